@@ -1,0 +1,53 @@
+# agentui — every target installs what it needs into a local virtualenv first.
+# The two commands a newcomer needs: `make run` and `make test`.
+
+SHELL := /bin/bash
+VENV ?= .venv
+# First Python >= 3.11 found on PATH (override with `make PYTHON=/path/to/python3.12`).
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then echo $$p; break; fi; done)
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-dev
+LOCAL_STAMP := $(VENV)/.installed-local
+
+.PHONY: install run test test-live bench check demo screenshots clean
+
+$(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then echo "agentui needs Python >= 3.11 on PATH (python3.11, python3.12 or python3.13)"; exit 2; fi
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/agentui
+
+# pytest exits 5 when it collects no test; that is not a failure of the suite.
+test: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
+
+$(LOCAL_STAMP): $(STAMP)
+	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $(PY) -m pip install --quiet -e '.[dev,local]'
+	@touch $@
+
+test-live: $(LOCAL_STAMP)
+	$(PY) scripts/fetch_model.py
+	$(PY) -m pytest -q -p no:cacheprovider -m live tests/live; rc=$$?; if [ $$rc -eq 5 ]; then echo "no live tests collected"; rc=0; fi; exit $$rc
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+check: $(STAMP)
+	$(VENV)/bin/ruff check agentui tests benchmarks
+	$(MAKE) test
+
+demo: $(STAMP)
+	$(VENV)/bin/agentui replay --speed 4 demo/recording.jsonl
+
+screenshots: $(STAMP)
+	$(PY) scripts/screenshots.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

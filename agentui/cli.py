@@ -1,0 +1,101 @@
+"""Entry point: `agentui [run|memory|audit|bench|doctor|replay]`; no subcommand opens the TUI.
+
+Each subcommand lives in `agentui/commands/<name>.py` with `configure(parser)` and
+`run(args) -> int`. Those modules keep their top-level imports light so `--help` stays fast;
+heavy imports happen inside `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from agentui import __version__
+
+# name → (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("agentui.commands.run", "run one task headless and print the pipeline"),
+    "memory": ("agentui.commands.memory", "inspect and edit the MKCT memory (stats, list, show, remember, forget, dream, export)"),
+    "audit": ("agentui.commands.audit", "print the Auditor's report (also from previous runs)"),
+    "bench": ("agentui.commands.bench", "run a task suite and measure success, calls and tokens"),
+    "doctor": ("agentui.commands.doctor", "check config, data dir, LLM endpoint and LevelDB"),
+    "replay": ("agentui.commands.replay", "replay a recorded bus JSONL in the UI"),
+    "ui": ("agentui.commands.ui", "open the terminal UI (the default)"),
+}
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def common_options(*, suppress: bool = False) -> argparse.ArgumentParser:
+    """Flags every subcommand accepts; they override config file and environment.
+
+    Subparsers use `suppress` so `agentui --data-dir X memory stats` keeps X (argparse would
+    otherwise overwrite it with the subparser's default).
+    """
+    p = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS if suppress else None)
+    g = p.add_argument_group("configuration")
+    g.add_argument("--config", metavar="FILE", help="config file (default: platform config dir/config.toml)")
+    g.add_argument("--data-dir", metavar="DIR", help="data directory (memory, audit log, task logs)")
+    g.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint for both tiers")
+    g.add_argument("--model", metavar="M", help="model name for both tiers")
+    g.add_argument("--api-key", metavar="KEY", help="API key for the endpoint")
+    return p
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "data_dir": getattr(args, "data_dir", None),
+        "llm.base_url": getattr(args, "base_url", None),
+        "llm.model": getattr(args, "model", None),
+        "llm.api_key": getattr(args, "api_key", None),
+    }
+
+
+def load_from_args(args: argparse.Namespace):
+    """Load config honouring --config and the override flags. Raises ConfigError."""
+    from agentui.config import load_config
+
+    return load_config(getattr(args, "config", None), overrides=overrides_from_args(args))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options()
+    sub_common = common_options(suppress=True)
+    parser = argparse.ArgumentParser(
+        prog="agentui",
+        description="Turn a goal typed in plain language into work done by a hierarchy of LLM roles.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"agentui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        sp = sub.add_parser(name, help=help_text, description=help_text, parents=[sub_common])
+        mod = importlib.import_module(module)
+        mod.configure(sp)
+        sp.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from agentui.config import ConfigError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module = getattr(args, "_module", "agentui.commands.ui")
+    try:
+        return int(importlib.import_module(module).run(args) or 0)
+    except ConfigError as e:
+        print(f"agentui: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("agentui: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
