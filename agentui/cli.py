@@ -57,10 +57,18 @@ def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
 
 
 def load_from_args(args: argparse.Namespace):
-    """Load config honouring --config and the override flags. Raises ConfigError."""
+    """Load config honouring --config and the override flags (once per invocation).
+
+    Raises ConfigError. `main` calls it before any subcommand runs, so a bad config file stops
+    every command with the same one-line message and exit code 2.
+    """
     from agentui.config import load_config
 
-    return load_config(getattr(args, "config", None), overrides=overrides_from_args(args))
+    cached = getattr(args, "_loaded_config", None)
+    if cached is None:
+        cached = load_config(getattr(args, "config", None), overrides=overrides_from_args(args))
+        args._loaded_config = cached
+    return cached
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     module = getattr(args, "_module", "agentui.commands.ui")
     try:
+        load_from_args(args)
         return int(importlib.import_module(module).run(args) or 0)
     except ConfigError as e:
         print(f"agentui: {e}", file=sys.stderr)

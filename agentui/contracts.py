@@ -380,6 +380,7 @@ class ReplanRequest(Contract):
     """R4b → R7 (v0.7 §R4b), with full outcome data for the gradient."""
 
     task_id: str
+    intent: str = Field(default="", description="TaskSpec.intent, so GGS can tag its Megrams (v0.8 §6b)")
     gap_summary: str
     failed_subtasks: list[str] = Field(default_factory=list)
     correction_count: int = Field(default=0, ge=0)
@@ -398,6 +399,7 @@ class OutcomeSummary(Contract):
     """R4b → R7 when every subtask matched and the merged result passed task_criteria."""
 
     task_id: str
+    intent: str = Field(default="", description="TaskSpec.intent, so GGS can tag its Megrams (v0.8 §6b)")
     summary: str
     merged_output: Any = None
     outcomes: list[SubTaskOutcome] = Field(default_factory=list)

@@ -29,3 +29,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # Nothing should find a model by accident (DESIGN §4 provider resolution probes Ollama).
     monkeypatch.setenv("AGENTUI_NO_AUTODETECT", "1")
     return home
+
+
+# The fake OpenAI-compatible server's fixtures (tests/fakellm/plugin.py), once it exists.
+if (Path(__file__).parent / "fakellm" / "plugin.py").is_file():
+    pytest_plugins = ["tests.fakellm.plugin"]
