@@ -1,15 +1,88 @@
-"""`agentui bench` — not built yet (see the issues)."""
+"""`agentui bench SUITE.json` — measured task success (issue #7). Logic in agentui/benchsuite.py."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("suite", metavar="SUITE.json", help="task suite: [{id, description, init, check}]")
+    parser.add_argument("--out", metavar="FILE", help="append one JSON line per task result to FILE")
+    parser.add_argument("--ids", metavar="ID[,ID…]", help="run only these task ids (comma-separated)")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="per-task timeout (default 600)")
+    parser.add_argument("--ablation", choices=["naive-retry"],
+                        help="naive-retry: replace GGS by 'replan with the failure text'")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("agentui bench: not available in this build yet", file=sys.stderr)
-    return 2
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from agentui.benchsuite import SuiteError, canonical_line, load_suite, run_suite, summarise
+
+    try:
+        tasks = load_suite(args.suite)
+    except SuiteError as e:
+        print(f"agentui bench: {e}", file=sys.stderr)
+        return 2
+    if args.ids:
+        wanted = [i.strip() for i in args.ids.split(",") if i.strip()]
+        unknown = sorted(set(wanted) - {t.id for t in tasks})
+        if unknown:
+            print(f"agentui bench: unknown task id(s): {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        tasks = [t for t in tasks if t.id in wanted]
+    run_args: list[str] = []
+    for flag in ("config", "base_url", "model", "api_key"):
+        val = getattr(args, flag, None)
+        if val:
+            run_args += [f"--{flag.replace('_', '-')}", str(val)]
+
+    err = Console(stderr=True)
+    out_fh = open(args.out, "a", encoding="utf-8") if args.out else None  # noqa: SIM115
+    try:
+        with Progress(TextColumn("[bold]bench[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=True) as progress:
+            bar = progress.add_task("", total=len(tasks))
+
+            def on_start(t) -> None:
+                progress.update(bar, description=t.id)
+
+            def on_result(r) -> None:
+                progress.advance(bar)
+                mark = "[green]pass[/]" if r["passed"] else "[red]fail[/]"
+                err.print(f"{mark} {r['id']}: {r['directive'] or r['error']} "
+                          f"({r['llm_calls']} calls, {r['wall_s']:.1f} s)")
+                if out_fh:
+                    out_fh.write(canonical_line({**r, "ablation": args.ablation}) + "\n")
+                    out_fh.flush()
+
+            results = run_suite(tasks, timeout=args.timeout, run_args=run_args, ablation=args.ablation,
+                                on_result=on_result, on_start=on_start)
+    finally:
+        if out_fh:
+            out_fh.close()
+
+    summary = summarise(results)
+    if args.json:
+        print(json.dumps({"summary": summary, "results": results}, ensure_ascii=False))
+    else:
+        table = Table(title=f"agentui bench — {args.suite}" + (f" (ablation {args.ablation})" if args.ablation else ""))
+        for col in ("task", "result", "directive", "replans", "LLM calls", "tokens", "repairs", "wall s"):
+            table.add_column(col, justify="right" if col not in ("task", "result", "directive") else "left")
+        for r in results:
+            table.add_row(r["id"], "pass" if r["passed"] else "fail", str(r["directive"] or r["error"] or ""),
+                          str(r["replans"]), str(r["llm_calls"]),
+                          str(r["prompt_tokens"] + r["completion_tokens"]), str(r["parse_repairs"]),
+                          f"{r['wall_s']:.1f}")
+        Console().print(table)
+        print(f"totals: {summary['llm_calls']} LLM calls, {summary['prompt_tokens']} prompt + "
+              f"{summary['completion_tokens']} completion tokens, {summary['parse_repairs']} parse repairs, "
+              f"{summary['wall_s']} s; success rate {summary['success_rate']:.0%}; "
+              f"{summary['llm_calls_per_task']:.1f} calls/task, {summary['tokens_per_task']:.0f} tokens/task")
+    print(f"bench: {summary['passed']} passed, {summary['failed']} failed")
+    return 0 if summary["failed"] == 0 else 1

@@ -1,0 +1,226 @@
+"""`agentui bench`: run a task suite through the real pipeline and measure it (issue #7).
+
+A suite is a JSON list of ``{id, description, init, check}``:
+- ``init``: bash run in a fresh temporary workspace before the task;
+- ``check``: a bash script run in the workspace afterwards (exit 0 = pass), or
+  ``{"expected": V, "match": "integer" | "string"}`` compared with the final answer.
+
+Each task runs as its own `agentui run --json --yes` process (fresh workspace, fresh data dir, a
+hard timeout), so one task can neither hang the suite nor leak state into the next. Per task we
+record pass/fail, directive, replans, LLM calls, tokens, parse repairs and wall seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+
+class ExpectedCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    expected: int | str
+    match: Literal["integer", "string"]
+
+
+class SuiteTask(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    init: str = "true"
+    check: str | ExpectedCheck
+
+    @field_validator("check", mode="before")
+    @classmethod
+    def _check_form(cls, v: Any) -> Any:
+        if isinstance(v, dict):  # validate as ExpectedCheck so the error names its fields
+            return ExpectedCheck.model_validate(v)
+        if not isinstance(v, str):
+            raise ValueError("check is a bash script or {expected, match}")
+        return v
+
+
+class SuiteError(Exception):
+    """The suite file is missing or invalid (exit code 2)."""
+
+
+def load_suite(path: Path) -> list[SuiteTask]:
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise SuiteError(f"suite file not found: {path}") from e
+    except json.JSONDecodeError as e:
+        raise SuiteError(f"{path}: not valid JSON ({e})") from e
+    try:
+        tasks = TypeAdapter(list[SuiteTask]).validate_python(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = str(err.get("ctx", {}).get("error", err["msg"]))
+        raise SuiteError(f"{path}: invalid task at {loc}: {msg}") from e
+    seen: set[str] = set()
+    for t in tasks:
+        if t.id in seen:
+            raise SuiteError(f"{path}: duplicate task id {t.id!r}")
+        seen.add(t.id)
+    return tasks
+
+
+def answer_text(final: dict[str, Any] | None) -> str:
+    """The final answer as text: the FinalResult output, then its summary."""
+    if not final:
+        return ""
+    parts: list[str] = []
+    out = final.get("output")
+    if out is not None:
+        parts.append(out if isinstance(out, str) else json.dumps(out, ensure_ascii=False))
+    if final.get("summary"):
+        parts.append(str(final["summary"]))
+    if final.get("text"):  # a fast-path PerceiverReply
+        parts.append(str(final["text"]))
+    return "\n".join(parts)
+
+
+_INT = re.compile(r"(?<!\w)(?<!\d\.)-?\d+(?!\w)(?!\.\d)")  # whole integers, not parts of 3.5
+
+
+def matches_expected(check: ExpectedCheck, answer: str) -> bool:
+    if check.match == "integer":
+        try:
+            want = int(check.expected)
+        except (TypeError, ValueError):
+            return False
+        return any(int(m) == want for m in _INT.findall(answer.replace(",", "")))
+    return str(check.expected).strip().casefold() in answer.casefold()
+
+
+def run_check(task: SuiteTask, workspace: Path, answer: str, timeout: float = 60) -> bool:
+    if isinstance(task.check, ExpectedCheck):
+        return matches_expected(task.check, answer)
+    env = {**os.environ, "AGENTUI_ANSWER": answer}
+    try:
+        proc = subprocess.run(["bash", "-c", task.check], cwd=workspace, env=env,
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return proc.returncode == 0
+
+
+def _stats_totals(stats: dict[str, Any]) -> dict[str, int]:
+    by_role = stats.get("by_role") or {}
+    repairs = stats.get("parse_repairs")
+    if repairs is None:
+        repairs = sum(int(r.get("parse_repairs", 0)) for r in by_role.values() if isinstance(r, dict))
+    return {
+        "llm_calls": int(stats.get("llm_calls", 0)),
+        "prompt_tokens": int(stats.get("prompt_tokens", 0)),
+        "completion_tokens": int(stats.get("completion_tokens", 0)),
+        "parse_repairs": int(repairs),
+        "tool_calls": int(stats.get("tool_calls", 0)),
+    }
+
+
+def run_task(
+    task: SuiteTask,
+    *,
+    timeout: float,
+    run_args: Sequence[str] = (),
+    ablation: str | None = None,
+    keep: bool = False,
+) -> dict[str, Any]:
+    """Run one suite task in a fresh workspace and data dir; return its result record."""
+    root = Path(tempfile.mkdtemp(prefix=f"agentui-bench-{task.id}-"))
+    workspace, data = root / "ws", root / "data"
+    workspace.mkdir()
+    rec: dict[str, Any] = {"id": task.id, "passed": False, "directive": None, "replans": 0,
+                           "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                           "parse_repairs": 0, "tool_calls": 0, "wall_s": 0.0, "error": None}
+    t0 = time.monotonic()
+    try:
+        init = subprocess.run(["bash", "-c", task.init], cwd=workspace, capture_output=True, text=True, timeout=60)
+        if init.returncode != 0:
+            rec["error"] = f"init failed (exit {init.returncode}): {init.stderr.strip()[:200]}"
+            return rec
+        cmd = [sys.executable, "-m", "agentui.cli", "run", "--json", "--yes",
+               "--workspace", str(workspace), "--data-dir", str(data), *run_args]
+        if ablation:
+            cmd += ["--ablation", ablation]
+        cmd.append(task.description)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            rec["error"] = f"timed out after {timeout:g} s"
+            return rec
+        rec["exit_code"] = proc.returncode
+        try:
+            doc = json.loads(out)
+        except json.JSONDecodeError:
+            rec["error"] = f"no JSON result (exit {proc.returncode}): {err.strip()[-300:]}"
+            return rec
+        final = doc.get("final") or {}
+        rec["directive"] = final.get("directive", "reply" if "text" in final else None)
+        rec["replans"] = int(final.get("replans", 0) or 0)
+        rec.update(_stats_totals(doc.get("stats") or {}))
+        rec["answer"] = answer_text(final)[:500]
+        rec["passed"] = run_check(task, workspace, answer_text(final))
+        return rec
+    finally:
+        rec["wall_s"] = round(time.monotonic() - t0, 2)
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(results)
+    passed = sum(1 for r in results if r["passed"])
+    tot = {k: sum(int(r.get(k, 0) or 0) for r in results)
+           for k in ("llm_calls", "prompt_tokens", "completion_tokens", "parse_repairs", "replans", "tool_calls")}
+    wall = sum(float(r.get("wall_s", 0)) for r in results)
+    return {
+        "tasks": n, "passed": passed, "failed": n - passed,
+        "success_rate": passed / n if n else 0.0,
+        **tot, "wall_s": round(wall, 1),
+        "llm_calls_per_task": tot["llm_calls"] / n if n else 0.0,
+        "tokens_per_task": (tot["prompt_tokens"] + tot["completion_tokens"]) / n if n else 0.0,
+    }
+
+
+def run_suite(
+    tasks: list[SuiteTask],
+    *,
+    timeout: float,
+    run_args: Sequence[str] = (),
+    ablation: str | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[SuiteTask], None] | None = None,
+) -> list[dict[str, Any]]:
+    results = []
+    for t in tasks:
+        if on_start:
+            on_start(t)
+        r = run_task(t, timeout=timeout, run_args=run_args, ablation=ablation)
+        results.append(r)
+        if on_result:
+            on_result(r)
+    return results
+
+
+def canonical_line(obj: dict[str, Any]) -> str:
+    from agentui.contracts import canonical_json
+
+    return canonical_json(obj)

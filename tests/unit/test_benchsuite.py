@@ -1,0 +1,93 @@
+"""agentui bench's suite loading and answer checking (the whole-run path is in tests/functional)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentui.benchsuite import (
+    ExpectedCheck, SuiteError, SuiteTask, answer_text, load_suite, matches_expected, run_check, summarise,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_bundled_suite_is_valid_and_big_enough() -> None:
+    tasks = load_suite(REPO / "benchmarks" / "tasks.json")
+    assert len(tasks) >= 20
+    assert len({t.id for t in tasks}) == len(tasks)
+
+
+def test_bundled_suite_init_scripts_run_and_checks_fail_on_empty_answer(tmp_path: Path) -> None:
+    """Every init works in an empty dir, and no check passes without the agent doing anything."""
+    for t in load_suite(REPO / "benchmarks" / "tasks.json"):
+        ws = tmp_path / t.id
+        ws.mkdir()
+        proc = subprocess.run(["bash", "-c", t.init], cwd=ws, capture_output=True, text=True)
+        assert proc.returncode == 0, (t.id, proc.stderr)
+        assert not run_check(t, ws, ""), t.id
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "not valid JSON"),
+        ('[{"id": "a"}]', "description"),
+        ('[{"id": "a", "description": "d", "check": "true", "extra": 1}]', "extra"),
+        ('[{"id": "a", "description": "d", "check": "true"}, {"id": "a", "description": "e", "check": "true"}]',
+         "duplicate"),
+        ('[{"id": "a", "description": "d", "check": {"expected": 1, "match": "regex"}}]', "match"),
+    ],
+)
+def test_bad_suites_are_reported(tmp_path: Path, content: str, message: str) -> None:
+    p = tmp_path / "suite.json"
+    p.write_text(content)
+    with pytest.raises(SuiteError) as e:
+        load_suite(p)
+    assert message in str(e.value)
+
+
+def test_missing_suite_is_a_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(tmp_path / "none.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "not found" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("expected", "match", "answer", "ok"),
+    [
+        (3, "integer", "notes.txt has 3 lines", True),
+        (3, "integer", "It has 13 lines", False),
+        (3, "integer", "version 3.5 of the file", False),
+        (8080, "integer", "The port is 8,080.", True),
+        (55, "integer", '{"sum": 55}', True),
+        ("b.txt", "string", "The file is B.TXT", True),
+        ("b.txt", "string", "a.txt", False),
+    ],
+)
+def test_expected_matching(expected, match, answer, ok) -> None:
+    assert matches_expected(ExpectedCheck(expected=expected, match=match), answer) is ok
+
+
+def test_script_check_sees_workspace_and_answer(tmp_path: Path) -> None:
+    (tmp_path / "out.txt").write_text("hi\n")
+    t = SuiteTask(id="x", description="d", check='grep -q hi out.txt && test "$AGENTUI_ANSWER" = yes')
+    assert run_check(t, tmp_path, "yes")
+    assert not run_check(t, tmp_path, "no")
+
+
+def test_answer_text_and_summary() -> None:
+    assert "42" in answer_text({"output": {"value": 42}, "summary": "done"})
+    assert answer_text({"text": "hello"}) == "hello"
+    s = summarise([
+        {"passed": True, "llm_calls": 5, "prompt_tokens": 100, "completion_tokens": 10, "parse_repairs": 1,
+         "replans": 0, "tool_calls": 1, "wall_s": 2.0},
+        {"passed": False, "llm_calls": 9, "prompt_tokens": 300, "completion_tokens": 30, "parse_repairs": 0,
+         "replans": 2, "tool_calls": 3, "wall_s": 4.0},
+    ])
+    assert (s["passed"], s["failed"], s["llm_calls_per_task"], s["tokens_per_task"]) == (1, 1, 7.0, 220.0)
+    json.dumps(s)
