@@ -1,15 +1,138 @@
-"""`agentui doctor` — not built yet (see the issues)."""
+"""`agentui doctor`: is everything agentui needs here and answering?
+
+Checks, in order: the config (file and where every effective value came from), the data dir
+(writable), each LLM endpoint (model list, one tiny completion, latency — within 10 s), and
+LevelDB (the memory store opens). Exit 0 only if every check passes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import os
 import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                        help="seconds allowed for the LLM check (default 10)")
+
+
+def _check_data_dir(root: Path) -> Check:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-", delete=True) as f:
+            f.write(b"ok")
+        return Check("data dir", True, f"{root} (writable)")
+    except OSError as e:
+        return Check("data dir", False, f"{root}: {e} — set AGENTUI_DATA_DIR or --data-dir to a writable directory")
+
+
+def _check_leveldb(path: Path) -> Check:
+    try:
+        import plyvel
+    except ImportError as e:
+        return Check("leveldb", False, f"plyvel is not installed ({e}); run `make run` to install")
+    try:
+        db = plyvel.DB(str(path), create_if_missing=True)
+        db.close()
+        return Check("leveldb", True, f"{path} opens (plyvel {getattr(plyvel, '__version__', '?')})")
+    except Exception as e:  # noqa: BLE001 - plyvel raises IOError/plyvel.Error subclasses
+        msg = str(e)
+        if "lock" in msg.lower():
+            pid = _lock_holder(path)
+            who = f"PID {pid}" if pid else "another process"
+            return Check("leveldb", True, f"{path} is in use by {who} (a running agentui); it opened there")
+        return Check("leveldb", False, f"{path}: {msg}")
+
+
+def _lock_holder(path: Path) -> str | None:
+    for cand in (path / "agentui.pid", path.parent / "agentui.pid"):
+        try:
+            return cand.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            continue
+    return None
+
+
+async def _check_llm(config, timeout_s: float) -> list[Check]:
+    from agentui.llm import LLMError, LLMPool
+
+    try:
+        pool = LLMPool(config)
+    except LLMError as e:
+        return [Check("llm", False, str(e))]
+    try:
+        results = await pool.preflight(timeout_s=timeout_s)
+    finally:
+        await pool.aclose()
+    out = []
+    for r in results:
+        if r.ok:
+            models = ", ".join(r.models[:5]) + (" …" if len(r.models) > 5 else "") if r.models else "(no model list)"
+            out.append(Check(f"llm {r.url}", True,
+                             f"model {r.model or '?'}; models: {models}; reply {r.reply!r} in {r.latency_s:.2f} s"))
+        else:
+            out.append(Check(f"llm {r.url}", False, r.error))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
-    print("agentui doctor: not available in this build yet", file=sys.stderr)
-    return 2
+    from agentui.cli import load_from_args
+    from agentui.paths import DataLayout
+
+    loaded = load_from_args(args)
+    cfg = loaded.config
+    checks: list[Check] = []
+    file_note = "found" if loaded.file_exists else "not present; defaults apply"
+    checks.append(Check("config", True, f"{loaded.file} ({file_note})"))
+    layout = DataLayout(cfg.data_path())
+    checks.append(_check_data_dir(layout.root))
+    checks.extend(asyncio.run(_check_llm(cfg, args.timeout)))
+    checks.append(_check_leveldb(layout.memory_db))
+    ok = all(c.ok for c in checks)
+
+    if args.json:
+        print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks],
+                          "sources": dict(sorted(loaded.sources.items()))}, ensure_ascii=False))
+        return 0 if ok else 1
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = Console(highlight=False)
+    con.print(f"[bold]agentui doctor[/] — python {sys.version.split()[0]}, pid {os.getpid()}")
+    src = Table(title="configuration sources", show_header=True, header_style="bold", box=None)
+    src.add_column("key")
+    src.add_column("value")
+    src.add_column("from")
+    flat = {
+        "llm.provider": cfg.llm.provider, "llm.base_url": cfg.llm.base_url, "llm.model": cfg.llm.model,
+        "llm.api_key": "***" if cfg.llm.api_key else None, "llm.gguf": cfg.llm.gguf,
+        "llm.brain.base_url": cfg.llm.brain.base_url, "llm.brain.model": cfg.llm.brain.model,
+        "llm.tool.base_url": cfg.llm.tool.base_url, "llm.tool.model": cfg.llm.tool.model,
+        "data_dir": str(layout.root),
+    }
+    for key, val in flat.items():
+        if val is None and loaded.source_of(key) == "default":
+            continue
+        src.add_row(escape(key), escape(str(val)), escape(loaded.source_of(key)))
+    con.print(src)
+    for c in checks:
+        mark = "[green]✓[/]" if c.ok else "[red]✗[/]"
+        con.print(f"{mark} [bold]{escape(c.name)}[/]: {escape(c.detail)}", soft_wrap=True)
+    con.print("[green]all checks passed[/]" if ok else "[red]some checks failed[/]")
+    return 0 if ok else 1

@@ -1,0 +1,126 @@
+"""The `local` provider: a GGUF run in-process by llama-cpp-python (optional extra `local`).
+
+One model per path is loaded once (lazily, on first use) and shared by every role. Calls run in a
+worker thread under a lock (llama.cpp contexts are not re-entrant); cancelling the awaiting task
+stops generation at the next token through a stopping criterion. Structured output uses the
+`{"type": "json_object", "schema": …}` dialect llama-cpp-python honours (DESIGN §4), so the schema
+constrains decoding by grammar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentui.config import LLMConfig
+from agentui.llm.client import ChatResult, LLMNotConfigured, LLMUnavailable, Message
+
+_MODELS: dict[str, Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _load(path: str, n_ctx: int) -> Any:
+    with _MODELS_LOCK:
+        if path in _MODELS:
+            return _MODELS[path]
+        try:
+            from llama_cpp import Llama
+        except ImportError as e:  # pragma: no cover - depends on the optional extra
+            raise LLMNotConfigured(
+                "the local provider needs llama-cpp-python: pip install 'agentui[local]' "
+                "(make test-live installs it)"
+            ) from e
+        threads = max(1, (os.cpu_count() or 2))
+        model = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
+        _MODELS[path] = model
+        return model
+
+
+class LocalLlamaBackend:
+    """A ChatBackend over llama_cpp.Llama."""
+
+    def __init__(self, gguf: str, cfg: LLMConfig, *, n_ctx: int = 4096) -> None:
+        p = Path(gguf).expanduser()
+        if not p.is_file():
+            raise LLMNotConfigured(f"GGUF not found: {p} (set AGENTUI_GGUF to a .gguf file)")
+        self.path = str(p.resolve())
+        self.url = f"local:{p.name}"
+        self.model = p.stem
+        self.format_mode: str | None = "json_object_schema"
+        self._cfg = cfg
+        self._n_ctx = n_ctx
+        self._lock = threading.Lock()
+
+    def _llm(self) -> Any:
+        return _load(self.path, self._n_ctx)
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        role: str,
+        max_tokens: int,
+        temperature: float,
+        response_format: dict[str, Any] | None,
+        timeout_s: float | None = None,
+    ) -> ChatResult:
+        rf = response_format
+        if rf is not None and rf.get("type") == "json_schema":
+            rf = {"type": "json_object", "schema": rf["json_schema"]["schema"]}
+        stop = threading.Event()
+        deadline = time.monotonic() + (timeout_s or self._cfg.read_timeout_s)
+
+        def stopping(_ids: Any, _logits: Any) -> bool:
+            return stop.is_set() or time.monotonic() > deadline
+
+        def run() -> ChatResult:
+            with self._lock:
+                llm = self._llm()
+                t0 = time.monotonic()
+                from llama_cpp import StoppingCriteriaList
+
+                out = llm.create_chat_completion(
+                    messages=list(messages),
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    response_format=rf,
+                    stopping_criteria=StoppingCriteriaList([stopping]),
+                    seed=0,
+                )
+                choice = out["choices"][0]
+                usage = out.get("usage") or {}
+                finish = choice.get("finish_reason")
+                if time.monotonic() > deadline:
+                    finish = "length"
+                return ChatResult(
+                    text=choice["message"].get("content") or "",
+                    finish_reason=finish,
+                    prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                    completion_tokens=int(usage.get("completion_tokens") or 0),
+                    latency_s=time.monotonic() - t0,
+                    model=self.model,
+                )
+
+        task = asyncio.ensure_future(asyncio.to_thread(run))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            stop.set()
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=5)
+            except BaseException:  # noqa: BLE001 - we are already cancelling
+                pass
+            raise
+        except (ValueError, RuntimeError) as e:
+            raise LLMUnavailable(f"local model failed: {e}", role=role, url=self.url) from e
+
+    async def list_models(self, *, timeout_s: float) -> list[str]:
+        return [self.model]
+
+    async def aclose(self) -> None:
+        return None
