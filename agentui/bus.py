@@ -24,9 +24,9 @@ import asyncio
 import itertools
 import os
 import time
-from datetime import UTC, datetime
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agentui.clock import Clock, SystemClock, iso

@@ -279,6 +279,9 @@ class DispatchManifest(Contract):
     dispatched_at: str
     task_criteria: list[Criterion] = Field(default_factory=list)
     round: int = Field(default=0, ge=0, description="0 = first plan; n = n-th replan")
+    planner_error: str | None = Field(
+        default=None, description="set (with no subtasks) when R2 could not produce a valid plan"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,15 +1,203 @@
-"""`agentui run` — not built yet (see the issues)."""
+"""`agentui run "TASK"`: one task, headless, with the pipeline printed as it happens.
+
+Exit codes: 0 accept/success (or a conversational reply), 1 abandon or timeout, 2 usage/config
+error (including an LLM endpoint that fails the preflight check), 130 interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import signal
 import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("task", nargs="*", help='the goal in plain language ("-" reads it from stdin)')
+    parser.add_argument("--json", action="store_true", help="print only the FinalResult and stats as JSON")
+    parser.add_argument("--yes", "-y", action="store_true", help="approve every safety confirmation")
+    parser.add_argument("--workspace", "-w", metavar="DIR", help="directory the tools work in (default: cwd)")
+    parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
+                        help="cancel the task after S seconds (default 900)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="also show LLM usage lines")
+    parser.add_argument("--ablation", choices=["naive-retry"], help=argparse.SUPPRESS)
+    parser.add_argument("--no-preflight", action="store_true", help=argparse.SUPPRESS)
+
+
+def _task_text(args: argparse.Namespace) -> str | None:
+    if args.task == ["-"]:
+        return sys.stdin.read().strip() or None
+    text = " ".join(args.task).strip()
+    return text or None
 
 
 def run(args: argparse.Namespace) -> int:
-    print("agentui run: not available in this build yet", file=sys.stderr)
-    return 2
+    from agentui.cli import load_from_args
+
+    loaded = load_from_args(args)
+    text = _task_text(args)
+    if not text:
+        print('agentui run: give a task, e.g. agentui run "count the .py files here"', file=sys.stderr)
+        return EXIT_USAGE
+    ws = Path(args.workspace or loaded.config.tools.workspace or Path.cwd()).expanduser()
+    if not ws.is_dir():
+        print(f"agentui run: workspace {ws} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return asyncio.run(_main(args, loaded.config, text, ws.resolve()))
+    except KeyboardInterrupt:
+        print("agentui: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+async def _main(args: argparse.Namespace, config, text: str, workspace: Path) -> int:  # noqa: ANN001, C901
+    from rich.console import Console
+    from rich.markup import escape
+
+    from agentui.contracts import ConfirmationChoice
+    from agentui.describe import STYLE, line
+    from agentui.llm import LLMError, LLMPool
+    from agentui.memory import MemoryInUse, open_memory
+    from agentui.paths import DataLayout
+    from agentui.runtime import Runtime
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        pool = LLMPool(config)
+    except LLMError as e:
+        err.print(f"agentui run: {escape(str(e))}")
+        return EXIT_USAGE
+    if not args.no_preflight:
+        results = await pool.preflight(timeout_s=10.0, completion=False)
+        bad = [r for r in results if not r.ok]
+        if bad:
+            for r in bad:
+                err.print(f"agentui run: LLM endpoint {escape(r.url)} is not answering: {escape(r.error)}")
+            await pool.aclose()
+            return EXIT_USAGE
+    layout = DataLayout(config.data_path())
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+
+    clock, ids = SystemClock(), UuidIds()
+    try:
+        memory = open_memory(layout.memory_db, clock, ids)
+    except MemoryInUse as e:
+        err.print(f"[yellow]warning:[/] {escape(str(e))}; this run uses a temporary memory")
+        memory = open_memory(None, clock, ids)
+
+    interactive = sys.stdin.isatty() and not args.json
+
+    async def confirm(req):  # noqa: ANN001, ANN202
+        if args.yes:
+            return ConfirmationChoice.APPROVE
+        if not interactive:
+            err.print(f"[red]denied[/] (non-interactive; use --yes to approve): {escape(req.command)}")
+            return ConfirmationChoice.DENY
+        err.print(f"[bold red]confirm[/] {escape(req.tool)}: [bold]{escape(req.command)}[/]")
+        for r in req.reasons:
+            err.print(f"  - {escape(r)}")
+        ans = await asyncio.to_thread(input, "  [a]pprove / [d]eny / a[l]ways for this task? ")
+        ans = ans.strip().lower()
+        if ans in ("a", "approve", "y", "yes"):
+            return ConfirmationChoice.APPROVE
+        if ans in ("l", "always"):
+            return ConfirmationChoice.ALWAYS
+        return ConfirmationChoice.DENY
+
+    async def clarify(req):  # noqa: ANN001, ANN202
+        if not interactive:
+            return ""
+        err.print(f"[bold yellow]question[/] {escape(req.question)}")
+        return await asyncio.to_thread(input, "  answer (empty = proceed): ")
+
+    rt = Runtime(config, workspace=workspace, data_dir=layout.root, clock=clock, ids=ids, pool=pool,
+                 memory=memory, ablation=args.ablation, clarify=clarify, confirm=confirm)
+    await rt.start()
+    printer = None
+    if not args.json:
+        tap = rt.bus.tap("cli")
+
+        async def show() -> None:
+            async for env in tap:
+                if env.type == "LLMUsage" and not args.verbose:
+                    continue
+                style = STYLE.get(env.type, "")
+                err.print(f"[{style}]{escape(line(env))}[/]" if style else escape(line(env)))
+
+        printer = asyncio.create_task(show())
+
+    loop = asyncio.get_running_loop()
+    tid = await rt.submit(text)
+    interrupted = asyncio.Event()
+
+    def on_sigint() -> None:
+        interrupted.set()
+        loop.create_task(rt.cancel(tid, "interrupted (Ctrl+C)"))
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError):
+        pass
+    try:
+        end = await rt.wait(tid, timeout=args.timeout)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+    stats = rt.task_stats(tid)
+    if printer is not None:
+        await asyncio.sleep(0.05)
+        printer.cancel()
+    await rt.stop()
+
+    if args.json:
+        doc = {"task_id": tid, "final": end.as_json_doc(), "stats": stats}
+        if end.cancelled:
+            doc["cancelled"] = end.reason
+        out.print(json.dumps(doc, ensure_ascii=False, default=str), markup=False, highlight=False)
+    else:
+        _render(out, end, stats, layout, tid)
+    if end.cancelled:
+        return EXIT_INTERRUPTED if interrupted.is_set() else EXIT_FAIL
+    if end.final is not None:
+        return EXIT_OK if end.final.directive.value in ("accept", "success") else EXIT_FAIL
+    return EXIT_OK
+
+
+def _render(out, end, stats, layout, tid) -> None:  # noqa: ANN001
+    from rich.markup import escape
+    from rich.table import Table
+
+    if end.cancelled:
+        out.print(f"[bold red]cancelled[/]: {escape(end.reason)}")
+    elif end.reply is not None:
+        out.print(escape(end.reply.text))
+    elif end.final is not None:
+        f = end.final
+        colour = "green" if f.directive.value in ("accept", "success") else "red"
+        out.print(f"[bold {colour}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}")
+        if f.output not in (None, "", {}, []):
+            body = f.output if isinstance(f.output, str) else json.dumps(f.output, ensure_ascii=False, indent=2)
+            out.print(escape(body))
+        if f.partial_result:
+            out.print("[bold]partial result:[/] " + escape(json.dumps(f.partial_result, ensure_ascii=False)[:2000]))
+        for m in f.next_moves:
+            out.print(f"  → {escape(m)}")
+    t = Table(title="cost", box=None, header_style="bold")
+    for col in ("role", "calls", "prompt tok", "completion tok", "seconds", "repairs"):
+        t.add_column(col, justify="right" if col != "role" else "left")
+    for role, r in stats.get("by_role", {}).items():
+        t.add_row(role, str(r["calls"]), str(r["prompt_tokens"]), str(r["completion_tokens"]),
+                  f"{r['seconds']:.1f}", str(r["parse_repairs"]))
+    t.add_row("[bold]total[/]", str(stats.get("llm_calls", 0)), str(stats.get("prompt_tokens", 0)),
+              str(stats.get("completion_tokens", 0)), "", str(stats.get("parse_repairs", 0)))
+    t.add_row("tools", str(stats.get("tool_calls", 0)), "", "", f"{stats.get('tool_seconds', 0):.1f}", "")
+    out.print(t)
+    out.print(f"[dim]wall {stats.get('wall_s', 0):.1f} s · log {layout.task_log(tid)}[/]")

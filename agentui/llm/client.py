@@ -320,6 +320,24 @@ class LLMClient:
         self._on_usage = on_usage
         self._sleep = sleep
         self._rng = rng or random.Random()
+        # called with every exchange: {"role", "messages", "reply", "finish_reason", tokens…};
+        # the runtime routes it to the task log (prompts and replies kept whole)
+        self.tracer: Callable[[dict[str, Any]], None] | None = None
+
+    def _trace(self, messages: Sequence[Message], res: ChatResult | None, error: str | None = None) -> None:
+        if self.tracer is None:
+            return
+        try:
+            self.tracer({
+                "kind": "llm", "role": self.role, "model": self.backend.model, "url": self.url,
+                "messages": list(messages), "reply": res.text if res else None,
+                "finish_reason": res.finish_reason if res else None,
+                "prompt_tokens": res.prompt_tokens if res else 0,
+                "completion_tokens": res.completion_tokens if res else 0,
+                "latency_s": round(res.latency_s, 4) if res else 0.0, "error": error,
+            })
+        except Exception:  # noqa: BLE001 - a broken log must not break the call
+            pass
 
     @property
     def model(self) -> str:
@@ -353,14 +371,21 @@ class LLMClient:
         last = ""
         for i in range(attempts):
             try:
-                return await self.backend.complete(
+                res = await self.backend.complete(
                     messages, role=self.role,
                     max_tokens=max_tokens or self._cfg.max_tokens,
                     temperature=self._cfg.temperature,
                     response_format=response_format, timeout_s=timeout_s,
                 )
+                self._trace(messages, res)
+                return res
+            except LLMError as e:
+                if not isinstance(e, ResponseFormatRejected):
+                    self._trace(messages, None, str(e)[:300])
+                raise
             except _Retryable as e:
                 last = str(e)
+                self._trace(messages, None, last[:300])
                 if i + 1 >= attempts:
                     break
                 base = min(self._cfg.backoff_max_s, self._cfg.backoff_base_s * (2**i))
@@ -533,14 +558,15 @@ class LLMPool:
         self.config = config
         self.provider = provider or resolve_provider(config, env)
         self.usage_by_role: dict[str, RoleUsage] = {}
-        self._on_usage = on_usage
+        self.on_usage = on_usage  # called after the pool's own accounting (the runtime sets it)
+        self.tracer: Callable[[dict[str, Any]], None] | None = None
         self._backends: dict[tuple[str, str, str], ChatBackend] = {}
         self._clients: dict[str, LLMClient] = {}
 
     def _record(self, u: LLMUsage) -> None:
         self.usage_by_role.setdefault(u.role.value, RoleUsage()).add(u)
-        if self._on_usage is not None:
-            self._on_usage(u)
+        if self.on_usage is not None:
+            self.on_usage(u)
 
     def _backend_for(self, role: str) -> ChatBackend:
         if self.provider.kind == "local":
@@ -561,9 +587,9 @@ class LLMPool:
         name = str(role)
         tier_role = name if name in ROLE_TIERS else "planner"
         if name not in self._clients:
-            self._clients[name] = LLMClient(
-                self._backend_for(tier_role), name, self.config.llm, on_usage=self._record
-            )
+            c = LLMClient(self._backend_for(tier_role), name, self.config.llm, on_usage=self._record)
+            c.tracer = lambda rec: self.tracer(rec) if self.tracer else None
+            self._clients[name] = c
         return self._clients[name]
 
     def endpoints(self) -> list[ChatBackend]:

@@ -7,7 +7,11 @@ import asyncio
 from agentui.bus import Bus
 from agentui.config import GGSConfig
 from agentui.contracts import (
-    CriterionVerdict, OutcomeSummary, ReplanRequest, Role, SubTaskOutcome,
+    CriterionVerdict,
+    OutcomeSummary,
+    ReplanRequest,
+    Role,
+    SubTaskOutcome,
 )
 from agentui.roles.naive_retry import NaiveRetry
 

@@ -1,0 +1,134 @@
+"""One line per envelope, for people: the headless stream and the TUI's bus view share it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentui.contracts import (
+    AuditEvent,
+    AuditReport,
+    ClarificationAnswer,
+    ClarificationRequest,
+    ConfirmationDecision,
+    ConfirmationRequest,
+    CorrectionSignal,
+    DispatchManifest,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    LLMUsage,
+    Megram,
+    OutcomeSummary,
+    PerceiverReply,
+    PlanDirective,
+    ReplanRequest,
+    SubTask,
+    SubTaskOutcome,
+    TaskCancelled,
+    TaskSpec,
+    TaskStarted,
+    UserInput,
+    Verdict,
+)
+
+ARROWS = {"up": "↑", "down": "↓", "flat": "→", "none": "⊥"}
+
+
+def grad_arrow(grad_l: float, epsilon: float = 0.1, first: bool = False) -> str:
+    """↑ worsening, ↓ improving, → plateau, ⊥ no gradient yet (first round)."""
+    if first:
+        return ARROWS["none"]
+    if grad_l > epsilon:
+        return ARROWS["up"]
+    if grad_l < -epsilon:
+        return ARROWS["down"]
+    return ARROWS["flat"]
+
+
+def loss_line(prev: str, directive: str, loss: Any, grad_l: float, *, first: bool = False) -> str:
+    arrow = grad_arrow(grad_l, first=first)
+    return (f"{prev}→{directive} {arrow} D={loss.D:.2f} P={loss.P:.2f} "
+            f"∇L={grad_l:+.2f} Ω={loss.Omega:.2f}")
+
+
+def _one(text: Any, n: int = 100) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def detail(env: Envelope) -> str:
+    p = env.payload
+    if isinstance(p, TaskStarted):
+        return _one(p.text)
+    if isinstance(p, UserInput):
+        return _one(p.text)
+    if isinstance(p, TaskSpec):
+        return _one(p.intent)
+    if isinstance(p, SubTask):
+        first = p.success_criteria[0].criterion if p.success_criteria else ""
+        more = f" (+{len(p.success_criteria) - 1})" if len(p.success_criteria) > 1 else ""
+        return f"#{p.sequence} {_one(p.intent, 60)} | {_one(first, 40)}{more}"
+    if isinstance(p, DispatchManifest):
+        if not p.subtask_ids:
+            return f"no plan — {_one(p.planner_error or 'planner failed', 80)}"
+        return f"round {p.round}: {len(p.subtask_ids)} subtask(s), {len(p.task_criteria)} task criteria"
+    if isinstance(p, ExecutionResult):
+        n = len(p.tool_calls)
+        what = p.infeasible_reason if p.infeasible_reason else p.output
+        return f"attempt {p.attempt} {p.status.value}, {n} tool call(s) — {_one(what or '', 70)}"
+    if isinstance(p, CorrectionSignal):
+        return f"attempt {p.attempt_number} — {_one(p.what_was_wrong, 80)}"
+    if isinstance(p, SubTaskOutcome):
+        if p.status.value == "matched":
+            return f"matched — {_one(p.intent, 60)}"
+        unmet = [v.criterion for v in p.criteria_verdicts if v.verdict == Verdict.FAIL]
+        return f"failed | unmet {_one('; '.join(unmet) or p.failure_reason or '', 70)}"
+    if isinstance(p, ReplanRequest):
+        total = len(p.outcomes)
+        failed = len(p.failed_subtasks)
+        return f"{failed}/{total} failed ({p.reason}) — {_one(p.gap_summary, 70)}"
+    if isinstance(p, OutcomeSummary):
+        return _one(p.summary)
+    if isinstance(p, PlanDirective):
+        return loss_line(p.prev_directive.value, p.directive.value, p.loss, p.grad_l,
+                         first=p.prev_directive.value == "init")
+    if isinstance(p, FinalResult):
+        return (loss_line(p.prev_directive.value, p.directive.value, p.loss, p.grad_l,
+                          first=p.prev_directive.value == "init") + f" — {_one(p.summary, 70)}")
+    if isinstance(p, Megram):
+        return f"{p.level.value} {p.space} {p.entity} {p.state} f={p.f:.2f} σ={p.sigma:+.1f}"
+    if isinstance(p, ClarificationRequest):
+        return f"asks: {_one(p.question)}"
+    if isinstance(p, ClarificationAnswer):
+        return f"answer: {_one(p.answer) or '(proceed)'}"
+    if isinstance(p, ConfirmationRequest):
+        return f"confirm {p.tool}: {_one(p.command, 60)} — {_one('; '.join(p.reasons), 40)}"
+    if isinstance(p, ConfirmationDecision):
+        return p.decision.value
+    if isinstance(p, PerceiverReply):
+        return _one(p.text)
+    if isinstance(p, TaskCancelled):
+        return p.reason
+    if isinstance(p, LLMUsage):
+        ok = "ok" if p.ok else f"error: {_one(p.error or '', 40)}"
+        return f"{p.prompt_tokens}+{p.completion_tokens} tok {p.latency_s:.2f}s {ok}"
+    if isinstance(p, AuditEvent):
+        return f"{p.severity.value} {p.kind.value}: {_one(p.message, 80)}"
+    if isinstance(p, AuditReport):
+        return _one(p.summary or f"{sum(p.events_by_kind.values())} event(s)")
+    return type(p).__name__
+
+
+# colour per message type (rich style names; the TUI maps them onto its theme)
+STYLE = {
+    "UserInput": "bold", "TaskStarted": "dim", "TaskSpec": "cyan", "SubTask": "blue",
+    "DispatchManifest": "blue", "ExecutionResult": "white", "CorrectionSignal": "yellow",
+    "SubTaskOutcome": "green", "ReplanRequest": "magenta", "OutcomeSummary": "green",
+    "PlanDirective": "bold magenta", "FinalResult": "bold green", "Megram": "dim cyan",
+    "ClarificationRequest": "bold yellow", "ConfirmationRequest": "bold red", "LLMUsage": "dim",
+    "AuditEvent": "red", "AuditReport": "dim red", "TaskCancelled": "bold red",
+}
+
+
+def line(env: Envelope) -> str:
+    return f"{env.sender.value}→{env.receiver.value} {env.type}: {detail(env)}"

@@ -1,0 +1,213 @@
+"""R4a Agent-Validator (roles-v0.6 §R4a): close the gap between an ExecutionResult and its
+subtask's criteria through the fast correction loop.
+
+Per-criterion verdicts come from one LLM call over the evidence (the output and the code-recorded
+tool calls); aggregation is code (one fail = failed). Failure classes are checked against the
+evidence: a failed tool call with an environmental signature (missing file, permission, network,
+timeout, denied by the user, command not found) makes a failure environmental whatever the model
+said. Empty or failed results are never accepted, and they need no LLM call. Within the
+correction budget a CorrectionSignal goes back to R3; then the SubTaskOutcome goes to R4b with the
+gap trajectory of every attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentui.contracts import (
+    CorrectionSignal,
+    CriterionVerdict,
+    Envelope,
+    ExecutionResult,
+    ExecutionStatus,
+    FailedCriterion,
+    FailureClass,
+    GapAttempt,
+    OutcomeStatus,
+    Role,
+    SubTask,
+    SubTaskOutcome,
+    ToolCallRecord,
+    Verdict,
+)
+from agentui.roles.base import RoleBase, RoleContext
+from agentui.roles.executor import SKIPPED
+
+ENV_PATTERNS = re.compile(
+    r"no such file|not found|does not exist|permission denied|operation not permitted|"
+    r"denied by user|is blocked for this task|timed out|timeout|network|unreachable|offline|"
+    r"connection refused|could not resolve|read-only file system|no space left|"
+    r"only available on macos|not available|llm unavailable|disk quota|resource busy",
+    re.IGNORECASE,
+)
+
+SYSTEM = (
+    "You are the Agent-Validator. Judge whether the executor's result meets each success criterion, "
+    "using only the evidence shown (its output and tool results). Be strict: an empty, vague or "
+    "invented result fails. For each criterion give verdict pass or fail; for a fail give "
+    "failure_class \"environmental\" if the environment blocked it (missing file, permission, "
+    "network, tool unavailable) or \"logical\" if the approach or answer was wrong, the evidence "
+    "(quote the relevant output), and what_to_do next."
+)
+
+
+class CriterionJudgement(BaseModel):
+    verdict: Literal["pass", "fail"]
+    failure_class: Literal["logical", "environmental"] | None = None
+    evidence: str = ""
+    what_to_do: str = ""
+
+
+class Judgement(BaseModel):
+    verdicts: list[CriterionJudgement] = Field(min_length=1)
+
+
+def environmental_evidence(calls: list[ToolCallRecord], extra: str = "") -> str | None:
+    """The first environmental signature among failed tool calls (or `extra`), else None."""
+    for c in calls:
+        if not c.ok:
+            text = f"{c.error or ''}\n{c.evidence[-500:] if c.evidence else ''}"
+            m = ENV_PATTERNS.search(text)
+            if m:
+                return f"{c.tool} {c.target!r}: {(c.error or c.evidence).strip()[:300]}"
+    if extra and ENV_PATTERNS.search(extra):
+        return extra.strip()[:300]
+    return None
+
+
+def _evidence_text(r: ExecutionResult, budget: int = 2400) -> str:
+    parts = [f"Status: {r.status.value}"]
+    if r.infeasible_reason:
+        parts.append(f"Reported: {r.infeasible_reason}")
+    parts.append(f"Output: {str(r.output)[:900] if r.output is not None else '(none)'}")
+    for c in r.tool_calls[-4:]:
+        state = "ok" if c.ok else f"FAILED: {c.error}"
+        ev = c.evidence if len(c.evidence) <= 500 else c.evidence[:250] + " … " + c.evidence[-250:]
+        parts.append(f"Tool {c.tool} {c.target[:160]!r} → {state}\n{ev}")
+    text = "\n".join(parts)
+    return text[:budget]
+
+
+@dataclass
+class _Sub:
+    subtask: SubTask
+    trajectory: list[GapAttempt] = field(default_factory=list)
+
+
+class AgentValidator(RoleBase):
+    role = Role.AGENT_VALIDATOR
+    consumes = frozenset({"SubTask", "ExecutionResult"})
+    receiver_only = False
+
+    def __init__(self, ctx: RoleContext) -> None:
+        super().__init__(ctx)
+        self._subs: dict[str, _Sub] = {}
+
+    def accepts(self, env: Envelope) -> bool:
+        if env.type == "SubTask":
+            return True
+        return env.type == "ExecutionResult" and env.receiver == Role.AGENT_VALIDATOR
+
+    async def on_cancel(self, task_id: str) -> None:
+        for k in [k for k, v in self._subs.items() if v.subtask.parent_task_id == task_id]:
+            self._subs.pop(k, None)
+
+    async def handle(self, env: Envelope) -> None:
+        p = env.payload
+        if isinstance(p, SubTask):
+            self._subs[p.subtask_id] = _Sub(p)
+        elif isinstance(p, ExecutionResult):
+            await self._validate(env.task_id or "", p)
+
+    async def judge(self, st: SubTask, r: ExecutionResult) -> list[CriterionVerdict]:
+        crits = st.success_criteria
+        env_ev = environmental_evidence(r.tool_calls, r.infeasible_reason or "")
+        empty = r.output is None or (isinstance(r.output, str) and not r.output.strip())
+        if r.status == ExecutionStatus.FAILED or (empty and not any(c.ok for c in r.tool_calls)):
+            why = r.infeasible_reason or ("empty result" if empty else "execution failed")
+            fc = FailureClass.ENVIRONMENTAL if env_ev else FailureClass.LOGICAL
+            return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                     failure_class=fc, evidence=(env_ev or why)[:500]) for c in crits]
+        crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": (
+                f"Subtask: {st.intent}\nCriteria:\n{crit_lines}\n\nEvidence:\n{_evidence_text(r)}\n\n"
+                f"Give exactly {len(crits)} verdicts, in the order of the criteria.")},
+        ]
+        try:
+            j = await self.ctx.llm("agent_validator").structured(messages, Judgement)
+        except Exception as e:  # noqa: BLE001 - cannot validate → not accepted, and said why
+            return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                     failure_class=FailureClass.ENVIRONMENTAL,
+                                     evidence=f"validator unavailable: {e}"[:500]) for c in crits]
+        out = []
+        for i, c in enumerate(crits):
+            v = j.verdicts[i] if i < len(j.verdicts) else CriterionJudgement(
+                verdict="fail", failure_class="logical", evidence="the validator gave no verdict for this criterion")
+            if v.verdict == "pass":
+                out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
+                                            evidence=v.evidence[:500]))
+                continue
+            fc = FailureClass.ENVIRONMENTAL if env_ev else FailureClass(v.failure_class or "logical")
+            ev = v.evidence or env_ev or ""
+            if v.what_to_do:
+                ev = f"{ev} | what to do: {v.what_to_do}" if ev else f"what to do: {v.what_to_do}"
+            out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                        failure_class=fc, evidence=ev[:500]))
+        return out
+
+    async def _validate(self, tid: str, r: ExecutionResult) -> None:
+        sub = self._subs.get(r.subtask_id)
+        if sub is None:
+            return
+        st = sub.subtask
+        if r.infeasible_reason == SKIPPED:
+            self._subs.pop(r.subtask_id, None)
+            await self.publish(Role.META_VALIDATOR, SubTaskOutcome(
+                subtask_id=st.subtask_id, parent_task_id=tid, status=OutcomeStatus.FAILED,
+                failure_reason=SKIPPED, intent=st.intent, sequence=st.sequence), tid)
+            return
+        verdicts = await self.judge(st, r)
+        failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
+        sub.trajectory.append(GapAttempt(attempt=r.attempt, failed_criteria=[
+            FailedCriterion(criterion=v.criterion, failure_class=v.failure_class) for v in failed]))
+        if failed and r.attempt <= self.ctx.config.pipeline.correction_budget:
+            f = failed[0]
+            what = f.evidence.split(" | what to do: ")
+            await self.publish(Role.EXECUTOR, CorrectionSignal(
+                subtask_id=st.subtask_id, attempt_number=r.attempt, failed_criterion=f.criterion,
+                failure_class=f.failure_class, what_was_wrong=(what[0] or f"criterion not met: {f.criterion}")[:500],
+                what_to_do=(what[1] if len(what) > 1 else "meet the failed criterion; change what you did")[:300],
+            ), tid)
+            return
+        self._subs.pop(r.subtask_id, None)
+        await self.publish(Role.META_VALIDATOR, SubTaskOutcome(
+            subtask_id=st.subtask_id, parent_task_id=tid,
+            status=OutcomeStatus.FAILED if failed else OutcomeStatus.MATCHED,
+            output=r.output,
+            failure_reason=("; ".join(f"{v.criterion}: {v.evidence[:160]}" for v in failed)[:600] if failed else None),
+            criteria_verdicts=verdicts, gap_trajectory=list(sub.trajectory), tool_calls=r.tool_calls,
+            intent=st.intent, sequence=st.sequence), tid)
+
+    async def on_error(self, env: Envelope, exc: Exception) -> None:
+        r = env.payload
+        if not isinstance(r, ExecutionResult):
+            return
+        sub = self._subs.pop(r.subtask_id, None)
+        if sub is None:
+            return
+        st = sub.subtask
+        await self.publish(Role.META_VALIDATOR, SubTaskOutcome(
+            subtask_id=st.subtask_id, parent_task_id=st.parent_task_id, status=OutcomeStatus.FAILED,
+            output=r.output, failure_reason=f"agent-validator error: {exc}"[:500],
+            criteria_verdicts=[CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                                failure_class=FailureClass.ENVIRONMENTAL,
+                                                evidence=f"validator error: {exc}"[:300])
+                               for c in st.success_criteria],
+            gap_trajectory=list(sub.trajectory), tool_calls=r.tool_calls, intent=st.intent,
+            sequence=st.sequence), env.task_id)

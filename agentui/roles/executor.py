@@ -1,0 +1,285 @@
+"""R3 Executor pool with the dispatcher (roles-v0.6 §R3; DESIGN §3, §5).
+
+The dispatcher collects a round's SubTasks, and when R2's DispatchManifest arrives runs them by
+`sequence`: equal sequences in parallel, lower first, the outputs of sequence N injected into the
+context of N+1. If a step fails, later steps are not run (they are reported as skipped).
+
+Each subtask is one executor worker: a bounded tool-calling loop over a JSON action protocol.
+Only the tools not blocked for the task are offered — the action schema's `tool` field is an enum
+of them, so a blocked tool cannot even be named — and the registry refuses them anyway. Identical
+calls (same tool, same canonical arguments) and calls on a blocked target are refused without
+running. Tool calls are recorded by code, never by the LLM. Infeasibility is reported honestly.
+After each ExecutionResult the worker waits for R4a's CorrectionSignal (try again) or the
+SubTaskOutcome (done).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, create_model
+
+from agentui.contracts import (
+    ConfirmationDecision,
+    ConfirmationRequest,
+    CorrectionSignal,
+    DispatchManifest,
+    Envelope,
+    ExecutionResult,
+    ExecutionStatus,
+    OutcomeStatus,
+    PlanDirective,
+    Role,
+    SubTask,
+    SubTaskOutcome,
+    ToolCallRecord,
+    canonical_json,
+)
+from agentui.roles.base import RoleBase, RoleContext
+
+SKIPPED = "skipped: an earlier step of this plan failed"
+FINISH, INFEASIBLE = "finish", "infeasible"
+
+SYSTEM = (
+    "You are an Executor on the user's computer. Do exactly the subtask you are given, using tools. "
+    "Each reply is ONE JSON action:\n"
+    '{"tool": "<tool name>", "args": {...}} to call a tool and see its result;\n'
+    '{"tool": "finish", "output": "<the result itself: the answer, the data, what was written>"} when done;\n'
+    '{"tool": "infeasible", "output": "<why it cannot be done>"} if it truly cannot be done.\n'
+    "Base the output on what the tools showed; never invent results. Paths are relative to the workspace."
+)
+
+
+def _tool_line(spec: dict[str, Any]) -> str:
+    props = spec.get("parameters", {}).get("properties", {})
+    req = set(spec.get("parameters", {}).get("required", []))
+    args = ", ".join(f"{k}{'' if k in req else '?'}" for k in props)
+    desc = spec.get("description", "").split("\n")[0][:110]
+    return f"- {spec['name']}({args}): {desc}"
+
+
+def action_model(tools: list[str]) -> type[BaseModel]:
+    names = tuple(sorted(tools)) + (FINISH, INFEASIBLE)
+    return create_model(
+        "ExecutorAction",
+        tool=(Literal[names], ...),  # type: ignore[valid-type]
+        args=(dict[str, Any], {}),
+        output=(str, ""),
+    )
+
+
+def _short(text: str, n: int) -> str:
+    text = text or ""
+    if len(text) <= n:
+        return text
+    half = n // 2
+    return f"{text[:half]}\n… [{len(text) - n} chars omitted] …\n{text[-half:]}"
+
+
+@dataclass
+class _Round:
+    subtasks: dict[str, SubTask] = field(default_factory=dict)
+
+
+class Executor(RoleBase):
+    role = Role.EXECUTOR
+    consumes = frozenset({"SubTask", "DispatchManifest", "CorrectionSignal", "SubTaskOutcome",
+                          "PlanDirective", "ConfirmationDecision"})
+    receiver_only = False
+
+    def __init__(self, ctx: RoleContext) -> None:
+        super().__init__(ctx)
+        self._pending: dict[str, dict[str, SubTask]] = defaultdict(dict)  # task → subtasks awaiting a manifest
+        self._waiters: dict[str, asyncio.Queue[Envelope]] = {}  # subtask → its corrections / outcome
+        self._blocked_tools: dict[str, set[str]] = defaultdict(set)
+        self._blocked_targets: dict[str, set[str]] = defaultdict(set)
+        self._always: set[str] = set()  # tasks where the user chose "always" for confirmations
+        self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
+
+    async def on_cancel(self, task_id: str) -> None:
+        self._pending.pop(task_id, None)
+        self._blocked_tools.pop(task_id, None)
+        self._blocked_targets.pop(task_id, None)
+        self._always.discard(task_id)
+        for rid, fut in list(self._decisions.items()):
+            if rid.startswith(task_id) and not fut.done():
+                fut.cancel()
+
+    def accepts(self, env: Envelope) -> bool:
+        return env.type in self.consumes
+
+    async def handle(self, env: Envelope) -> None:
+        p = env.payload
+        tid = env.task_id or ""
+        if isinstance(p, SubTask) and env.receiver == Role.EXECUTOR:
+            self._pending[tid][p.subtask_id] = p
+            self._waiters.setdefault(p.subtask_id, asyncio.Queue())
+        elif isinstance(p, DispatchManifest):
+            subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]
+            if subs:
+                await self._dispatch(tid, subs)
+        elif isinstance(p, CorrectionSignal | SubTaskOutcome):
+            q = self._waiters.get(p.subtask_id)
+            if q is not None:
+                q.put_nowait(env)
+        elif isinstance(p, PlanDirective):
+            self._blocked_tools[tid] = set(p.blocked_tools)
+            self._blocked_targets[tid].update(p.blocked_targets)
+        elif isinstance(p, ConfirmationDecision):
+            fut = self._decisions.pop(p.request_id, None)
+            if fut and not fut.done():
+                fut.set_result(p)
+
+    # -- dispatcher -----------------------------------------------------------------------------
+    async def _dispatch(self, tid: str, subs: list[SubTask]) -> None:
+        groups: dict[int, list[SubTask]] = defaultdict(list)
+        for s in subs:
+            groups[s.sequence].append(s)
+        earlier: list[tuple[SubTask, Any]] = []
+        failed = False
+        for seq in sorted(groups):
+            group = groups[seq]
+            if failed:
+                for s in group:
+                    await self.publish(Role.AGENT_VALIDATOR, ExecutionResult(
+                        subtask_id=s.subtask_id, status=ExecutionStatus.FAILED, infeasible_reason=SKIPPED), tid)
+                    self._waiters.pop(s.subtask_id, None)
+                continue
+            outcomes = await asyncio.gather(*(self._work(tid, s, earlier) for s in group))
+            for s, o in zip(group, outcomes, strict=True):
+                earlier.append((s, o.output))
+                failed = failed or o.status == OutcomeStatus.FAILED
+
+    async def _work(self, tid: str, st: SubTask, earlier: list[tuple[SubTask, Any]]) -> SubTaskOutcome:
+        q = self._waiters.setdefault(st.subtask_id, asyncio.Queue())
+        correction: CorrectionSignal | None = None
+        attempt = 1
+        try:
+            while True:
+                result = await self.execute(tid, st, attempt, correction, earlier)
+                await self.publish(Role.AGENT_VALIDATOR, result, tid)
+                env = await q.get()
+                if isinstance(env.payload, SubTaskOutcome):
+                    return env.payload
+                correction = env.payload
+                attempt += 1
+        finally:
+            self._waiters.pop(st.subtask_id, None)
+
+    # -- one attempt: the tool loop -------------------------------------------------------------
+    async def execute(self, tid: str, st: SubTask, attempt: int, correction: CorrectionSignal | None,
+                      earlier: list[tuple[SubTask, Any]]) -> ExecutionResult:
+        from agentui.tools import ToolContext
+
+        reg = self.ctx.tools
+        blocked = self._blocked_tools.get(tid, set())
+        offered = [s for s in reg.specs(exclude=blocked)] if reg is not None else []
+        if st.tools:
+            narrowed = [s for s in offered if s["name"] in st.tools]
+            offered = narrowed or offered
+        names = [s["name"] for s in offered]
+        Action = action_model(names)
+        blocked_targets = self._blocked_targets.get(tid, set())
+        lines = [f"Workspace: {self.ctx.workspace}", "Tools:", *(_tool_line(s) for s in offered),
+                 f"Subtask: {st.intent}", "Success criteria:",
+                 *(f"- {c.criterion}" for c in st.success_criteria)]
+        if st.context:
+            lines.append(f"Context: {st.context}")
+        if earlier:
+            lines.append("Results of earlier steps:")
+            lines.extend(f"- {s.intent[:100]}: {_short(str(o), 600)}" for s, o in earlier)
+        if blocked_targets:
+            lines.append("Do not retry these (they failed before): " + "; ".join(sorted(blocked_targets)[:8]))
+        if correction is not None:
+            lines.append(f"Attempt {attempt}. The previous attempt failed: {correction.what_was_wrong[:500]}")
+            lines.append(f"What to do: {correction.what_to_do[:300]}")
+        messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM},
+                                          {"role": "user", "content": "\n".join(lines)}]
+        calls: list[ToolCallRecord] = []
+        seen: dict[tuple[str, str], ToolCallRecord] = {}
+        cfg = self.ctx.config
+        ctx = ToolContext(
+            workspace=self.ctx.workspace, task_id=tid, subtask_id=st.subtask_id,
+            confirm=self._confirm_fn(tid, st.subtask_id), timeout_s=cfg.tools.timeout_s,
+            output_cap_chars=cfg.tools.output_cap_chars,
+            log=lambda rec: self.ctx.log(tid, {"kind": "tool", "subtask_id": st.subtask_id, **rec}),
+            blocked_tools=frozenset(blocked),
+        )
+        llm = self.ctx.llm("executor")
+        for _step in range(cfg.pipeline.executor_max_steps):
+            try:
+                act = await llm.structured(messages, Action)
+            except Exception as e:  # noqa: BLE001 - the executor's LLM failing is an honest failure
+                return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
+                                       output=None, tool_calls=calls,
+                                       infeasible_reason=f"executor LLM unavailable: {e}"[:500])
+            messages.append({"role": "assistant", "content": act.model_dump_json()})
+            if act.tool == FINISH:
+                output = act.output.strip()
+                if not output and calls:
+                    last_ok = [c for c in calls if c.ok]
+                    output = last_ok[-1].evidence if last_ok else ""
+                return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt,
+                                       status=ExecutionStatus.COMPLETED, output=output, tool_calls=calls)
+            if act.tool == INFEASIBLE:
+                return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
+                                       output=act.output, tool_calls=calls,
+                                       infeasible_reason=act.output.strip() or "reported infeasible")
+            key = (act.tool, canonical_json(act.args))
+            if key in seen:
+                prev = seen[key]
+                messages.append({"role": "user", "content": (
+                    "REFUSED: you already made this exact call; its result was:\n"
+                    f"{_short(prev.evidence or prev.error or '', 800)}\nDo something different, or finish.")})
+                continue
+            target = self._target(act.tool, act.args, ctx)
+            if target and f"{act.tool}:{target}" in blocked_targets:
+                messages.append({"role": "user", "content": (
+                    f"REFUSED: {act.tool} on {target!r} is blocked for this task (it failed before). "
+                    "Use a different target.")})
+                continue
+            rec = await reg.call(act.tool, act.args, ctx)
+            calls.append(rec)
+            seen[key] = rec
+            head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {rec.error}"
+            messages.append({"role": "user", "content": f"{head}\n{_short(rec.evidence, 1500)}"})
+        last = calls[-1] if calls else None
+        return ExecutionResult(
+            subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
+            output=(last.evidence if last else None), tool_calls=calls,
+            infeasible_reason=f"ran out of steps ({cfg.pipeline.executor_max_steps}) before finishing",
+        )
+
+    def _target(self, name: str, args: dict[str, Any], ctx: Any) -> str:
+        tool = self.ctx.tools.get(name) if self.ctx.tools is not None else None
+        fn = getattr(tool, "target", None)
+        if fn is None:
+            return ""
+        try:
+            return str(fn(args, ctx))
+        except Exception:  # noqa: BLE001 - bad args are the registry's to report
+            return ""
+
+    def _confirm_fn(self, tid: str, subtask_id: str):  # noqa: ANN202
+        async def confirm(tool: str, command: str, reasons: list[str]) -> bool:
+            if tid in self._always:
+                return True
+            rid = f"{tid}:{self.ctx.ids.new('req')}"
+            fut: asyncio.Future[ConfirmationDecision] = asyncio.get_running_loop().create_future()
+            self._decisions[rid] = fut
+            await self.bus.publish(Role.SAFETY, Role.USER, ConfirmationRequest(
+                request_id=rid, task_id=tid, subtask_id=subtask_id, tool=tool, command=command,
+                reasons=list(reasons) or ["needs confirmation"], cwd=str(self.ctx.workspace)), task_id=tid)
+            try:
+                decision = await fut
+            finally:
+                self._decisions.pop(rid, None)
+            if decision.decision.value == "always":
+                self._always.add(tid)
+                return True
+            return decision.decision.value == "approve"
+
+        return confirm

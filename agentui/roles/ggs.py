@@ -1,0 +1,279 @@
+"""R7 Goal Gradient Solver (roles-v0.8 §R7): failure → a directed replanning order.
+
+Receives R4b's ReplanRequest / OutcomeSummary, computes D, P, Ω, L and ∇L, picks the macro-state
+from the v0.8 cascade (with the Law 2 kill switch and ∇L-sign urgency modulation), and emits either
+a PlanDirective to R2 or the task's one FinalResult (accept / success / abandon). It is the sole
+emitter of FinalResult and the sole writer of Megrams (published to R5 on the bus).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentui.clock import iso
+from agentui.contracts import (
+    ActionDirective,
+    DirectiveFailureClass,
+    Envelope,
+    FailureClass,
+    FinalResult,
+    MacroState,
+    Megram,
+    OutcomeStatus,
+    OutcomeSummary,
+    PlanDirective,
+    ReplanRequest,
+    Role,
+    SubTaskOutcome,
+    TerminalDirective,
+    Urgency,
+    Verdict,
+)
+from agentui.roles import loss as L
+from agentui.roles.base import RoleBase, RoleContext
+
+# micro-event quantization (v0.8 §6c), duplicated here so the GGS does not import the store
+_QUANT: dict[str, tuple[float, float, float]] = {
+    "abandon": (0.95, -1.0, 0.05),
+    "accept": (0.90, 1.0, 0.05),
+    "change_approach": (0.85, -1.0, 0.05),
+    "success": (0.80, 1.0, 0.05),
+    "break_symmetry": (0.75, 1.0, 0.05),
+    "change_path": (0.30, 0.0, 0.2),
+    "refine": (0.10, 0.5, 0.5),
+}
+
+
+@dataclass
+class _TaskState:
+    prev: MacroState = MacroState.INIT
+    L_prev: float | None = None
+    worsening: int = 0
+    requests: int = 0  # ReplanRequests seen (the replan count Ω charges)
+    directives: int = 0  # PlanDirectives issued (FinalResult.replans)
+    tried_targets: list[str] = field(default_factory=list)  # accumulates across rounds
+    last_matched: dict[str, Any] = field(default_factory=dict)  # subtask intent → output
+
+
+def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
+    return [o for o in outcomes if o.status == OutcomeStatus.FAILED]
+
+
+def failed_targets(outcomes: list[SubTaskOutcome]) -> list[str]:
+    """`tool:target` of every failed tool call in failing subtasks (structured records, not text)."""
+    out: list[str] = []
+    for o in _failing(outcomes):
+        for c in o.tool_calls:
+            if not c.ok and c.target:
+                key = f"{c.tool}:{c.target}"
+                if key not in out:
+                    out.append(key)
+    return out
+
+
+def tools_of(outcomes: list[SubTaskOutcome], *, failed_calls_only: bool = False) -> list[str]:
+    names: list[str] = []
+    for o in _failing(outcomes):
+        for c in o.tool_calls:
+            if failed_calls_only and c.ok:
+                continue
+            if c.tool not in names:
+                names.append(c.tool)
+    return sorted(names)
+
+
+def next_moves(req: ReplanRequest, targets: list[str]) -> list[str]:
+    """2–3 concrete suggestions for the user on abandon (code template; v0.8 defers the LLM one)."""
+    moves: list[str] = []
+    failed = L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
+    env = [v for v in failed if v.failure_class == FailureClass.ENVIRONMENTAL]
+    if env:
+        ev = (env[0].evidence or env[0].criterion).strip().splitlines()[0][:160]
+        moves.append(f"Fix the environment problem first: {ev}")
+    if targets:
+        moves.append("Check these inputs that kept failing: " + ", ".join(targets[:3]))
+    logical = [v for v in failed if v.failure_class == FailureClass.LOGICAL]
+    if logical:
+        moves.append(f"Restate the goal more concretely; the unmet criterion was: {logical[0].criterion[:160]}")
+    moves.append("Split the task into smaller steps and run them one at a time")
+    moves.append("Try a stronger model for the brain tier (AGENTUI_BRAIN_MODEL)")
+    return moves[:3]
+
+
+class GGS(RoleBase):
+    role = Role.GGS
+    consumes = frozenset({"ReplanRequest", "OutcomeSummary"})
+    serial = True  # one decision at a time: the per-task state is a strict sequence
+
+    def __init__(self, ctx: RoleContext) -> None:
+        super().__init__(ctx)
+        self.cfg = ctx.config.ggs
+        self._state: dict[str, _TaskState] = {}
+
+    async def on_cancel(self, task_id: str) -> None:
+        self._state.pop(task_id, None)
+
+    def _megram(self, state: str, space: str, entity: str, content: str) -> Megram:
+        f, sigma, k = _QUANT[state]
+        return Megram(id=self.ctx.ids.new("megram"), created_at=iso(self.ctx.clock.now()), space=space,
+                      entity=entity, content=content[:2000], state=state, f=f, sigma=sigma, k=k)
+
+    async def _write(self, task_id: str, megrams: list[Megram]) -> None:
+        for m in megrams:
+            await self.publish(Role.MEMORY, m, task_id)
+
+    async def handle(self, env: Envelope) -> None:
+        tid = env.task_id or ""
+        st = self._state.setdefault(tid, _TaskState())
+        p = env.payload
+        if isinstance(p, OutcomeSummary):
+            await self._accept(tid, st, p)
+        elif isinstance(p, ReplanRequest):
+            await self._replan(tid, st, p)
+
+    async def _accept(self, tid: str, st: _TaskState, p: OutcomeSummary) -> None:
+        from agentui.memory.tags import ENV_LOCAL, intent_space
+
+        D = L.distance(p.outcomes, p.task_criteria_verdicts)
+        P = L.implausibility(L.failed_verdicts(p.outcomes, p.task_criteria_verdicts))
+        Om = L.resource_cost(st.requests, p.elapsed_ms, self.cfg)
+        sig = L.signals(D, P, Om, st.L_prev, self.cfg)
+        final = FinalResult(task_id=tid, summary=p.summary, output=p.merged_output, loss=sig.loss(),
+                            grad_l=round(sig.grad_l, 6), replans=st.directives, prev_directive=st.prev,
+                            directive=TerminalDirective.ACCEPT)
+        content = f"accept: {p.intent} — {p.summary}"
+        self._state.pop(tid, None)
+        await self._write(tid, [self._megram("accept", intent_space(p.intent or p.summary), ENV_LOCAL, content)])
+        await self.publish(Role.USER, final, tid)
+
+    async def _replan(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
+        from agentui.memory.tags import (
+            ENV_LOCAL,
+            intent_space,
+            parse_blocked_target,
+            path_entity,
+            tool_space,
+        )
+
+        st.requests += 1
+        failed = L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
+        D = L.distance(req.outcomes, req.task_criteria_verdicts, failure=True)
+        P = L.implausibility(failed)
+        Om = L.resource_cost(st.requests, req.elapsed_ms, self.cfg)
+        sig = L.signals(D, P, Om, st.L_prev, self.cfg)
+        state = L.macro_state(D, P, Om, sig.grad_l, self.cfg)
+        st.worsening = st.worsening + 1 if sig.grad_l > self.cfg.epsilon else 0
+        law2 = st.worsening >= self.cfg.law2_kill and state != MacroState.SUCCESS
+        if law2 or req.recommendation.value == "abandon" and state != MacroState.SUCCESS:
+            state = MacroState.ABANDON
+        urg = L.urgency(sig.grad_l, self.cfg)
+        for o in req.outcomes:
+            if o.status == OutcomeStatus.MATCHED:
+                st.last_matched[o.intent or o.subtask_id] = o.output
+        round_targets = failed_targets(req.outcomes)
+        for t in round_targets:
+            if t not in st.tried_targets:
+                st.tried_targets.append(t)
+        prev = st.prev
+        space = intent_space(req.intent or req.gap_summary)
+
+        if state in (MacroState.ABANDON, MacroState.SUCCESS):
+            if state == MacroState.ABANDON:
+                why = ("Law 2: the loss worsened on "
+                       f"{st.worsening} consecutive rounds" if law2 else
+                       f"budget exhausted (Ω={sig.Omega:.2f} ≥ θ={self.cfg.theta})"
+                       if sig.Omega >= self.cfg.theta else "R4b recommended abandoning")
+                partial = dict(st.last_matched) or None
+                final = FinalResult(
+                    task_id=tid, summary=f"Abandoned: {why}. {req.gap_summary}".strip(),
+                    output=None, loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives,
+                    prev_directive=prev, directive=TerminalDirective.ABANDON,
+                    next_moves=next_moves(req, st.tried_targets), partial_result=partial,
+                )
+            else:
+                # close enough: deliver what was produced, including the nearly-passing outputs
+                merged = {o.intent or o.subtask_id: o.output for o in req.outcomes
+                          if o.output not in (None, "")} or dict(st.last_matched) or None
+                final = FinalResult(
+                    task_id=tid,
+                    summary=f"Close enough (D={sig.D:.2f} ≤ δ={self.cfg.delta}). {req.gap_summary}".strip(),
+                    output=merged, loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives,
+                    prev_directive=prev, directive=TerminalDirective.SUCCESS,
+                )
+            self._state.pop(tid, None)
+            await self._write(tid, [self._megram(state.value, space, ENV_LOCAL,
+                                                 f"{state.value}: {req.intent} — {req.gap_summary}")])
+            await self.publish(Role.USER, final, tid)
+            return
+
+        # action states → PlanDirective
+        blocked_tools: list[str] = []
+        blocked_targets: list[str] = []
+        if state == MacroState.BREAK_SYMMETRY:
+            blocked_tools = tools_of(req.outcomes)
+        elif state == MacroState.CHANGE_APPROACH:
+            blocked_tools = tools_of(req.outcomes, failed_calls_only=urg == Urgency.LOW)
+        elif state == MacroState.REFINE and urg == Urgency.LOW:
+            blocked_targets = list(round_targets) or list(st.tried_targets[-1:])
+        else:  # change_path, refine (normal / worsening): everything tried so far
+            blocked_targets = list(st.tried_targets)
+
+        first_fail = failed[0] if failed else None
+        classes = {v.failure_class for v in failed if v.failure_class}
+        fclass = (DirectiveFailureClass(next(iter(classes)).value) if len(classes) == 1
+                  else DirectiveFailureClass.MIXED)
+        st.directives += 1
+        st.prev = state
+        st.L_prev = sig.L
+        directive = PlanDirective(
+            task_id=tid, loss=sig.loss(), prev_directive=prev, directive=ActionDirective(state.value),
+            blocked_tools=blocked_tools, blocked_targets=blocked_targets,
+            failed_criterion=first_fail.criterion if first_fail else req.gap_summary[:200],
+            failure_class=fclass, budget_pressure=round(sig.Omega, 6), grad_l=round(sig.grad_l, 6),
+            rationale=self._rationale(state, sig, urg, req, blocked_tools, blocked_targets),
+            urgency=urg, round=st.directives,
+        )
+        megrams = []
+        for t in round_targets:
+            tool, target = parse_blocked_target(t)
+            megrams.append(self._megram(state.value, tool_space(tool), path_entity(target),
+                                        f"{state.value}: {tool} on {target} failed while: {req.intent}"))
+        await self._write(tid, megrams)
+        await self.publish(Role.PLANNER, directive, tid)
+
+    def _rationale(self, state: MacroState, sig: L.Signals, urg: Urgency, req: ReplanRequest,
+                   tools: list[str], targets: list[str]) -> str:
+        trend = {Urgency.LOW: "improving", Urgency.HIGH: "worsening", Urgency.NORMAL: "flat"}[urg]
+        head = (f"D={sig.D:.2f} P={sig.P:.2f} Ω={sig.Omega:.2f} ∇L={sig.grad_l:+.2f} ({trend}). ")
+        what = {
+            MacroState.BREAK_SYMMETRY: "Stuck with a logically wrong approach: use a different kind of tool.",
+            MacroState.CHANGE_APPROACH: "The approach is logically wrong: switch method.",
+            MacroState.CHANGE_PATH: "The approach is sound but hit an environmental wall: same kind of tool, different target.",
+            MacroState.REFINE: "Sound approach with signal: tighten parameters and narrow the scope.",
+        }[state]
+        parts = [head + what]
+        if tools:
+            parts.append("Do not use: " + ", ".join(tools) + ".")
+        if targets:
+            parts.append("Do not retry: " + "; ".join(targets[:6]) + ".")
+        parts.append("What failed: " + req.gap_summary[:300])
+        return " ".join(parts)
+
+    async def on_error(self, env: Envelope, exc: Exception) -> None:
+        """GGS is code-only; should it still fail, the task must not hang: abandon with the error."""
+        tid = env.task_id or ""
+        st = self._state.pop(tid, _TaskState())
+        from agentui.contracts import Loss
+
+        final = FinalResult(task_id=tid, summary=f"Abandoned: the goal gradient solver failed ({exc}).",
+                            loss=Loss(D=1.0, P=0.0, Omega=0.0, L=self.cfg.alpha), replans=st.directives,
+                            prev_directive=st.prev, directive=TerminalDirective.ABANDON,
+                            next_moves=["Report this as a bug with the task log", "Retry the task"])
+        await self.publish(Role.USER, final, tid)
+
+
+def verdict_counts(outcomes: list[SubTaskOutcome]) -> tuple[int, int]:
+    failed = sum(1 for o in outcomes for v in o.criteria_verdicts if v.verdict == Verdict.FAIL)
+    total = sum(len(o.criteria_verdicts) for o in outcomes)
+    return failed, total

@@ -1,0 +1,235 @@
+"""R4b Meta-Validator (roles-v0.7 §R4b): fan in a round's outcomes, gate, merge, verify.
+
+Fan-in waits for every subtask of the DispatchManifest, with a timeout: missing outcomes are a
+failure, not a wait forever. The code gate runs before any LLM call: one failed outcome → a
+ReplanRequest to GGS at once. With all matched, one LLM call merges the outputs and judges every
+task criterion (skeptical: when in doubt, fail); a failed task criterion reaches GGS as a real
+failure (D > 0). R4b's own LLM or parse failure becomes a ReplanRequest, never silence. An empty
+manifest (R2 could not plan) is a failure GGS must see too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agentui.clock import parse_iso
+from agentui.contracts import (
+    CriterionMode,
+    CriterionVerdict,
+    DispatchManifest,
+    Envelope,
+    FailureClass,
+    OutcomeStatus,
+    OutcomeSummary,
+    ReplanRequest,
+    Role,
+    SubTaskOutcome,
+    Verdict,
+)
+from agentui.roles.base import RoleBase, RoleContext
+
+SYSTEM = (
+    "You are the Meta-Validator, the skeptical final check. Merge the subtask results into the "
+    "final answer for the user (merged_output: the actual answer or result, complete, in plain "
+    "text) and judge each task criterion against the results. When the evidence is ambiguous, "
+    "fail: a wrong result delivered to the user is worse than one more round. For a failed "
+    "criterion give failure_class logical (wrong result/approach) or environmental (blocked by "
+    "the environment) and the evidence."
+)
+
+
+class TaskVerdict(BaseModel):
+    verdict: Literal["pass", "fail"]
+    failure_class: Literal["logical", "environmental"] | None = None
+    evidence: str = ""
+
+
+class MergeOut(BaseModel):
+    merged_output: Any = ""
+    summary: str = ""
+    verdicts: list[TaskVerdict] = Field(min_length=1)
+
+
+@dataclass
+class _FanIn:
+    manifest: DispatchManifest
+    outcomes: dict[str, SubTaskOutcome] = field(default_factory=dict)
+    timer: asyncio.Task[None] | None = None
+    done: bool = False
+
+
+class MetaValidator(RoleBase):
+    role = Role.META_VALIDATOR
+    consumes = frozenset({"DispatchManifest", "SubTaskOutcome"})
+
+    def __init__(self, ctx: RoleContext) -> None:
+        super().__init__(ctx)
+        self._rounds: dict[str, _FanIn] = {}  # task id → the current round
+        self._early: dict[str, SubTaskOutcome] = {}
+        self._started: dict[str, str] = {}  # task id → first dispatched_at
+
+    async def on_cancel(self, task_id: str) -> None:
+        fi = self._rounds.pop(task_id, None)
+        if fi and fi.timer:
+            fi.timer.cancel()
+        self._started.pop(task_id, None)
+
+    def _elapsed_ms(self, tid: str) -> int:
+        start = self._started.get(tid)
+        if not start:
+            return 0
+        return max(0, int((self.ctx.clock.now() - parse_iso(start)).total_seconds() * 1000))
+
+    async def handle(self, env: Envelope) -> None:
+        p = env.payload
+        tid = env.task_id or ""
+        if isinstance(p, DispatchManifest):
+            self._started.setdefault(tid, p.dispatched_at)
+            old = self._rounds.pop(tid, None)
+            if old and old.timer:
+                old.timer.cancel()
+            fi = _FanIn(p)
+            self._rounds[tid] = fi
+            if not p.subtask_ids:
+                fi.done = True
+                await self._planner_failed(tid, p)
+                return
+            for sid in p.subtask_ids:
+                if sid in self._early:
+                    fi.outcomes[sid] = self._early.pop(sid)
+            fi.timer = asyncio.create_task(self._timeout(tid, fi))
+            await self._maybe_complete(tid, fi)
+        elif isinstance(p, SubTaskOutcome):
+            fi = self._rounds.get(tid)
+            if fi is None or p.subtask_id not in fi.manifest.subtask_ids:
+                self._early[p.subtask_id] = p
+                return
+            fi.outcomes[p.subtask_id] = p
+            await self._maybe_complete(tid, fi)
+
+    async def _timeout(self, tid: str, fi: _FanIn) -> None:
+        await asyncio.sleep(self.ctx.config.pipeline.fan_in_timeout_s)
+        if fi.done or self._rounds.get(tid) is not fi:
+            return
+        fi.done = True
+        missing = [s for s in fi.manifest.subtask_ids if s not in fi.outcomes]
+        outcomes = self._ordered(fi)
+        await self.publish(Role.GGS, ReplanRequest(
+            task_id=tid, intent=self._intent(fi),
+            gap_summary=(f"fan-in timeout: {len(missing)} of {len(fi.manifest.subtask_ids)} subtasks "
+                         f"reported nothing within {self.ctx.config.pipeline.fan_in_timeout_s:g} s"),
+            failed_subtasks=missing, correction_count=self._corrections(outcomes),
+            elapsed_ms=self._elapsed_ms(tid), outcomes=outcomes, reason="fan_in_timeout"), tid)
+
+    def _ordered(self, fi: _FanIn) -> list[SubTaskOutcome]:
+        return [fi.outcomes[s] for s in fi.manifest.subtask_ids if s in fi.outcomes]
+
+    @staticmethod
+    def _corrections(outcomes: list[SubTaskOutcome]) -> int:
+        return sum(max(0, len(o.gap_trajectory) - 1) for o in outcomes)
+
+    @staticmethod
+    def _intent(fi: _FanIn) -> str:
+        return fi.manifest.task_spec.intent if fi.manifest.task_spec else ""
+
+    async def _planner_failed(self, tid: str, m: DispatchManifest) -> None:
+        why = m.planner_error or "the planner produced no subtasks"
+        await self.publish(Role.GGS, ReplanRequest(
+            task_id=tid, intent=m.task_spec.intent if m.task_spec else "",
+            gap_summary=f"no plan: {why}"[:600], elapsed_ms=self._elapsed_ms(tid),
+            task_criteria_verdicts=[CriterionVerdict(
+                criterion="a valid plan exists", verdict=Verdict.FAIL, failure_class=FailureClass.LOGICAL,
+                evidence=why[:300])],
+            reason="gate"), tid)
+
+    async def _maybe_complete(self, tid: str, fi: _FanIn) -> None:
+        if fi.done or any(s not in fi.outcomes for s in fi.manifest.subtask_ids):
+            return
+        fi.done = True
+        if fi.timer:
+            fi.timer.cancel()
+        outcomes = self._ordered(fi)
+        failed = [o for o in outcomes if o.status == OutcomeStatus.FAILED]
+        if failed:  # the code gate: no LLM call
+            lines = [f"{o.intent[:80] or o.subtask_id}: {(o.failure_reason or 'failed')[:200]}" for o in failed]
+            await self.publish(Role.GGS, ReplanRequest(
+                task_id=tid, intent=self._intent(fi),
+                gap_summary=f"{len(failed)}/{len(outcomes)} subtasks failed — " + " | ".join(lines)[:800],
+                failed_subtasks=[o.subtask_id for o in failed], correction_count=self._corrections(outcomes),
+                elapsed_ms=self._elapsed_ms(tid), outcomes=outcomes, reason="gate"), tid)
+            return
+        await self._merge(tid, fi, outcomes)
+
+    async def _merge(self, tid: str, fi: _FanIn, outcomes: list[SubTaskOutcome]) -> None:
+        m = fi.manifest
+        crits = m.task_criteria
+        spec = m.task_spec
+        results = "\n".join(f"{i}. {o.intent[:150]}\n   result: {str(o.output)[:800]}"
+                            for i, o in enumerate(outcomes, 1))
+        crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": (
+                f"User request (verbatim): {spec.raw_input if spec else ''}\n"
+                f"Task criteria:\n{crit_lines or '(none)'}\n\nSubtask results:\n{results}\n\n"
+                f"Give exactly {max(1, len(crits))} verdicts, in the order of the criteria.")},
+        ]
+        try:
+            out = await self.ctx.llm("meta_validator").structured(messages, MergeOut)
+        except Exception as e:  # noqa: BLE001 - R4b failure → ReplanRequest, never silence
+            await self.publish(Role.GGS, ReplanRequest(
+                task_id=tid, intent=self._intent(fi),
+                gap_summary=f"the meta-validator could not verify the result: {e}"[:600],
+                correction_count=self._corrections(outcomes), elapsed_ms=self._elapsed_ms(tid),
+                outcomes=outcomes,
+                task_criteria_verdicts=[CriterionVerdict(
+                    criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                    failure_class=FailureClass.ENVIRONMENTAL, evidence=f"not verified: {e}"[:300])
+                    for c in crits] or [CriterionVerdict(
+                        criterion="the merged result is verified", verdict=Verdict.FAIL,
+                        failure_class=FailureClass.ENVIRONMENTAL, evidence=str(e)[:300])],
+                reason="meta_validator_error"), tid)
+            return
+        verdicts = []
+        for i, c in enumerate(crits):
+            v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(
+                verdict="fail", failure_class="logical", evidence="no verdict given (rejected by default)")
+            if v.verdict == "pass":
+                verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
+                                                 evidence=v.evidence[:500]))
+            else:
+                verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode or CriterionMode.VERIFIABLE,
+                                                 verdict=Verdict.FAIL,
+                                                 failure_class=FailureClass(v.failure_class or "logical"),
+                                                 evidence=v.evidence[:500]))
+        merged = out.merged_output
+        if merged in (None, "", [], {}):
+            merged = outcomes[0].output if len(outcomes) == 1 else {o.intent or o.subtask_id: o.output for o in outcomes}
+        failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
+        if failed:
+            await self.publish(Role.GGS, ReplanRequest(
+                task_id=tid, intent=self._intent(fi),
+                gap_summary=("task criteria not met: " + "; ".join(f"{v.criterion} ({v.evidence[:120]})"
+                                                                   for v in failed))[:800],
+                correction_count=self._corrections(outcomes), elapsed_ms=self._elapsed_ms(tid),
+                outcomes=outcomes, task_criteria_verdicts=verdicts, reason="task_criteria"), tid)
+            return
+        await self.publish(Role.GGS, OutcomeSummary(
+            task_id=tid, intent=self._intent(fi), summary=(out.summary or "done")[:500], merged_output=merged,
+            outcomes=outcomes, task_criteria_verdicts=verdicts, elapsed_ms=self._elapsed_ms(tid)), tid)
+
+    async def on_error(self, env: Envelope, exc: Exception) -> None:
+        tid = env.task_id or ""
+        fi = self._rounds.get(tid)
+        await self.publish(Role.GGS, ReplanRequest(
+            task_id=tid, intent=self._intent(fi) if fi else "",
+            gap_summary=f"meta-validator error: {exc}"[:600], elapsed_ms=self._elapsed_ms(tid),
+            outcomes=self._ordered(fi) if fi else [],
+            task_criteria_verdicts=[CriterionVerdict(criterion="the merged result is verified",
+                                                     verdict=Verdict.FAIL, failure_class=FailureClass.ENVIRONMENTAL,
+                                                     evidence=str(exc)[:300])],
+            reason="meta_validator_error"), tid)

@@ -1,0 +1,143 @@
+"""R1 Perceiver (roles-v0.7 §R1): free text → TaskSpec, with full fidelity.
+
+`raw_input` is the user's text verbatim. R1 asks a ClarificationRequest only when no reasonable
+interpretation exists (at most `pipeline.clarification_rounds` rounds; an empty answer means
+"proceed"), then commits. Greetings are answered by code (no LLM call); short conversational
+questions get a PerceiverReply from the one R1 call and never enter the pipeline. If R1's LLM is
+down, the task still goes on with the user's words as the intent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Literal
+
+from pydantic import BaseModel
+
+from agentui.contracts import (
+    ClarificationAnswer,
+    ClarificationRequest,
+    Constraints,
+    Envelope,
+    PerceiverReply,
+    Role,
+    TaskSpec,
+    UserInput,
+)
+from agentui.roles.base import RoleBase, RoleContext
+
+_GREETING = re.compile(
+    r"^\s*(hi|hello|hey|yo|hiya|howdy|thanks|thank you|thx|ty|good (morning|afternoon|evening)|"
+    r"你好|您好|谢谢|hola|bonjour|salut|hallo|ciao)\b[\s!.,?]*(there|agentui)?[\s!.,?]*$",
+    re.IGNORECASE,
+)
+# signs that a message is a task even if the model calls it chat: an imperative first word, a
+# path or file name, or a question about the files here
+_ACTION = re.compile(
+    r"^\s*(please\s+)?(create|write|make|count|find|list|delete|remove|rename|move|copy|run|compute|"
+    r"calculate|read|show|convert|fix|build|install|search|sort|replace|add|edit|open|print|generate|"
+    r"download|check|clean|summari[sz]e)\b|\bhow many\b|\b(this|my|the) (folder|directory|repo|project|"
+    r"workspace|file|files|disk)\b|[~.]?/\w|\b\w+\.(txt|md|py|js|ts|json|csv|log|ini|toml|yaml|yml|sh|pdf)\b",
+    re.IGNORECASE,
+)
+
+SYSTEM = (
+    "You are the Perceiver of an agent that does work on the user's computer. Restate the user's "
+    "message faithfully; do not plan, elaborate or resolve vagueness (the Planner does that).\n"
+    "kind: \"task\" if it asks for anything to be done or found on the computer; \"chat\" only for "
+    "small talk or a general question answerable without the computer (then put the answer in reply); "
+    "\"clarify\" ONLY if no reasonable interpretation exists (e.g. a single word), with a short question.\n"
+    "intent: one sentence restating the request, keeping every name, path and number.\n"
+    "scope: files/folders/area the request is limited to, or null."
+)
+
+
+class PerceiverOut(BaseModel):
+    kind: Literal["task", "chat", "clarify"] = "task"
+    intent: str = ""
+    scope: str | None = None
+    reply: str = ""
+    question: str = ""
+
+
+class Perceiver(RoleBase):
+    role = Role.PERCEIVER
+    consumes = frozenset({"UserInput", "ClarificationAnswer"})
+
+    def __init__(self, ctx: RoleContext) -> None:
+        super().__init__(ctx)
+        self._waiting: dict[str, asyncio.Future[str]] = {}
+
+    async def on_cancel(self, task_id: str) -> None:
+        for rid, fut in list(self._waiting.items()):
+            if not fut.done() and rid.startswith(task_id):
+                fut.cancel()
+
+    async def handle(self, env: Envelope) -> None:
+        p = env.payload
+        if isinstance(p, ClarificationAnswer):
+            fut = self._waiting.pop(p.request_id, None)
+            if fut and not fut.done():
+                fut.set_result(p.answer)
+            return
+        if isinstance(p, UserInput):
+            await self._perceive(p)
+
+    async def _perceive(self, u: UserInput) -> None:
+        tid = u.task_id
+        if _GREETING.match(u.text):
+            reply = "Hello! Tell me what you would like done on this machine."
+            if re.search(r"thank|thx|ty|谢谢", u.text, re.IGNORECASE):
+                reply = "You're welcome."
+            await self.publish(Role.USER, PerceiverReply(task_id=tid, text=reply), tid)
+            return
+        answers: list[str] = []
+        out: PerceiverOut | None = None
+        max_rounds = self.ctx.config.pipeline.clarification_rounds
+        for rnd in range(1, max_rounds + 2):
+            try:
+                out = await self.ctx.llm("perceiver").structured(self._messages(u, answers), PerceiverOut)
+            except Exception as e:  # noqa: BLE001 - R1 down: carry the user's words through untouched
+                self.ctx.log(tid, {"kind": "perceiver_fallback", "error": str(e)[:300]})
+                out = None
+                break
+            if out.kind == "clarify" and out.question.strip() and rnd <= max_rounds:
+                answer = await self._ask(tid, out.question.strip(), rnd)
+                if not answer.strip():
+                    break  # empty answer = proceed with what we have
+                answers.append(answer.strip())
+                continue
+            break
+        if out is not None and out.kind == "chat" and not answers and not _ACTION.search(u.text) and out.reply.strip():
+            await self.publish(Role.USER, PerceiverReply(task_id=tid, text=out.reply.strip()), tid)
+            return
+        intent = (out.intent.strip() if out and out.intent.strip() else u.text.strip())
+        if answers and out is None:
+            intent = f"{intent} ({'; '.join(answers)})"
+        scope = out.scope if out and out.scope and out.scope.lower() not in ("null", "none") else None
+        spec = TaskSpec(task_id=tid, intent=intent[:500], constraints=Constraints(scope=scope),
+                        raw_input=u.text)
+        await self.publish(Role.PLANNER, spec, tid)
+
+    def _messages(self, u: UserInput, answers: list[str]) -> list[dict[str, str]]:
+        turns = u.history[-self.ctx.config.pipeline.history_turns:] if self.ctx.config.pipeline.history_turns else []
+        parts = []
+        if turns:
+            parts.append("Earlier in this session:\n" + "\n".join(f"- {t[:200]}" for t in turns))
+        parts.append(f"User message:\n{u.text}")
+        for i, a in enumerate(answers, 1):
+            parts.append(f"Answer to clarifying question {i}: {a}")
+        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+    async def _ask(self, task_id: str, question: str, rnd: int) -> str:
+        rid = f"{task_id}:{self.ctx.ids.new('req')}"
+        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = fut
+        await self.publish(Role.USER, ClarificationRequest(request_id=rid, task_id=task_id,
+                                                           question=question[:500], round=rnd), task_id)
+        try:
+            return await fut
+        finally:
+            self._waiting.pop(rid, None)
+

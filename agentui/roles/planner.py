@@ -1,0 +1,260 @@
+"""R2 Planner (roles-v0.7/v0.8 §R2): interpret the intent into falsifiable task criteria, then
+decompose it into the fewest subtasks; replan on GGS PlanDirectives.
+
+Before every plan it calibrates on memory (QueryC + QueryMK for the intent's tag pair) and formats
+the MUST NOT / SHOULD PREFER lines itself. A code plan validator rejects plans that use a blocked
+tool, repeat a blocked target or — under break_symmetry — repeat the previous plan; it re-asks
+(bounded) and then hands the failure to GGS through an empty manifest, never silence. IDs are
+assigned here by the runtime's factory, never by the LLM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from agentui.clock import iso
+from agentui.contracts import (
+    ActionDirective,
+    Criterion,
+    DispatchManifest,
+    Envelope,
+    MemoryAction,
+    PlanDirective,
+    Role,
+    SubTask,
+    TaskSpec,
+)
+from agentui.roles.base import RoleBase, RoleContext
+
+
+class PlanCriterion(BaseModel):
+    criterion: str = Field(min_length=1)
+    mode: Literal["verifiable", "plausible"] = "verifiable"
+
+
+def _coerce_criteria(v: Any) -> Any:
+    if isinstance(v, str):
+        v = [v]
+    if isinstance(v, list):
+        return [{"criterion": x} if isinstance(x, str) else x for x in v]
+    return v
+
+
+class PlanStep(BaseModel):
+    intent: str = Field(min_length=1)
+    success_criteria: list[PlanCriterion] = Field(min_length=1)
+    sequence: int = Field(default=1, ge=1, le=20)
+    tools: list[str] = Field(default_factory=list)
+    context: str = ""
+
+    _c = field_validator("success_criteria", mode="before")(classmethod(lambda cls, v: _coerce_criteria(v)))
+
+
+class PlanOut(BaseModel):
+    task_criteria: list[PlanCriterion] = Field(min_length=1, max_length=8)
+    subtasks: list[PlanStep] = Field(min_length=1, max_length=8)
+
+    _c = field_validator("task_criteria", mode="before")(classmethod(lambda cls, v: _coerce_criteria(v)))
+
+
+SYSTEM = (
+    "You are the Planner of an agent working on the user's computer. First interpret the request "
+    "into task_criteria: concrete, checkable statements about the final result (what the answer "
+    "must contain or what must exist on disk). Then split the work into the FEWEST subtasks an "
+    "executor with tools can do (often one). Each subtask: intent (an instruction), "
+    "success_criteria (checkable from tool output), sequence (1 = first; equal numbers run in "
+    "parallel; a later step sees earlier outputs), tools (names from the list), context (facts "
+    "the executor needs). mode is \"verifiable\" when a tool output can prove it, else \"plausible\"."
+)
+
+DIRECTIVE_TEXT = {
+    ActionDirective.REFINE: "REFINE: the approach is right; tighten parameters, fix the details that failed.",
+    ActionDirective.CHANGE_PATH: "CHANGE_PATH: the approach is right but the environment blocked it; use the same kind of tool on a different target, path or command.",
+    ActionDirective.CHANGE_APPROACH: "CHANGE_APPROACH: the method was logically wrong; use a different method.",
+    ActionDirective.BREAK_SYMMETRY: "BREAK_SYMMETRY: stuck with a wrong approach; use a completely different kind of tool and a plan unlike the previous one.",
+}
+
+
+@dataclass
+class _Task:
+    spec: TaskSpec
+    round: int = 0
+    last_plan: PlanOut | None = None
+    directive: PlanDirective | None = None
+    blocked_tools: set[str] = field(default_factory=set)
+    blocked_targets: list[str] = field(default_factory=list)
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\W+", " ", s.casefold()).strip()
+
+
+class Planner(RoleBase):
+    role = Role.PLANNER
+    consumes = frozenset({"TaskSpec", "PlanDirective"})
+    serial = False
+
+    def __init__(self, ctx: RoleContext) -> None:
+        super().__init__(ctx)
+        self._tasks_state: dict[str, _Task] = {}
+
+    async def on_cancel(self, task_id: str) -> None:
+        self._tasks_state.pop(task_id, None)
+
+    async def handle(self, env: Envelope) -> None:
+        p = env.payload
+        if isinstance(p, TaskSpec):
+            st = _Task(spec=p)
+            self._tasks_state[p.task_id] = st
+            await self._plan(st)
+        elif isinstance(p, PlanDirective):
+            st = self._tasks_state.get(p.task_id)
+            if st is None:
+                return
+            st.round += 1
+            st.directive = p
+            st.blocked_tools = set(p.blocked_tools)
+            for t in p.blocked_targets:
+                if t not in st.blocked_targets:
+                    st.blocked_targets.append(t)
+            await self._plan(st)
+
+    # -- memory calibration (v0.8 §R2) ---------------------------------------------------------
+    async def calibrate(self, spec: TaskSpec) -> tuple[list[str], list[str]]:
+        """(MUST NOT lines, SHOULD PREFER lines) from C-level SOPs and M/K potentials."""
+        mem = self.ctx.memory
+        if mem is None:
+            return [], []
+        from agentui.memory.tags import ENV_LOCAL, intent_space
+
+        space = intent_space(spec.intent)
+        must_not: list[str] = []
+        prefer: list[str] = []
+        try:
+            sops = await mem.query_c(space, ENV_LOCAL)
+            pot = await mem.query_mk(space, ENV_LOCAL)
+            for s in sops:
+                (prefer if s.sigma > 0 else must_not).append(s.content[:200])
+            if pot.action in (MemoryAction.EXPLOIT, MemoryAction.AVOID, MemoryAction.CAUTION):
+                recent = await asyncio.to_thread(mem.list, None, space, ENV_LOCAL)
+                recent = sorted((m for m in recent if m.level.value in ("M", "K")),
+                                key=lambda m: m.created_at, reverse=True)
+                if pot.action == MemoryAction.EXPLOIT:
+                    good = [m for m in recent if m.sigma > 0][:2]
+                    prefer.extend(f"what worked before: {m.content[:200]}" for m in good)
+                elif pot.action == MemoryAction.AVOID:
+                    bad = [m for m in recent if m.sigma < 0][:2]
+                    must_not.extend(f"what failed before: {m.content[:200]}" for m in bad)
+                else:
+                    prefer.extend(f"(caution, mixed record) {m.content[:200]}" for m in recent[:1])
+            self.ctx.log(spec.task_id, {"kind": "memory_calibration", "space": space,
+                                        "sops": len(sops), "potentials": pot.model_dump(mode="json"),
+                                        "must_not": must_not, "prefer": prefer})
+        except Exception as e:  # noqa: BLE001 - memory trouble must not stop planning
+            self.ctx.log(spec.task_id, {"kind": "memory_calibration_error", "error": str(e)[:300]})
+        return must_not, prefer
+
+    # -- planning -------------------------------------------------------------------------------
+    def _tool_names(self, blocked: set[str]) -> list[str]:
+        reg = self.ctx.tools
+        if reg is None:
+            return []
+        return [s["name"] for s in reg.specs(exclude=blocked)]
+
+    def _messages(self, st: _Task, must_not: list[str], prefer: list[str], problem: str | None) -> list[dict[str, str]]:
+        spec = st.spec
+        tools = self._tool_names(st.blocked_tools)
+        lines = [f"Workspace: {self.ctx.workspace}", f"Tools: {', '.join(tools)}",
+                 f"Request (verbatim): {spec.raw_input}", f"Intent: {spec.intent}"]
+        if spec.constraints.scope:
+            lines.append(f"Scope: {spec.constraints.scope}")
+        forbidden = [*must_not, *(f"tool {t}" for t in sorted(st.blocked_tools)),
+                     *(f"retrying {t}" for t in st.blocked_targets)]
+        if forbidden:
+            lines.append("MUST NOT:\n" + "\n".join(f"- {x}" for x in forbidden[:12]))
+        if prefer:
+            lines.append("SHOULD PREFER:\n" + "\n".join(f"- {x}" for x in prefer[:6]))
+        if st.directive is not None:
+            d = st.directive
+            lines.append(f"This is replan round {st.round}. Directive: {DIRECTIVE_TEXT[d.directive]}")
+            lines.append(f"Why: {d.rationale[:600]}")
+            if st.last_plan is not None:
+                prev = "; ".join(s.intent[:120] for s in st.last_plan.subtasks)
+                lines.append(f"Previous plan: {prev}")
+        if problem:
+            lines.append(f"Your previous plan was rejected: {problem}. Produce a corrected plan.")
+        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+    def validate(self, plan: PlanOut, st: _Task) -> str | None:
+        """The code plan validator. Returns the problem, or None if the plan is acceptable."""
+        known = set(self._tool_names(set())) if self.ctx.tools is not None else None
+        for i, s in enumerate(plan.subtasks, 1):
+            if known is not None:
+                s.tools = [t for t in s.tools if t in known]  # unknown names mean "any tool"
+            used = set(s.tools) & st.blocked_tools
+            if used:
+                return f"subtask {i} uses blocked tool(s) {', '.join(sorted(used))}"
+            text = f"{s.intent}\n{s.context}"
+            for bt in st.blocked_targets:
+                _tool, _, target = bt.partition(":")
+                if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools):
+                    return f"subtask {i} repeats the blocked target {target!r} with {_tool}"
+        if (st.directive is not None and st.directive.directive == ActionDirective.BREAK_SYMMETRY
+                and st.last_plan is not None):
+            old = {_norm(s.intent) for s in st.last_plan.subtasks}
+            new = {_norm(s.intent) for s in plan.subtasks}
+            if new == old:
+                return "break_symmetry needs a different plan, but this one repeats the previous plan"
+        return None
+
+    async def _plan(self, st: _Task) -> None:
+        spec = st.spec
+        tid = spec.task_id
+        must_not, prefer = await self.calibrate(spec)
+        problem: str | None = None
+        plan: PlanOut | None = None
+        for _attempt in range(self.ctx.config.pipeline.plan_reasks + 1):
+            try:
+                cand = await self.ctx.llm("planner").structured(self._messages(st, must_not, prefer, problem), PlanOut)
+            except Exception as e:  # noqa: BLE001 - an LLM failure is a planner failure GGS must see
+                problem = f"planner LLM failed: {e}"
+                break
+            problem = self.validate(cand, st)
+            self.ctx.log(tid, {"kind": "plan", "round": st.round, "plan": cand.model_dump(mode="json"),
+                               "rejected": problem})
+            if problem is None:
+                plan = cand
+                break
+        if plan is None:
+            await self.publish(Role.META_VALIDATOR, DispatchManifest(
+                task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),
+                round=st.round, planner_error=problem or "no valid plan"), tid)
+            return
+        st.last_plan = plan
+        subtasks = []
+        for s in sorted(plan.subtasks, key=lambda s: s.sequence):
+            subtasks.append(SubTask(
+                subtask_id=self.ctx.ids.new("subtask"), parent_task_id=tid, intent=s.intent[:500],
+                success_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode) for c in s.success_criteria],
+                context=s.context[:1000], sequence=s.sequence, tools=list(dict.fromkeys(s.tools)),
+            ))
+        for s in subtasks:
+            await self.publish(Role.EXECUTOR, s, tid)
+        await self.publish(Role.META_VALIDATOR, DispatchManifest(
+            task_id=tid, subtask_ids=[s.subtask_id for s in subtasks], task_spec=spec,
+            dispatched_at=iso(self.ctx.clock.now()),
+            task_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode) for c in plan.task_criteria],
+            round=st.round), tid)
+
+    async def on_error(self, env: Envelope, exc: Exception) -> None:
+        tid = env.task_id or ""
+        st = self._tasks_state.get(tid)
+        spec = st.spec if st else (env.payload if isinstance(env.payload, TaskSpec) else None)
+        await self.publish(Role.META_VALIDATOR, DispatchManifest(
+            task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),
+            round=st.round if st else 0, planner_error=f"planner error: {exc}"), tid)

@@ -1,0 +1,114 @@
+"""Harness for whole-task tests: a real Runtime on a real bus, the fake LLM over HTTP, real tools
+in a temporary workspace, real task logs. Only the model's replies are scripted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentui.config import Config
+from agentui.contracts import ConfirmationChoice, Envelope
+from agentui.ids import SeededIds
+from agentui.llm import LLMPool
+from agentui.runtime import Runtime, TaskEnd
+from tests.fakellm import FakeLLM, Reply
+
+
+def perceive(intent: str) -> Reply:
+    return Reply.json({"kind": "task", "intent": intent, "scope": None})
+
+
+def plan(task_criteria: list[str], *subtasks: dict[str, Any]) -> Reply:
+    return Reply.json({"task_criteria": [{"criterion": c} for c in task_criteria], "subtasks": list(subtasks)})
+
+
+def sub(intent: str, *criteria: str, seq: int = 1, tools: list[str] | None = None, mode: str = "verifiable") -> dict:
+    return {"intent": intent, "success_criteria": [{"criterion": c, "mode": mode} for c in criteria],
+            "sequence": seq, "tools": tools or []}
+
+
+def call(tool: str, **args: Any) -> Reply:
+    return Reply.json({"tool": tool, "args": args})
+
+
+def finish(output: str) -> Reply:
+    return Reply.json({"tool": "finish", "output": output})
+
+
+def infeasible(why: str) -> Reply:
+    return Reply.json({"tool": "infeasible", "output": why})
+
+
+def verdicts(*vs: str) -> Reply:
+    """'pass', 'fail:logical', 'fail:environmental'."""
+    out = []
+    for v in vs:
+        if v == "pass":
+            out.append({"verdict": "pass", "evidence": "seen in the output"})
+        else:
+            out.append({"verdict": "fail", "failure_class": v.split(":")[1], "evidence": f"not met ({v})",
+                        "what_to_do": "do it properly"})
+    return Reply.json({"verdicts": out})
+
+
+def merge(output: str, *vs: str, summary: str = "done") -> Reply:
+    out = []
+    for v in vs:
+        out.append({"verdict": "pass"} if v == "pass" else
+                   {"verdict": "fail", "failure_class": v.split(":")[1], "evidence": "merged result misses it"})
+    return Reply.json({"merged_output": output, "summary": summary, "verdicts": out})
+
+
+@dataclass
+class Run:
+    end: TaskEnd
+    envelopes: list[Envelope]
+    stats: dict[str, Any]
+    runtime: Runtime
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def types(self, *, skip: tuple[str, ...] = ("LLMUsage", "TaskStarted", "Megram", "AuditEvent",
+                                                 "AuditReport")) -> list[str]:
+        return [e.type for e in self.envelopes if e.type not in skip]
+
+    def of(self, type_: str) -> list[Any]:
+        return [e.payload for e in self.envelopes if e.type == type_]
+
+    @property
+    def final(self):  # noqa: ANN201
+        assert self.end.final is not None, f"no FinalResult: {self.end}"
+        return self.end.final
+
+
+def config_for(fake: FakeLLM, data: Path, **sections: dict[str, Any]) -> Config:
+    doc: dict[str, Any] = {"data_dir": str(data), "llm": {"base_url": fake.base_url, "max_retries": 0,
+                                                           "backoff_base_s": 0.0}}
+    doc.setdefault("pipeline", {})["correction_budget"] = 0
+    for k, v in sections.items():
+        doc.setdefault(k, {}).update(v)
+    return Config.model_validate(doc)
+
+
+async def run_task(fake: FakeLLM, tmp: Path, text: str, *, timeout: float = 30, confirm: Any = None,
+                   clarify: Any = None, memory: Any = None, ablation: str | None = None,
+                   **sections: dict[str, Any]) -> Run:
+    ws = tmp / "ws"
+    ws.mkdir(exist_ok=True)
+    cfg = config_for(fake, tmp / "data", **sections)
+
+    async def deny(_req):  # noqa: ANN001, ANN202
+        return ConfirmationChoice.DENY
+
+    rt = Runtime(cfg, workspace=ws, data_dir=tmp / "data", pool=LLMPool(cfg), ids=SeededIds(7, readable=True),
+                 memory=memory, confirm=confirm or deny, clarify=clarify, ablation=ablation)
+    await rt.start()
+    tap = rt.bus.tap("test")
+    end = await rt.run_task(text, timeout=timeout)
+    import asyncio
+
+    await asyncio.sleep(0.05)
+    envs = tap.drain()
+    stats = rt.task_stats(end.task_id)
+    await rt.stop()
+    return Run(end=end, envelopes=envs, stats=stats, runtime=rt)

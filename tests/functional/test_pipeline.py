@@ -1,0 +1,417 @@
+"""Whole tasks through every macro-state (issue #3), over the fake LLM with real tools."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from agentui.contracts import ConfirmationChoice, Role
+from tests.fakellm import Reply
+from tests.functional.pipeline import (
+    call,
+    finish,
+    infeasible,
+    merge,
+    perceive,
+    plan,
+    run_task,
+    sub,
+    verdicts,
+)
+
+FAST = {"ggs": {"time_budget_ms": 10**9}}
+
+
+def happy(fake, answer="2"):
+    fake.script("perceiver", [perceive("count the txt files")])
+    fake.script("planner", [plan(["the answer is the count"], sub("count .txt files", "a number is reported",
+                                                                   tools=["shell"]))])
+    fake.script("executor", [call("shell", command="ls *.txt | wc -l"), finish(answer)])
+    fake.script("agent_validator", [verdicts("pass")])
+    fake.script("meta_validator", [merge(answer, "pass", summary=f"{answer} txt files")])
+
+
+async def test_accept_first_try(fakellm, tmp_path):
+    happy(fakellm)
+    r = await run_task(fakellm, tmp_path, "how many txt files?", **FAST)
+    assert r.types() == ["UserInput", "TaskSpec", "SubTask", "DispatchManifest", "ExecutionResult",
+                         "SubTaskOutcome", "OutcomeSummary", "FinalResult"]
+    f = r.final
+    assert f.directive.value == "accept" and f.prev_directive.value == "init" and f.replans == 0
+    assert f.loss.D == 0.0 and f.output == "2"
+    assert r.stats["llm_calls"] == 6 and r.stats["tool_calls"] == 1
+    assert set(r.stats["by_role"]) == {"perceiver", "planner", "executor", "agent_validator", "meta_validator"}
+    # one Megram from GGS, tagged with the intent
+    [m] = r.of("Megram")
+    assert m.space == "intent:count_the_txt" and m.state == "accept"
+    # every envelope routes as the spec's contract tables allow; GGS is the only FinalResult sender
+    assert {e.sender for e in r.envelopes if e.type == "FinalResult"} == {Role.GGS}
+    log = (tmp_path / "data" / "tasks" / f"{f.task_id}.jsonl").read_text().splitlines()
+    kinds = {__import__("json").loads(x)["kind"] for x in log}
+    assert {"llm", "tool", "envelope", "end"} <= kinds
+    assert (tmp_path / "data" / "recordings" / f"{f.task_id}.bus.jsonl").is_file()
+
+
+async def test_correction_then_match(fakellm, tmp_path):
+    fakellm.script("perceiver", [perceive("say hello into hello.txt")])
+    fakellm.script("planner", [plan(["hello.txt contains hello"], sub("write hello.txt", "file holds hello"))])
+    fakellm.script("executor", [call("write_file", path="hello.txt", content="helo"), finish("wrote helo"),
+                                call("write_file", path="hello2.txt", content="hello"),
+                                call("shell", command="mv hello2.txt hello.txt"),
+                                finish("wrote hello")])
+    fakellm.script("agent_validator", [verdicts("fail:logical"), verdicts("pass")])
+    fakellm.script("meta_validator", [merge("hello.txt written", "pass")])
+    r = await run_task(fakellm, tmp_path, "write hello to hello.txt", pipeline={"correction_budget": 2},
+                       confirm=_approve, **FAST)
+    assert r.types().count("CorrectionSignal") == 1
+    assert r.final.directive.value == "accept"
+    [outcome] = r.of("SubTaskOutcome")
+    assert [len(a.failed_criteria) for a in outcome.gap_trajectory] == [1, 0]
+    assert (tmp_path / "ws" / "hello.txt").read_text() == "hello"
+    assert r.of("ConfirmationRequest"), "mv over an existing file must ask"
+
+
+async def _approve(_req):
+    return ConfirmationChoice.APPROVE
+
+
+def _env_wall(fake, rounds_ok_after=1):
+    fake.script("perceiver", [perceive("print the port from settings")])
+    fake.script("planner", [plan(["the port is printed"], sub("read settings.ini", "the port value is shown",
+                                                               tools=["read_file"])),
+                            plan(["the port is printed"], sub("read config.ini instead", "the port value is shown",
+                                                               tools=["read_file"]))])
+    fake.script("executor", [call("read_file", path="settings.ini"), infeasible("settings.ini does not exist"),
+                             call("read_file", path="config.ini"), finish("port=8080")])
+    fake.script("agent_validator", [verdicts("pass")])
+    fake.script("meta_validator", [merge("8080", "pass")])
+
+
+async def test_change_path_on_environmental_wall_then_accept(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "config.ini").write_text("port=8080\n")
+    _env_wall(fakellm)
+    r = await run_task(fakellm, tmp_path, "what port is configured?", **FAST)
+    [d] = r.of("PlanDirective")
+    assert d.directive.value == "change_path" and d.prev_directive.value == "init"
+    assert d.blocked_tools == []
+    assert d.blocked_targets == [f"read_file:{tmp_path / 'ws' / 'settings.ini'}"]
+    assert d.loss.D == 1.0 and d.loss.P == 0.0
+    # R4a classified from the evidence without an LLM call on the failed attempt
+    assert len(fakellm.calls("agent_validator")) == 1
+    f = r.final
+    assert f.directive.value == "accept" and f.prev_directive.value == "change_path" and f.replans == 1
+    # the planner saw the directive and the blocked target
+    replan_prompt = fakellm.calls("planner")[1]["messages"][1]["content"]
+    assert "CHANGE_PATH" in replan_prompt and "settings.ini" in replan_prompt
+    # GGS wrote one Megram for the blocked target (tool:/path: tags) and one for the accept
+    spaces = sorted(m.space for m in r.of("Megram"))
+    assert spaces == ["intent:print_the_port", "tool:read_file"]
+
+
+async def test_executor_refuses_blocked_target_and_duplicates(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    _env_wall(fakellm)
+    # second round: the model insists on the blocked file, then repeats a call, then finishes
+    fakellm._scripts["executor"].clear()
+    fakellm._scripts["planner"].pop()
+    fakellm.script("planner", [plan(["the port is printed"], sub("find the port", "the port value is shown"))])
+    fakellm.script("executor", [call("read_file", path="settings.ini"), infeasible("missing"),
+                                call("read_file", path="settings.ini"),
+                                call("shell", command="echo 8080"), call("shell", command="echo 8080"),
+                                finish("8080")])
+    r = await run_task(fakellm, tmp_path, "what port?", **FAST)
+    ex = fakellm.calls("executor")
+    msgs = [m["content"] for m in ex[-1]["messages"] if m["role"] == "user"]
+    assert any("is blocked for this task" in m for m in msgs)
+    assert any("already made this exact call" in m for m in msgs)
+    results = r.of("ExecutionResult")
+    assert [c.tool for c in results[-1].tool_calls] == ["shell"]  # refused calls never ran
+    assert r.final.directive.value == "accept"
+
+
+async def test_refine_when_loss_improves(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("summarise two logs")])
+    fakellm.script("planner", [
+        plan(["both logs summarised"], sub("summarise a.log and b.log", "a summarised", "b summarised")),
+        plan(["both logs summarised"], sub("summarise a.log and b.log", "a summarised", "b summarised")),
+        plan(["both logs summarised"], sub("summarise b.log", "b summarised")),
+    ])
+    fakellm.script("executor", [finish("nothing"), finish("a: ok"), finish("a: ok, b: ok")])
+    fakellm.script("agent_validator", [verdicts("fail:environmental", "fail:environmental"),
+                                       verdicts("pass", "fail:environmental"), verdicts("pass")])
+    fakellm.script("meta_validator", [merge("a: ok, b: ok", "pass")])
+    r = await run_task(fakellm, tmp_path, "summarise the logs", **FAST)
+    ds = r.of("PlanDirective")
+    assert [d.directive.value for d in ds] == ["change_path", "refine"]
+    assert ds[1].grad_l < -0.1 and ds[1].urgency.value == "low" and ds[1].prev_directive.value == "change_path"
+    assert r.final.directive.value == "accept" and r.final.prev_directive.value == "refine"
+
+
+async def test_break_symmetry_then_change_approach_then_accept(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "x.bin").write_text("data")  # the read succeeds: the failure is logical
+    fakellm.script("perceiver", [perceive("compute the checksum")])
+    fakellm.script("planner", [
+        plan(["checksum shown"], sub("compute checksum with shell", "checksum printed", "it is sha256", tools=["shell"])),
+        plan(["checksum shown"], sub("compute checksum by reading", "checksum printed", "it is sha256", tools=["read_file"])),
+        plan(["checksum shown"], sub("compute it with python", "checksum printed")),
+    ])
+    fakellm.script("executor", [call("shell", command="false"), finish("no idea"),
+                                call("read_file", path="x.bin"), finish("maybe 42"),
+                                finish("abc123")])
+    fakellm.script("agent_validator", [verdicts("fail:logical", "fail:logical"),
+                                       verdicts("pass", "fail:logical"), verdicts("pass")])
+    fakellm.script("meta_validator", [merge("abc123", "pass")])
+    r = await run_task(fakellm, tmp_path, "checksum please", **FAST)
+    ds = r.of("PlanDirective")
+    assert [d.directive.value for d in ds] == ["break_symmetry", "change_approach"]
+    assert ds[0].blocked_tools == ["shell"] and ds[0].failure_class.value == "logical"
+    assert ds[1].prev_directive.value == "break_symmetry"
+    # the executor is never offered a blocked tool: the action schema's enum excludes it
+    second = fakellm.calls("executor")[2]
+    assert "shell" not in str(second["response_format"]["json_schema"]["schema"]["properties"]["tool"])
+    assert r.final.directive.value == "accept"
+
+
+async def test_success_when_D_within_delta(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("describe the repo")])
+    fakellm.script("planner", [plan(["described"], sub("describe", "a", "b", "c", "d"))])
+    fakellm.script("executor", [finish("a b c")])
+    fakellm.script("agent_validator", [verdicts("pass", "pass", "pass", "fail:logical")])
+    r = await run_task(fakellm, tmp_path, "describe", **FAST)
+    f = r.final
+    assert f.directive.value == "success" and f.loss.D == 0.25 and f.replans == 0
+    assert f.output == {"describe": "a b c"}
+    assert "PlanDirective" not in r.types()
+
+
+def _always_fail(fake, intent="fetch the report"):
+    fake.script("perceiver", [perceive(intent)])
+    fake.responder("planner", lambda _r: plan(["report fetched"], sub("fetch report.pdf", "report saved")))
+    fake.responder("executor", lambda _r: infeasible("network unreachable"))
+
+
+async def test_abandon_when_budget_exhausted(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    _always_fail(fakellm)
+    r = await run_task(fakellm, tmp_path, "fetch the report", ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    f = r.final
+    assert [d.directive.value for d in r.of("PlanDirective")] == ["change_path"]
+    assert f.directive.value == "abandon" and f.loss.Omega >= 0.8 and f.replans == 1
+    assert "budget exhausted" in f.summary
+    assert 2 <= len(f.next_moves) <= 3
+    assert any("network unreachable" in m for m in f.next_moves)
+    assert [m.state for m in r.of("Megram")][-1] == "abandon"
+
+
+async def test_law2_abandon_after_two_worsening_rounds(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("tidy the notes")])
+    fakellm.responder("planner", lambda _r: plan(["notes tidy"], sub("tidy", "a", "b", "c")))
+    fakellm.responder("executor", lambda _r: finish("tried"))
+    fakellm.script("agent_validator", [verdicts("pass", "pass", "fail:environmental"),
+                                       verdicts("pass", "fail:environmental", "fail:environmental"),
+                                       verdicts("fail:environmental", "fail:environmental", "fail:environmental")])
+    r = await run_task(fakellm, tmp_path, "tidy", ggs={"max_replans": 10, "time_budget_ms": 10**9})
+    ds = r.of("PlanDirective")
+    assert [d.directive.value for d in ds] == ["change_path", "refine"]
+    assert ds[1].urgency.value == "high"
+    f = r.final
+    assert f.directive.value == "abandon" and "Law 2" in f.summary and f.grad_l > 0.1
+
+
+async def test_task_criteria_failure_reaches_ggs_as_real_failure(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("list the three largest files")])
+    fakellm.script("planner", [plan(["three files listed"], sub("list files", "files listed")),
+                               plan(["three files listed"], sub("list the 3 largest files by size", "3 files listed"))])
+    fakellm.script("executor", [finish("a, b"), finish("a, b, c")])
+    fakellm.script("agent_validator", [verdicts("pass"), verdicts("pass")])
+    fakellm.script("meta_validator", [merge("a, b", "fail:logical"), merge("a, b, c", "pass")])
+    r = await run_task(fakellm, tmp_path, "three largest files", **FAST)
+    [req] = r.of("ReplanRequest")
+    assert req.reason == "task_criteria" and req.task_criteria_verdicts[0].verdict.value == "fail"
+    [d] = r.of("PlanDirective")
+    assert d.loss.D == 0.5 and d.loss.D > 0  # one subtask criterion passed, the task criterion failed
+    assert r.final.directive.value == "accept"
+
+
+async def test_meta_validator_parse_failure_becomes_replan_request(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    happy(fakellm)
+    fakellm._scripts["meta_validator"].clear()
+    fakellm.script("meta_validator", [Reply.fault("garbage"), Reply.fault("garbage"), merge("2", "pass")])
+    fakellm.script("planner", [plan(["count given"], sub("count again", "number"))])
+    fakellm.script("executor", [finish("2")])
+    fakellm.script("agent_validator", [verdicts("pass")])
+    r = await run_task(fakellm, tmp_path, "count", **FAST)
+    [req] = r.of("ReplanRequest")
+    assert req.reason == "meta_validator_error" and "re-ask" in req.gap_summary
+    assert r.final.directive.value == "accept" and r.final.replans == 1
+
+
+async def test_role_llm_down_mid_task_ends_in_abandon_not_a_hang(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("do it")])
+    fakellm.responder("planner", lambda _r: plan(["done"], sub("do it", "it is done")))
+    fakellm.responder("executor", lambda _r: Reply.fault("http500"))
+    t0 = time.monotonic()
+    r = await run_task(fakellm, tmp_path, "do it", ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    assert time.monotonic() - t0 < 20
+    f = r.final
+    assert f.directive.value == "abandon"
+    results = r.of("ExecutionResult")
+    assert all("executor LLM unavailable" in (x.infeasible_reason or "") for x in results)
+    assert r.stats["by_role"]["executor"]["errors"] >= 1
+
+
+async def test_planner_failure_goes_through_ggs(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("x")])
+    fakellm.responder("planner", lambda _r: Reply.fault("garbage"))
+    r = await run_task(fakellm, tmp_path, "x", ggs={"max_replans": 1, "time_budget_ms": 10**9},
+                       pipeline={"plan_reasks": 0})
+    manifests = r.of("DispatchManifest")
+    assert manifests and all(m.subtask_ids == [] and m.planner_error for m in manifests)
+    assert r.final.directive.value == "abandon"
+
+
+async def test_sequences_run_in_order_and_feed_context(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("two steps")])
+    fakellm.script("planner", [plan(["both done"], sub("step one", "one done", seq=1), sub("step two", "two done", seq=2))])
+    fakellm.script("executor", [finish("ONE-OUTPUT"), finish("two")])
+    fakellm.script("agent_validator", [verdicts("pass"), verdicts("pass")])
+    fakellm.script("meta_validator", [merge("one, two", "pass")])
+    r = await run_task(fakellm, tmp_path, "two steps", **FAST)
+    second = fakellm.calls("executor")[1]["messages"][1]["content"]
+    assert "Subtask: step two" in second and "ONE-OUTPUT" in second
+    assert r.final.directive.value == "accept"
+
+
+async def test_failed_step_skips_later_sequences(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("two steps")])
+    fakellm.responder("planner", lambda _r: plan(["both"], sub("one", "a", seq=1), sub("two", "b", seq=2)))
+    fakellm.responder("executor", lambda _r: infeasible("permission denied"))
+    r = await run_task(fakellm, tmp_path, "two steps", ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    skipped = [o for o in r.of("SubTaskOutcome") if (o.failure_reason or "").startswith("skipped")]
+    assert len(skipped) == 2  # once per round
+    assert len(fakellm.calls("executor")) == 2  # step two never ran
+    assert r.final.directive.value == "abandon"
+
+
+async def test_cancellation_kills_tool_processes_within_a_second(fakellm, tmp_path):
+    from agentui.config import Config  # noqa: F401
+    from agentui.llm import LLMPool
+    from agentui.runtime import Runtime
+    from tests.functional.pipeline import config_for
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fakellm.script("perceiver", [perceive("wait")])
+    fakellm.script("planner", [plan(["waited"], sub("wait", "waited"))])
+    fakellm.script("executor", [call("shell", command="echo $$ > pid; sleep 30")])
+    cfg = config_for(fakellm, tmp_path / "data")
+    rt = Runtime(cfg, workspace=ws, data_dir=tmp_path / "data", pool=LLMPool(cfg))
+    await rt.start()
+    tap = rt.bus.tap("t")
+    tid = await rt.submit("wait 30 s")
+    for _ in range(200):
+        if (ws / "pid").is_file() and (ws / "pid").read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    pid = int((ws / "pid").read_text())
+    t0 = time.monotonic()
+    await rt.cancel(tid)
+    end = await rt.wait(tid)
+    for _ in range(20):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the tool process survived cancellation")
+    assert time.monotonic() - t0 < 1.0
+    assert end.cancelled
+    await asyncio.sleep(0.1)
+    types = [e.type for e in tap.drain()]
+    after = types[types.index("TaskCancelled") + 1:]
+    assert set(after) <= {"LLMUsage", "TaskCancelled"}
+    await rt.stop()
+
+
+async def test_greeting_fast_path_needs_no_llm(fakellm, tmp_path):
+    r = await run_task(fakellm, tmp_path, "hello!", **FAST)
+    assert r.end.reply is not None and r.end.final is None
+    assert fakellm.calls() == []
+    assert r.types() == ["UserInput", "PerceiverReply"]
+
+
+async def test_conversational_question_is_answered_by_r1_alone(fakellm, tmp_path):
+    fakellm.script("perceiver", [Reply.json({"kind": "chat", "reply": "A list is mutable; a tuple is not."})])
+    r = await run_task(fakellm, tmp_path, "what is the difference between a python list and a tuple?", **FAST)
+    assert r.end.reply.text.startswith("A list is mutable")
+    assert r.stats["llm_calls"] == 1
+
+
+async def test_clarification_answer_then_commit(fakellm, tmp_path):
+    happy(fakellm)
+    fakellm._scripts["perceiver"].clear()
+    fakellm.script("perceiver", [Reply.json({"kind": "clarify", "question": "Count what?"}),
+                                 perceive("count the txt files")])
+    asked = []
+
+    async def clarify(req):
+        asked.append(req)
+        return "txt files"
+
+    r = await run_task(fakellm, tmp_path, "count", clarify=clarify, **FAST)
+    assert [q.question for q in asked] == ["Count what?"] and asked[0].round == 1
+    second = fakellm.calls("perceiver")[1]["messages"][1]["content"]
+    assert "txt files" in second
+    spec = r.of("TaskSpec")[0]
+    assert spec.raw_input == "count" and spec.intent == "count the txt files"
+    assert r.final.directive.value == "accept"
+
+
+async def test_empty_clarification_answer_proceeds(fakellm, tmp_path):
+    happy(fakellm)
+    fakellm._scripts["perceiver"].clear()
+    fakellm.script("perceiver", [Reply.json({"kind": "clarify", "question": "Which?", "intent": "count"})])
+    r = await run_task(fakellm, tmp_path, "count", **FAST)  # default handler answers ""
+    assert len(fakellm.calls("perceiver")) == 1
+    assert r.of("TaskSpec")[0].intent == "count"
+    assert r.final.directive.value == "accept"
+
+
+async def test_perceiver_down_carries_raw_text(fakellm, tmp_path):
+    happy(fakellm)
+    fakellm._scripts["perceiver"].clear()
+    fakellm.script("perceiver", [Reply.fault("http500")])
+    r = await run_task(fakellm, tmp_path, "how many txt files?", **FAST)
+    assert r.of("TaskSpec")[0].intent == "how many txt files?"
+    assert r.final.directive.value == "accept"
+
+
+async def test_denied_confirmation_is_an_environmental_failure(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keep.txt").write_text("precious")
+    fakellm.script("perceiver", [perceive("delete keep.txt")])
+    fakellm.responder("planner", lambda _r: plan(["keep.txt removed"], sub("remove keep.txt", "file gone")))
+    fakellm.responder("executor", lambda r: call("shell", command="rm keep.txt")
+                      if len(r["messages"]) == 2 else infeasible("the user denied the deletion"))
+    r = await run_task(fakellm, tmp_path, "delete keep.txt", ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    assert (ws / "keep.txt").read_text() == "precious"
+    assert r.of("ConfirmationRequest") and all(d.decision.value == "deny" for d in r.of("ConfirmationDecision"))
+    outcome = r.of("SubTaskOutcome")[0]
+    assert outcome.criteria_verdicts[0].failure_class.value == "environmental"
+    assert r.final.directive.value == "abandon"

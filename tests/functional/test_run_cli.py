@@ -1,0 +1,156 @@
+"""`agentui run` as a user runs it: a real subprocess, the fake LLM over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from tests.functional.pipeline import call, finish, merge, perceive, plan, sub, verdicts
+
+
+def _env(fake=None, **extra):
+    env = {**os.environ, **extra}
+    if fake is not None:
+        env["AGENTUI_BASE_URL"] = fake.base_url
+    return env
+
+
+def _run(args, env, cwd=None, timeout=60):
+    return subprocess.run([sys.executable, "-m", "agentui.cli", "run", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=cwd)
+
+
+def _script_happy(fake):
+    fake.script("perceiver", [perceive("count the txt files")])
+    fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]))])
+    fake.script("executor", [call("shell", command="ls *.txt | wc -l"), finish("2")])
+    fake.script("agent_validator", [verdicts("pass")])
+    fake.script("meta_validator", [merge("2", "pass", summary="2 txt files")])
+
+
+def test_run_json_prints_final_and_stats(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a")
+    (ws / "b.txt").write_text("b")
+    _script_happy(fakellm)
+    r = _run(["--json", "--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "how many txt files?"],
+             _env(fakellm))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["final"]["directive"] == "accept" and doc["final"]["output"] == "2"
+    st = doc["stats"]
+    assert st["llm_calls"] == 6 and st["tool_calls"] == 1 and st["prompt_tokens"] > 0
+    assert st["by_role"]["executor"]["calls"] == 2 and "parse_repairs" in st["by_role"]["executor"]
+    assert st["wall_s"] > 0
+    tid = doc["task_id"]
+    assert (tmp_path / "d" / "tasks" / f"{tid}.jsonl").is_file()
+    assert (tmp_path / "d" / "recordings" / f"{tid}.bus.jsonl").is_file()
+    assert (tmp_path / "d" / "memory.leveldb" / "CURRENT").is_file()
+
+
+def test_run_renders_pipeline_and_cost_table(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _script_happy(fakellm)
+    r = _run(["--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "how", "many", "txt", "files?"],
+             _env(fakellm, COLUMNS="160"))
+    assert r.returncode == 0, r.stderr
+    assert "perceiver→planner TaskSpec: count the txt files" in r.stderr
+    assert "ggs→user FinalResult: init→accept" in r.stderr
+    assert "accept after 0 replan(s)" in r.stdout and "cost" in r.stdout and "executor" in r.stdout
+
+
+def test_run_abandon_exits_1(fakellm, tmp_path):
+    fakellm.script("perceiver", [perceive("x")])
+    fakellm.responder("planner", lambda _r: plan(["done"], sub("x", "done")))
+    fakellm.responder("executor", lambda _r: {"tool": "infeasible", "output": "network unreachable"})
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[ggs]\nmax_replans = 1\n[pipeline]\ncorrection_budget = 0\n")
+    r = _run(["--json", "--config", str(cfg), "--workspace", str(tmp_path), "--data-dir", str(tmp_path / "d"), "x"],
+             _env(fakellm))
+    assert r.returncode == 1, r.stderr
+    assert json.loads(r.stdout)["final"]["directive"] == "abandon"
+
+
+def test_run_unreachable_endpoint_exits_2_fast_saying_what_to_set(tmp_path):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    t0 = time.monotonic()
+    r = _run(["--data-dir", str(tmp_path), "hello world task"], _env(AGENTUI_BASE_URL=f"http://127.0.0.1:{port}"))
+    assert time.monotonic() - t0 < 15
+    assert r.returncode == 2
+    assert f"127.0.0.1:{port}" in r.stderr and "AGENTUI_BASE_URL" in r.stderr
+
+
+def test_run_without_task_or_llm_is_a_usage_error(tmp_path):
+    r = _run(["--data-dir", str(tmp_path)], _env())
+    assert r.returncode == 2 and "give a task" in r.stderr
+    r = _run(["--data-dir", str(tmp_path), "do something"], _env())
+    assert r.returncode == 2 and "AGENTUI_BASE_URL" in r.stderr
+
+
+def test_run_non_interactive_denies_destructive_commands(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "keep.txt").write_text("precious")
+    fakellm.script("perceiver", [perceive("delete keep.txt")])
+    fakellm.responder("planner", lambda _r: plan(["gone"], sub("rm keep.txt", "gone")))
+    fakellm.responder("executor", lambda r: call("shell", command="rm keep.txt") if len(r["messages"]) == 2
+                      else {"tool": "infeasible", "output": "denied"})
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[ggs]\nmax_replans = 1\n[pipeline]\ncorrection_budget = 0\n")
+    r = _run(["--config", str(cfg), "--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "delete keep.txt"],
+             _env(fakellm), )
+    assert (ws / "keep.txt").read_text() == "precious"
+    assert "denied" in r.stderr and "--yes" in r.stderr
+    assert r.returncode == 1
+
+
+def test_run_yes_approves(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "junk.txt").write_text("x")
+    fakellm.script("perceiver", [perceive("delete junk.txt")])
+    fakellm.script("planner", [plan(["junk.txt is gone"], sub("rm junk.txt", "gone", tools=["shell"]))])
+    fakellm.script("executor", [call("shell", command="rm junk.txt"), finish("removed junk.txt")])
+    fakellm.script("agent_validator", [verdicts("pass")])
+    fakellm.script("meta_validator", [merge("removed", "pass")])
+    r = _run(["--json", "--yes", "--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "delete junk.txt"],
+             _env(fakellm))
+    assert r.returncode == 0, r.stderr
+    assert not (ws / "junk.txt").exists()
+
+
+def test_ctrl_c_cancels_cleanly_with_130(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fakellm.script("perceiver", [perceive("wait")])
+    fakellm.script("planner", [plan(["waited"], sub("wait", "waited"))])
+    fakellm.script("executor", [call("shell", command="echo $$ > pid; sleep 30")])
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--json", "--workspace", str(ws),
+                          "--data-dir", str(tmp_path / "d"), "wait"], env=_env(fakellm),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(300):
+        if (ws / "pid").is_file() and (ws / "pid").read_text().strip():
+            break
+        time.sleep(0.05)
+    pid = int((ws / "pid").read_text())
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=15)
+    assert p.returncode == 130, err
+    assert "interrupted" in json.loads(out)["cancelled"]
+    time.sleep(0.2)
+    try:
+        os.kill(pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive
