@@ -204,6 +204,10 @@ class Tap:
     def pending(self) -> int:
         return len(self._q)
 
+    @property
+    def capacity(self) -> int:
+        return self._q.maxsize
+
     async def get(self) -> Envelope:
         return await self._q.get()
 

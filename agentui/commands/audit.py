@@ -1,15 +1,72 @@
-"""`agentui audit` — not built yet (see the issues)."""
+"""`agentui audit`: the Auditor's report, from the append-only audit log under the data dir.
+
+Works after a restart and while no LLM is configured: everything comes from `<data>/audit/`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
+import json
+from collections import Counter
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="machine-readable report")
+    parser.add_argument("--events", type=int, default=20, metavar="N", help="show the last N events (default 20)")
+    parser.add_argument("--task", metavar="ID", help="only events of this task (id or prefix)")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("agentui audit: not available in this build yet", file=sys.stderr)
-    return 2
+    from agentui.cli import load_from_args
+    from agentui.clock import SystemClock, iso
+    from agentui.ids import UuidIds
+    from agentui.paths import DataLayout
+    from agentui.roles.auditor import AuditLog, build_report
+
+    cfg = load_from_args(args).config
+    layout = DataLayout(cfg.data_path())
+    alog = AuditLog(layout.audit_dir)
+    events = alog.events()
+    if args.task:
+        events = [e for e in events if (e.task_id or "").startswith(args.task)]
+    stats = alog.stats()
+    totals = stats.get("totals", {})
+    report = build_report({"messages_seen": totals.get("messages_seen", 0),
+                           "tasks_seen": totals.get("tasks_seen", 0), **stats},
+                          events, trigger="on_demand", ids=UuidIds(), now=iso(SystemClock().now()),
+                          window_start=events[0].ts if events else None)
+    if args.json:
+        doc = report.model_dump(mode="json")
+        doc["events"] = [e.model_dump(mode="json") for e in events[-args.events:]] if args.events else []
+        doc["log"] = str(alog.events_path)
+        print(json.dumps(doc, ensure_ascii=False))
+        return 0
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = Console(highlight=False, soft_wrap=True)
+    con.print(f"[bold]audit[/] — {escape(str(layout.audit_dir))}")
+    con.print(f"runs {stats.get('runs', 0)}, messages {totals.get('messages_seen', 0)}, "
+              f"tasks {totals.get('tasks_seen', 0)}, events {len(events)}")
+    if not events:
+        con.print("[green]no anomalies recorded[/]")
+    else:
+        t = Table(box=None, header_style="bold")
+        t.add_column("kind")
+        t.add_column("count", justify="right")
+        for kind, n in sorted(Counter(e.kind.value for e in events).items()):
+            t.add_row(kind, str(n))
+        con.print(t)
+        colour = {"critical": "red", "warning": "yellow", "info": "dim"}
+        for e in events[-args.events:]:
+            c = colour.get(e.severity.value, "")
+            con.print(f"[{c}]{e.ts} {e.severity.value:8} {e.kind.value}[/] "
+                      f"{escape((e.task_id or '-')[:12])} {escape(e.message)}")
+    last = stats.get("last_run", {})
+    rates = {**{f"parse repairs {k}": v for k, v in last.get("parse_repair_rate", {}).items()},
+             **{f"tool errors {k}": v for k, v in last.get("tool_error_rate", {}).items()}}
+    if rates:
+        con.print("last run: " + ", ".join(f"{k} {v:.0%}" for k, v in rates.items()))
+    return 0

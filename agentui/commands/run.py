@@ -131,6 +131,15 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path) ->
                 err.print(f"[{style}]{escape(line(env))}[/]" if style else escape(line(env)))
 
         printer = asyncio.create_task(show())
+        if rt.auditor is not None:
+            from agentui.contracts import AuditEvent
+
+            def on_audit(item) -> None:  # noqa: ANN001
+                if isinstance(item, AuditEvent):
+                    err.print(f"[red]audit {escape(item.severity.value)} {escape(item.kind.value)}:[/] "
+                              f"{escape(item.message)}")
+
+            rt.auditor.channel.listen(on_audit)
 
     loop = asyncio.get_running_loop()
     tid = await rt.submit(text)

@@ -66,7 +66,11 @@ class Run:
     envelopes: list[Envelope]
     stats: dict[str, Any]
     runtime: Runtime
-    extra: dict[str, Any] = field(default_factory=dict)
+    audit: list[Any] = field(default_factory=list)
+
+    @property
+    def audit_kinds(self) -> list[str]:
+        return [e.kind.value for e in self.audit]
 
     def types(self, *, skip: tuple[str, ...] = ("LLMUsage", "TaskStarted", "Megram", "AuditEvent",
                                                  "AuditReport")) -> list[str]:
@@ -111,4 +115,5 @@ async def run_task(fake: FakeLLM, tmp: Path, text: str, *, timeout: float = 30, 
     envs = tap.drain()
     stats = rt.task_stats(end.task_id)
     await rt.stop()
-    return Run(end=end, envelopes=envs, stats=stats, runtime=rt)
+    audit = list(rt.auditor.events) if rt.auditor is not None else []
+    return Run(end=end, envelopes=envs, stats=stats, runtime=rt, audit=audit)

@@ -53,6 +53,7 @@ async def test_accept_first_try(fakellm, tmp_path):
     kinds = {__import__("json").loads(x)["kind"] for x in log}
     assert {"llm", "tool", "envelope", "end"} <= kinds
     assert (tmp_path / "data" / "recordings" / f"{f.task_id}.bus.jsonl").is_file()
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_correction_then_match(fakellm, tmp_path):
@@ -72,6 +73,7 @@ async def test_correction_then_match(fakellm, tmp_path):
     assert [len(a.failed_criteria) for a in outcome.gap_trajectory] == [1, 0]
     assert (tmp_path / "ws" / "hello.txt").read_text() == "hello"
     assert r.of("ConfirmationRequest"), "mv over an existing file must ask"
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def _approve(_req):
@@ -110,6 +112,7 @@ async def test_change_path_on_environmental_wall_then_accept(fakellm, tmp_path):
     # GGS wrote one Megram for the blocked target (tool:/path: tags) and one for the accept
     spaces = sorted(m.space for m in r.of("Megram"))
     assert spaces == ["intent:print_the_port", "tool:read_file"]
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_executor_refuses_blocked_target_and_duplicates(fakellm, tmp_path):
@@ -150,6 +153,7 @@ async def test_refine_when_loss_improves(fakellm, tmp_path):
     assert [d.directive.value for d in ds] == ["change_path", "refine"]
     assert ds[1].grad_l < -0.1 and ds[1].urgency.value == "low" and ds[1].prev_directive.value == "change_path"
     assert r.final.directive.value == "accept" and r.final.prev_directive.value == "refine"
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_break_symmetry_then_change_approach_then_accept(fakellm, tmp_path):
@@ -176,6 +180,7 @@ async def test_break_symmetry_then_change_approach_then_accept(fakellm, tmp_path
     second = fakellm.calls("executor")[2]
     assert "shell" not in str(second["response_format"]["json_schema"]["schema"]["properties"]["tool"])
     assert r.final.directive.value == "accept"
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_success_when_D_within_delta(fakellm, tmp_path):
@@ -189,6 +194,7 @@ async def test_success_when_D_within_delta(fakellm, tmp_path):
     assert f.directive.value == "success" and f.loss.D == 0.25 and f.replans == 0
     assert f.output == {"describe": "a b c"}
     assert "PlanDirective" not in r.types()
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 def _always_fail(fake, intent="fetch the report"):
@@ -208,6 +214,7 @@ async def test_abandon_when_budget_exhausted(fakellm, tmp_path):
     assert 2 <= len(f.next_moves) <= 3
     assert any("network unreachable" in m for m in f.next_moves)
     assert [m.state for m in r.of("Megram")][-1] == "abandon"
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_law2_abandon_after_two_worsening_rounds(fakellm, tmp_path):
@@ -224,6 +231,8 @@ async def test_law2_abandon_after_two_worsening_rounds(fakellm, tmp_path):
     assert ds[1].urgency.value == "high"
     f = r.final
     assert f.directive.value == "abandon" and "Law 2" in f.summary and f.grad_l > 0.1
+    # the Auditor reports exactly the replan round that went on with a rising loss
+    assert r.audit_kinds == ["convergence_failure"]
 
 
 async def test_task_criteria_failure_reaches_ggs_as_real_failure(fakellm, tmp_path):
@@ -240,6 +249,7 @@ async def test_task_criteria_failure_reaches_ggs_as_real_failure(fakellm, tmp_pa
     [d] = r.of("PlanDirective")
     assert d.loss.D == 0.5 and d.loss.D > 0  # one subtask criterion passed, the task criterion failed
     assert r.final.directive.value == "accept"
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_meta_validator_parse_failure_becomes_replan_request(fakellm, tmp_path):
@@ -254,6 +264,7 @@ async def test_meta_validator_parse_failure_becomes_replan_request(fakellm, tmp_
     [req] = r.of("ReplanRequest")
     assert req.reason == "meta_validator_error" and "re-ask" in req.gap_summary
     assert r.final.directive.value == "accept" and r.final.replans == 1
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_role_llm_down_mid_task_ends_in_abandon_not_a_hang(fakellm, tmp_path):
@@ -293,6 +304,7 @@ async def test_sequences_run_in_order_and_feed_context(fakellm, tmp_path):
     second = fakellm.calls("executor")[1]["messages"][1]["content"]
     assert "Subtask: step two" in second and "ONE-OUTPUT" in second
     assert r.final.directive.value == "accept"
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_failed_step_skips_later_sequences(fakellm, tmp_path):
@@ -353,6 +365,7 @@ async def test_greeting_fast_path_needs_no_llm(fakellm, tmp_path):
     assert r.end.reply is not None and r.end.final is None
     assert fakellm.calls() == []
     assert r.types() == ["UserInput", "PerceiverReply"]
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_conversational_question_is_answered_by_r1_alone(fakellm, tmp_path):
@@ -380,6 +393,7 @@ async def test_clarification_answer_then_commit(fakellm, tmp_path):
     spec = r.of("TaskSpec")[0]
     assert spec.raw_input == "count" and spec.intent == "count the txt files"
     assert r.final.directive.value == "accept"
+    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
 async def test_empty_clarification_answer_proceeds(fakellm, tmp_path):
