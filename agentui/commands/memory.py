@@ -1,15 +1,180 @@
-"""`agentui memory` — not built yet (see the issues)."""
+"""`agentui memory`: inspect and edit the MKCT memory (works with no LLM configured, except `dream`
+which asks the brain tier to distil rules — and falls back to a template when none answers).
+
+    agentui memory stats | list [--level L] [--space S] [--entity E] [--limit N] | show ID
+    agentui memory remember [--level C] [--space S] [--entity E] TEXT | forget ID-PREFIX [--yes]
+    agentui memory dream | export [--out FILE]
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import sys
+from typing import Any
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.add_parser("stats", help="counts by level, tag pairs")
+    p = sub.add_parser("list", help="list Megrams (newest first)")
+    p.add_argument("--level", choices=["M", "K", "C", "T"])
+    p.add_argument("--space")
+    p.add_argument("--entity")
+    p.add_argument("--limit", type=int, default=50)
+    p = sub.add_parser("show", help="one Megram with live potentials of its tag pair")
+    p.add_argument("id", metavar="ID-PREFIX")
+    p = sub.add_parser("remember", help="write a Megram by hand (default: a C-level rule)")
+    p.add_argument("text", nargs="+")
+    p.add_argument("--level", choices=["M", "K", "C", "T"], default="C")
+    p.add_argument("--space", default="manual")
+    p.add_argument("--entity", default="env:local")
+    p.add_argument("--avoid", action="store_true", help="a constraint (σ = −1) instead of a practice")
+    p = sub.add_parser("forget", help="hard-delete one Megram")
+    p.add_argument("id", metavar="ID-PREFIX")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask")
+    sub.add_parser("dream", help="run one Dreamer pass now (consolidate, bankrupt, GC)")
+    p = sub.add_parser("export", help="every Megram as JSONL")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    for sp in sub.choices.values():
+        sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
 
 
-def run(args: argparse.Namespace) -> int:
-    print("agentui memory: not available in this build yet", file=sys.stderr)
+def _row(m: Any) -> dict[str, Any]:
+    return m.model_dump(mode="json")
+
+
+def run(args: argparse.Namespace) -> int:  # noqa: C901
+    from agentui.cli import load_from_args
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+    from agentui.memory import AmbiguousId, MemoryInUse, open_memory
+    from agentui.paths import DataLayout
+
+    cfg = load_from_args(args).config
+    action = getattr(args, "action", None) or "stats"
+    as_json = bool(getattr(args, "json", False))
+    layout = DataLayout(cfg.data_path())
+    layout.ensure()
+    try:
+        mem = open_memory(layout.memory_db, SystemClock(), UuidIds())
+    except MemoryInUse as e:
+        print(f"agentui memory: {e}; close the other agentui first", file=sys.stderr)
+        return 1
+    try:
+        if action == "stats":
+            st = mem.stats()
+            st["path"] = str(layout.memory_db)
+            if as_json:
+                print(json.dumps(st))
+            else:
+                lv = st["by_level"]
+                print(f"{st['total']} Megrams in {st['path']}: M {lv['M']}, K {lv['K']}, C {lv['C']}, T {lv['T']}; "
+                      f"{st['tag_pairs']} tag pairs")
+            return 0
+        if action == "list":
+            ms = sorted(mem.list(args.level, args.space, args.entity), key=lambda m: m.created_at, reverse=True)
+            ms = ms[: args.limit] if args.limit > 0 else ms
+            if as_json:
+                print(json.dumps([_row(m) for m in ms], ensure_ascii=False))
+            else:
+                for m in ms:
+                    print(f"{m.id[:8]} {m.level.value} {m.space:28.28} {m.entity:28.28} {m.state:16} "
+                          f"f={m.f:.2f} σ={m.sigma:+.1f} k={m.k:g}  {m.content[:60]}")
+                if not ms:
+                    print("no Megrams match")
+            return 0
+        if action == "show":
+            m = mem.get(args.id)
+            pot = mem.query_mk_sync(m.space, m.entity)
+            doc = {"megram": _row(m), "potentials": pot.model_dump(mode="json")}
+            if as_json:
+                print(json.dumps(doc, ensure_ascii=False))
+            else:
+                for k, v in doc["megram"].items():
+                    print(f"{k:17} {v}")
+                print(f"potentials        attention={pot.attention:.3f} decision={pot.decision:+.3f} "
+                      f"action={pot.action.value} over {pot.count}")
+            return 0
+        if action == "remember":
+            text = " ".join(args.text).strip()
+            if not text:
+                print("agentui memory remember: give the text to remember", file=sys.stderr)
+                return 2
+            m = mem.remember(text, level=args.level, space=args.space, entity=args.entity,
+                             sigma=-1.0 if args.avoid else 1.0)
+            print(json.dumps(_row(m), ensure_ascii=False) if as_json else f"remembered {m.id}")
+            return 0
+        if action == "forget":
+            m = mem.get(args.id)
+            if not args.yes and not as_json:
+                if not sys.stdin.isatty():
+                    print(f"agentui memory forget: would delete {m.id}; pass --yes to confirm", file=sys.stderr)
+                    return 2
+                ans = input(f"delete {m.id} ({m.content[:60]!r})? [y/N] ").strip().lower()
+                if ans not in ("y", "yes"):
+                    print("kept")
+                    return 1
+            gone = mem.forget(m.id)
+            print(json.dumps(_row(gone), ensure_ascii=False) if as_json else f"forgot {gone.id}")
+            return 0
+        if action == "dream":
+            rep = asyncio.run(_dream(cfg, mem))
+            doc = {"consolidated": rep.consolidated, "bankrupted": rep.bankrupted, "deleted": rep.deleted,
+                   "scanned": rep.scanned, "new_ids": rep.new_ids, "demoted_ids": rep.demoted_ids}
+            print(json.dumps(doc) if as_json else
+                  f"dream: scanned {rep.scanned}, consolidated {rep.consolidated}, "
+                  f"bankrupted {rep.bankrupted}, deleted {rep.deleted}")
+            return 0
+        if action == "export":
+            out = open(args.out, "w", encoding="utf-8", newline="\n") if args.out else sys.stdout  # noqa: SIM115
+            n = 0
+            try:
+                for m in sorted(mem.list(), key=lambda m: (m.created_at, m.id)):
+                    out.write(m.to_json() + "\n")
+                    n += 1
+            finally:
+                if args.out:
+                    out.close()
+            if args.out:
+                print(f"exported {n} Megrams to {args.out}", file=sys.stderr)
+            return 0
+    except (KeyError, AmbiguousId, LookupError) as e:
+        print(f"agentui memory: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 1
+    finally:
+        if not getattr(mem, "closed", True):
+            try:
+                mem.close_sync()
+            except Exception:  # noqa: BLE001
+                asyncio.run(mem.close())
     return 2
+
+
+async def _dream(cfg: Any, mem: Any) -> Any:
+    from agentui.clock import SystemClock
+    from agentui.memory import Dreamer
+
+    distil = None
+    try:
+        from agentui.llm import LLMPool
+
+        pool = LLMPool(cfg)
+
+        async def distil(kind: str, evidence: list) -> str:  # noqa: F811
+            lines = "\n".join(f"- {m.content[:200]}" for m in evidence[:12])
+            res = await pool.for_role("dreamer").chat([
+                {"role": "user", "content": f"Past outcomes:\n{lines}\n\nOne sentence: the "
+                                            f"{'rule to follow' if kind == 'best_practice' else 'thing to avoid'}."}],
+                max_tokens=120)
+            return res.text.strip()[:400]
+    except Exception:  # noqa: BLE001 - no LLM: the Dreamer uses its template
+        pool = None
+    try:
+        d = Dreamer(mem, SystemClock(), distil)
+        return await d.run_once()
+    finally:
+        if pool is not None:
+            await pool.aclose()

@@ -429,3 +429,23 @@ async def test_denied_confirmation_is_an_environmental_failure(fakellm, tmp_path
     outcome = r.of("SubTaskOutcome")[0]
     assert outcome.criteria_verdicts[0].failure_class.value == "environmental"
     assert r.final.directive.value == "abandon"
+
+
+async def test_second_task_with_same_intent_uses_first_outcome_in_planner_prompt(fakellm, tmp_path):
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+    from agentui.memory import open_memory
+
+    db = tmp_path / "memory.leveldb"
+    happy(fakellm)
+    r1 = await run_task(fakellm, tmp_path, "how many txt files?", memory=open_memory(db, SystemClock(), UuidIds()),
+                        **FAST)
+    assert r1.final.directive.value == "accept"
+    first_prompt = fakellm.calls("planner")[0]["messages"][1]["content"]
+    assert "SHOULD PREFER" not in first_prompt
+    happy(fakellm)  # a new process, the same intent
+    r2 = await run_task(fakellm, tmp_path, "how many txt files now?", memory=open_memory(db, SystemClock(), UuidIds()),
+                        **FAST)
+    second_prompt = fakellm.calls("planner")[1]["messages"][1]["content"]
+    assert "SHOULD PREFER" in second_prompt and "what worked before: accept: count the txt files" in second_prompt
+    assert r2.final.directive.value == "accept"

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from agentui.benchsuite import (
-    ExpectedCheck, SuiteError, SuiteTask, answer_text, load_suite, matches_expected, run_check, summarise,
+    ExpectedCheck,
+    SuiteError,
+    SuiteTask,
+    answer_text,
+    load_suite,
+    matches_expected,
+    run_check,
+    summarise,
 )
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,15 @@ import pytest
 
 from agentui.bus import Bus, BusClosed, Tap
 from agentui.clock import FakeClock
-from agentui.contracts import Envelope, FinalResult, Loss, Role, TaskCancelled, TaskStarted, UserInput
+from agentui.contracts import (
+    Envelope,
+    FinalResult,
+    Loss,
+    Role,
+    TaskCancelled,
+    TaskStarted,
+    UserInput,
+)
 from agentui.ids import SeededIds
 
 

@@ -1,0 +1,261 @@
+"""Tool registry: the one door through which R3 calls tools (DESIGN §5).
+
+`ToolRegistry.call` validates arguments, refuses blocked tools, times the call, sets the record's
+`target` (the unit of GGS `blocked_targets`), caps the evidence the LLMs see (head + tail) and
+hands the full output to the task log. It never raises except for cancellation: every failure
+is a `ToolCallRecord` with `ok=False`, an environmental failure the loop can route around.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from agentui.contracts import ToolCallRecord
+from agentui.tools.safety import Assessment
+
+ConfirmFn = Callable[[str, str, list[str]], Awaitable[bool]]
+"""(tool, command_or_path, reasons) -> approved?"""
+
+
+@dataclass
+class ToolContext:
+    """What a tool call may touch and how it is bounded."""
+
+    workspace: Path
+    task_id: str = ""
+    subtask_id: str | None = None
+    confirm: ConfirmFn | None = None  # None => deny anything that needs confirmation
+    timeout_s: float = 60.0
+    output_cap_chars: int = 4000
+    log: Callable[[dict], None] | None = None  # full, uncapped evidence for the task log
+    blocked_tools: frozenset[str] = frozenset()
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of the arguments (type "object")
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord: ...
+
+
+class BaseTool:
+    """Defaults shared by the built-in tools. `available=False` hides a tool from `specs()`."""
+
+    name: str = ""
+    description: str = ""
+    parameters: dict[str, Any] = {}
+    available: bool = True
+
+    def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """The normalised input recorded as `ToolCallRecord.target`."""
+        required = self.parameters.get("required") or []
+        return str(args.get(required[0], "")) if required else ""
+
+    def ok(self, args: dict[str, Any], evidence: str, *, exit_code: int | None = None) -> ToolCallRecord:
+        return ToolCallRecord(tool=self.name, args=args, ok=True, evidence=evidence, exit_code=exit_code)
+
+    def fail(
+        self, args: dict[str, Any], error: str, *, evidence: str = "", exit_code: int | None = None
+    ) -> ToolCallRecord:
+        return ToolCallRecord(
+            tool=self.name, args=args, ok=False, error=error, evidence=evidence, exit_code=exit_code
+        )
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
+        raise NotImplementedError
+
+
+def resolve_in(workspace: Path, raw: str) -> Path:
+    """A user/LLM path: `~` expanded, relative paths taken from the workspace, `..` folded."""
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = workspace / path
+    return Path(os.path.normpath(path))
+
+
+async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment) -> str | None:
+    """Ask the user when the assessment says so. Returns the denial error, or None to proceed."""
+    if not assessment.needs_confirmation:
+        return None
+    reasons = list(assessment.reasons)
+    why = "; ".join(reasons)
+    if ctx.confirm is None:
+        return f"denied by user: {why} (no one to confirm; non-interactive)"
+    try:
+        approved = await ctx.confirm(tool, subject, reasons)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a broken prompt is a denial, never a crash
+        return f"denied by user: {why} (confirmation failed: {exc})"
+    return None if approved else f"denied by user: {why}"
+
+
+def cap_output(text: str, cap: int) -> str:
+    """Keep the head and the tail of `text` within `cap` characters, marking what was dropped."""
+    if len(text) <= cap:
+        return text
+    omitted = len(text)
+    marker = ""
+    for _ in range(3):  # the marker's length depends on the number it holds
+        marker = f"\n… [{omitted} chars omitted] …\n"
+        keep = max(cap - len(marker), 0)
+        omitted = len(text) - keep
+    keep = max(cap - len(marker), 0)
+    head = (keep + 1) // 2
+    tail = keep - head
+    return text[:head] + marker + (text[len(text) - tail :] if tail else "")
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def validate_args(schema: dict[str, Any], args: Any) -> str | None:
+    """Check required keys and the JSON types of known properties. Extra keys are ignored."""
+    if not isinstance(args, dict):
+        return f"arguments must be a JSON object, got {type(args).__name__}"
+    for key in schema.get("required", []):
+        if key not in args:
+            return f"missing required argument '{key}'"
+    for key, prop in (schema.get("properties") or {}).items():
+        if key not in args or "type" not in prop:
+            continue
+        value = args[key]
+        expected = _JSON_TYPES.get(prop["type"], (object,))
+        if isinstance(value, bool) and bool not in expected:
+            return f"argument '{key}' must be {prop['type']}, got boolean"
+        if not isinstance(value, expected):
+            return f"argument '{key}' must be {prop['type']}, got {type(value).__name__}"
+    return None
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._log_seq = itertools.count(1)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def specs(self, exclude: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """Function specs for the LLM, sorted by name; excluded and unavailable tools left out."""
+        skip = set(exclude)
+        return [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for name, t in sorted(self._tools.items())
+            if name not in skip and getattr(t, "available", True)
+        ]
+
+    async def call(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
+        started = time.monotonic()
+        safe_args = args if isinstance(args, dict) else {}
+        target = ""
+        tool = self._tools.get(name)
+        try:
+            if tool is None:
+                known = ", ".join(spec["name"] for spec in self.specs(ctx.blocked_tools))
+                record = _failed(name, safe_args, f"unknown tool '{name}' (known: {known})")
+            elif (problem := validate_args(tool.parameters, args)) is not None:
+                record = _failed(name, safe_args, f"bad arguments for {name}: {problem}")
+            else:
+                target = _target(tool, args, ctx)
+                if name in ctx.blocked_tools:
+                    record = _failed(name, args, f"tool '{name}' is blocked for this task")
+                else:
+                    record = await tool.run(args, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            record = _failed(name, safe_args, f"{name} failed: {type(exc).__name__}: {exc}")
+        full = record.evidence
+        log_ref = f"{ctx.task_id or 'task'}/tool-{next(self._log_seq)}" if ctx.log else None
+        record = record.model_copy(
+            update={
+                "target": target or record.target,
+                "evidence": cap_output(full, ctx.output_cap_chars),
+                "duration_s": max(time.monotonic() - started, 0.0),
+                "log_ref": log_ref,
+            }
+        )
+        if ctx.log is not None:
+            entry = {
+                "tool": record.tool,
+                "args": record.args,
+                "target": record.target,
+                "ok": record.ok,
+                "exit_code": record.exit_code,
+                "error": record.error,
+                "duration_s": record.duration_s,
+                "full_output": full,
+                "task_id": ctx.task_id,
+                "subtask_id": ctx.subtask_id,
+                "log_ref": log_ref,
+            }
+            try:
+                ctx.log(entry)
+            except Exception:  # the log is evidence, not control flow
+                pass
+        return record
+
+
+def _target(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> str:
+    fn = getattr(tool, "target", None)
+    if fn is None:
+        return ""
+    try:
+        return str(fn(args, ctx))
+    except Exception:
+        return ""
+
+
+def _failed(name: str, args: dict[str, Any], error: str) -> ToolCallRecord:
+    return ToolCallRecord(tool=name, args=args, ok=False, error=error)
+
+
+def default_registry(platform: str = sys.platform) -> ToolRegistry:
+    """Every built-in tool; the macOS ones report themselves unavailable elsewhere."""
+    from agentui.tools.files import GlobTool, ReadFileTool, WriteFileTool
+    from agentui.tools.macos import AppleScriptTool, ShortcutsTool
+    from agentui.tools.search import FileSearchTool, WebSearchTool
+    from agentui.tools.shell import ShellTool
+
+    registry = ToolRegistry()
+    for tool in (
+        ShellTool(),
+        ReadFileTool(),
+        WriteFileTool(),
+        GlobTool(),
+        FileSearchTool(platform=platform),
+        WebSearchTool(),
+        AppleScriptTool(platform=platform),
+        ShortcutsTool(platform=platform),
+    ):
+        registry.register(tool)
+    return registry

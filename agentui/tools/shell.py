@@ -1,0 +1,169 @@
+"""The `shell` tool and the subprocess runner every external-program tool shares.
+
+Each command runs in its own process group, so a timeout or a cancellation takes down everything
+it started (SIGTERM, then SIGKILL after a grace period) and reaps it before returning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentui.contracts import ToolCallRecord
+from agentui.tools import safety
+from agentui.tools.registry import BaseTool, ToolContext, gate
+
+KILL_GRACE_S = 0.5
+# Beyond this much output, the middle is dropped while reading (the head and tail are kept).
+MAX_CAPTURE_BYTES = 2_000_000
+# After the main process exits, how long to wait for background children to close the pipe.
+_DRAIN_S = 0.5
+
+_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+
+
+@dataclass
+class ProcessResult:
+    returncode: int | None
+    output: str  # stdout, with stderr merged in when asked
+    stderr: str
+    timed_out: bool
+
+
+async def run_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    merge_stderr: bool = True,
+    env: dict[str, str] | None = None,
+) -> ProcessResult:
+    """Run `argv` in a new process group; kill the group on timeout or cancellation."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, **_QUIET_ENV, **(env or {})},
+    )
+    readers = [asyncio.create_task(_read_capped(proc.stdout))]
+    if not merge_stderr:
+        readers.append(asyncio.create_task(_read_capped(proc.stderr)))
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            await kill_group(proc)
+        # Background children may keep the pipe open; do not wait for them forever.
+        _done, pending = await asyncio.wait(readers, timeout=_DRAIN_S)
+        for task in pending:
+            task.cancel()
+        texts = [t.result() if t in _done else "" for t in readers]
+    except BaseException:  # cancellation (or anything else): no orphans, reaped before re-raising
+        await kill_group(proc)
+        for task in readers:
+            task.cancel()
+        raise
+    return ProcessResult(
+        returncode=proc.returncode,
+        output=texts[0],
+        stderr=texts[1] if len(texts) > 1 else "",
+        timed_out=timed_out,
+    )
+
+
+async def kill_group(proc: asyncio.subprocess.Process, grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the process group, SIGKILL it after `grace_s`, and reap the leader."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    if proc.returncode is None:
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
+        except (TimeoutError, asyncio.CancelledError):
+            pass
+    _signal_group(proc.pid, signal.SIGKILL)  # children that ignored SIGTERM
+    if proc.returncode is None:
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
+        except (TimeoutError, asyncio.CancelledError):
+            pass
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _read_capped(stream: asyncio.StreamReader | None) -> str:
+    """Read a stream to EOF, keeping at most MAX_CAPTURE_BYTES (head and tail)."""
+    if stream is None:
+        return ""
+    half = MAX_CAPTURE_BYTES // 2
+    head = bytearray()
+    tail: deque[bytes] = deque()
+    tail_len = 0
+    dropped = 0
+    while chunk := await stream.read(65536):
+        if len(head) < half:
+            take = half - len(head)
+            head += chunk[:take]
+            chunk = chunk[take:]
+        if chunk:
+            tail.append(chunk)
+            tail_len += len(chunk)
+            while tail_len - len(tail[0]) >= half:
+                tail_len -= len(tail[0])
+                dropped += len(tail.popleft())
+    text = head.decode("utf-8", errors="replace")
+    if dropped:
+        text += f"\n… [{dropped} bytes dropped while reading] …\n"
+    return text + b"".join(tail).decode("utf-8", errors="replace")
+
+
+class ShellTool(BaseTool):
+    name = "shell"
+    description = (
+        "Run a bash command in the workspace and return its combined stdout/stderr. "
+        "Destructive or out-of-workspace effects ask the user first."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {"command": {"type": "string", "description": "bash command line"}},
+        "required": ["command"],
+    }
+
+    def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        return args["command"]
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
+        command: str = args["command"]
+        if not command.strip():
+            return self.fail(args, "empty command")
+        if not ctx.workspace.is_dir():
+            return self.fail(args, f"workspace is not a directory: {ctx.workspace}")
+        denial = await gate(ctx, self.name, command, safety.assess(command, ctx.workspace))
+        if denial:
+            return self.fail(args, denial)
+        result = await run_process(["/bin/bash", "-c", command], cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+        if result.timed_out:
+            return self.fail(
+                args,
+                f"timed out after {ctx.timeout_s:g}s (process group killed)",
+                evidence=result.output,
+                exit_code=result.returncode,
+            )
+        if result.returncode != 0:
+            return self.fail(
+                args, f"exit code {result.returncode}", evidence=result.output, exit_code=result.returncode
+            )
+        return self.ok(args, result.output, exit_code=0)

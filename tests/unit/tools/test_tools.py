@@ -1,0 +1,460 @@
+"""The tools and the registry, with real subprocesses in temp workspaces (DESIGN §5)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentui.contracts import ToolCallRecord
+from agentui.tools import ToolContext, ToolRegistry, cap_output, default_registry
+from agentui.tools.registry import BaseTool
+from agentui.tools.search import WEB_SEARCH_URL_ENV, parse_results
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return workspace
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return default_registry("linux")
+
+
+class Confirmer:
+    """A recorded yes/no answer to every confirmation request."""
+
+    def __init__(self, answer: bool) -> None:
+        self.answer = answer
+        self.calls: list[tuple[str, str, list[str]]] = []
+
+    async def __call__(self, tool: str, subject: str, reasons: list[str]) -> bool:
+        self.calls.append((tool, subject, reasons))
+        return self.answer
+
+
+def ctx_for(ws: Path, **kw: Any) -> ToolContext:
+    return ToolContext(workspace=ws, task_id="t1", **kw)
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie nobody reaped yet counts as dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.exists():
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+    return True
+
+
+async def wait_for_file(path: Path, timeout: float = 5.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} never appeared")
+
+
+# ---------------------------------------------------------------------------------------------
+# shell
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_shell_ok(registry: ToolRegistry, ws: Path) -> None:
+    rec = await registry.call("shell", {"command": "echo hello; pwd"}, ctx_for(ws))
+    assert rec.ok and rec.exit_code == 0 and rec.error is None
+    assert rec.evidence.splitlines() == ["hello", str(ws)]
+    assert rec.target == "echo hello; pwd"
+    assert rec.tool == "shell" and rec.duration_s >= 0
+
+
+async def test_shell_nonzero_exit_and_stderr(registry: ToolRegistry, ws: Path) -> None:
+    rec = await registry.call("shell", {"command": "echo oops >&2; exit 3"}, ctx_for(ws))
+    assert not rec.ok and rec.exit_code == 3
+    assert rec.error == "exit code 3"
+    assert "oops" in rec.evidence
+
+
+async def test_shell_timeout_kills_the_process_group(registry: ToolRegistry, ws: Path) -> None:
+    command = "sleep 30 & echo $! > child.pid; sleep 30"
+    started = time.monotonic()
+    rec = await registry.call("shell", {"command": command}, ctx_for(ws, timeout_s=0.5))
+    assert time.monotonic() - started < 3.0
+    assert not rec.ok and rec.error is not None and "timed out after 0.5s" in rec.error
+    child = int((ws / "child.pid").read_text())
+    deadline = time.monotonic() + 2.0
+    while alive(child) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert not alive(child)
+
+
+async def test_shell_cancellation_kills_child_within_a_second(registry: ToolRegistry, ws: Path) -> None:
+    command = "sleep 30 & echo $! > child.pid; wait"
+    task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws)))
+    child = int(await wait_for_file(ws / "child.pid"))
+    assert alive(child)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 1.0
+    deadline = time.monotonic() + 1.0
+    while alive(child) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert not alive(child)
+
+
+async def test_shell_cancellation_with_sigterm_ignored(registry: ToolRegistry, ws: Path) -> None:
+    command = "trap '' TERM; sleep 30 & echo $! > child.pid; while :; do sleep 0.05; done"
+    task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws)))
+    child = int(await wait_for_file(ws / "child.pid"))
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 1.5
+    deadline = time.monotonic() + 1.0
+    while alive(child) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert not alive(child)
+
+
+async def test_output_is_capped_and_full_output_logged(registry: ToolRegistry, ws: Path) -> None:
+    logged: list[dict] = []
+    command = "echo HEAD-MARK; for i in $(seq 2000); do echo line-$i; done; echo TAIL-MARK"
+    ctx = ctx_for(ws, output_cap_chars=500, log=logged.append)
+    rec = await registry.call("shell", {"command": command}, ctx)
+    assert rec.ok
+    assert len(rec.evidence) <= 500
+    assert rec.evidence.startswith("HEAD-MARK")
+    assert rec.evidence.rstrip().endswith("TAIL-MARK")
+    assert "chars omitted" in rec.evidence
+    assert len(logged) == 1
+    entry = logged[0]
+    assert entry["tool"] == "shell" and entry["args"] == {"command": command}
+    assert "line-1000" in entry["full_output"] and entry["full_output"].count("\n") == 2002
+    assert entry["log_ref"] == rec.log_ref and rec.log_ref
+
+
+async def test_denied_confirmation_keeps_the_file(registry: ToolRegistry, ws: Path) -> None:
+    (ws / "victim.txt").write_text("keep me")
+    confirm = Confirmer(False)
+    rec = await registry.call("shell", {"command": "rm victim.txt"}, ctx_for(ws, confirm=confirm))
+    assert not rec.ok
+    assert rec.error is not None and rec.error.startswith("denied by user:")
+    assert "rm deletes files" in rec.error
+    assert confirm.calls == [("shell", "rm victim.txt", ["rm deletes files"])]
+    assert (ws / "victim.txt").exists()
+
+
+async def test_no_confirmer_means_deny(registry: ToolRegistry, ws: Path) -> None:
+    (ws / "victim.txt").write_text("keep me")
+    rec = await registry.call("shell", {"command": "rm victim.txt"}, ctx_for(ws))
+    assert not rec.ok and rec.error is not None and rec.error.startswith("denied by user:")
+    assert (ws / "victim.txt").exists()
+
+
+async def test_approved_confirmation_runs(registry: ToolRegistry, ws: Path) -> None:
+    (ws / "victim.txt").write_text("bye")
+    confirm = Confirmer(True)
+    rec = await registry.call("shell", {"command": "rm victim.txt"}, ctx_for(ws, confirm=confirm))
+    assert rec.ok, rec.error
+    assert len(confirm.calls) == 1
+    assert not (ws / "victim.txt").exists()
+
+
+async def test_safe_command_does_not_ask(registry: ToolRegistry, ws: Path) -> None:
+    confirm = Confirmer(False)
+    rec = await registry.call("shell", {"command": "echo x > new.txt"}, ctx_for(ws, confirm=confirm))
+    assert rec.ok and confirm.calls == []
+    assert (ws / "new.txt").read_text() == "x\n"
+
+
+async def test_confirmer_that_raises_is_a_denial(registry: ToolRegistry, ws: Path) -> None:
+    async def broken(tool: str, subject: str, reasons: list[str]) -> bool:
+        raise RuntimeError("no terminal")
+
+    (ws / "victim.txt").write_text("keep me")
+    rec = await registry.call("shell", {"command": "rm victim.txt"}, ctx_for(ws, confirm=broken))
+    assert not rec.ok and rec.error is not None and rec.error.startswith("denied by user:")
+    assert (ws / "victim.txt").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# registry
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_blocked_tool_is_refused(registry: ToolRegistry, ws: Path) -> None:
+    ctx = ctx_for(ws, blocked_tools=frozenset({"shell"}))
+    rec = await registry.call("shell", {"command": "touch ran.txt"}, ctx)
+    assert not rec.ok and rec.error == "tool 'shell' is blocked for this task"
+    assert rec.target == "touch ran.txt"
+    assert not (ws / "ran.txt").exists()
+
+
+def test_specs_are_sorted_unique_and_exclude_blocked(registry: ToolRegistry) -> None:
+    names = [s["name"] for s in registry.specs()]
+    assert names == sorted(set(names))
+    assert {"shell", "read_file", "write_file", "glob", "file_search", "web_search"} <= set(names)
+    assert "applescript" not in names and "shortcuts" not in names  # unavailable on linux
+    assert {"applescript", "shortcuts"} <= set(registry.names())
+    blocked = [s["name"] for s in registry.specs(exclude=frozenset({"shell", "glob"}))]
+    assert "shell" not in blocked and "glob" not in blocked and "read_file" in blocked
+    for spec in registry.specs():
+        assert set(spec) == {"name", "description", "parameters"}
+        assert spec["parameters"]["type"] == "object" and spec["description"]
+
+
+def test_macos_specs_on_darwin() -> None:
+    names = [s["name"] for s in default_registry("darwin").specs()]
+    assert "applescript" in names and "shortcuts" in names
+
+
+def test_duplicate_registration_fails(registry: ToolRegistry) -> None:
+    with pytest.raises(ValueError):
+        registry.register(registry.get("shell"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "fragment"),
+    [
+        ("nope", {}, "unknown tool 'nope'"),
+        ("shell", {}, "missing required argument 'command'"),
+        ("shell", {"command": 5}, "'command' must be string"),
+        ("read_file", {"path": "x", "max_chars": "10"}, "'max_chars' must be integer"),
+        ("write_file", {"path": "x", "content": "y", "append": "yes"}, "'append' must be boolean"),
+        ("glob", ["*.py"], "arguments must be a JSON object"),
+    ],
+)
+async def test_bad_calls_never_raise(
+    registry: ToolRegistry, ws: Path, name: str, args: Any, fragment: str
+) -> None:
+    rec = await registry.call(name, args, ctx_for(ws))
+    assert isinstance(rec, ToolCallRecord)
+    assert not rec.ok and rec.error is not None and fragment in rec.error
+
+
+async def test_tool_exception_becomes_a_record(ws: Path) -> None:
+    class Broken(BaseTool):
+        name = "broken"
+        description = "always fails"
+        parameters: dict[str, Any] = {"type": "object", "properties": {}}
+
+        async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
+            raise OSError("disk on fire")
+
+    def bad_log(entry: dict) -> None:
+        raise RuntimeError("log is down")
+
+    reg = ToolRegistry()
+    reg.register(Broken())
+    rec = await reg.call("broken", {}, ctx_for(ws, log=bad_log))
+    assert not rec.ok and rec.error is not None and "disk on fire" in rec.error
+
+
+def test_cap_output_keeps_head_and_tail() -> None:
+    assert cap_output("short", 100) == "short"
+    text = "A" * 3000 + "B" * 3000
+    capped = cap_output(text, 400)
+    assert len(capped) <= 400
+    assert capped.startswith("A" * 150) and capped.endswith("B" * 150)
+    marker = capped[capped.index("\n") : capped.rindex("\n") + 1]
+    kept = len(capped) - len(marker)
+    assert f"[{len(text) - kept} chars omitted]" in marker
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_read_file(registry: ToolRegistry, ws: Path, tmp_path: Path) -> None:
+    (ws / "notes.txt").write_text("héllo\nworld\n")
+    rec = await registry.call("read_file", {"path": "notes.txt"}, ctx_for(ws))
+    assert rec.ok and rec.evidence == "héllo\nworld\n"
+    assert rec.target == str(ws / "notes.txt")
+
+    short = await registry.call("read_file", {"path": "notes.txt", "max_chars": 3}, ctx_for(ws))
+    assert short.ok and short.evidence.startswith("hél") and "truncated" in short.evidence
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("readable")
+    rec = await registry.call("read_file", {"path": "../outside.txt"}, ctx_for(ws))
+    assert rec.ok and rec.evidence == "readable" and rec.target == str(outside)
+
+
+@pytest.mark.parametrize(
+    ("setup", "fragment"),
+    [("missing", "no such file"), ("dir", "is a directory"), ("binary", "binary file")],
+)
+async def test_read_file_errors(registry: ToolRegistry, ws: Path, setup: str, fragment: str) -> None:
+    if setup == "dir":
+        (ws / "thing").mkdir()
+    elif setup == "binary":
+        (ws / "thing").write_bytes(b"\x89PNG\x00\x01\x02")
+    rec = await registry.call("read_file", {"path": "thing"}, ctx_for(ws))
+    assert not rec.ok and rec.error is not None and fragment in rec.error
+
+
+async def test_write_file_creates_parents(registry: ToolRegistry, ws: Path) -> None:
+    rec = await registry.call("write_file", {"path": "a/b/c.txt", "content": "hi"}, ctx_for(ws))
+    assert rec.ok and (ws / "a/b/c.txt").read_text() == "hi"
+    assert rec.target == str(ws / "a/b/c.txt")
+    rec = await registry.call(
+        "write_file", {"path": "a/b/c.txt", "content": " there", "append": True}, ctx_for(ws)
+    )
+    assert rec.ok and (ws / "a/b/c.txt").read_text() == "hi there"
+
+
+async def test_write_file_gates_overwrite(registry: ToolRegistry, ws: Path) -> None:
+    (ws / "keep.txt").write_text("original")
+    deny = Confirmer(False)
+    rec = await registry.call("write_file", {"path": "keep.txt", "content": "new"}, ctx_for(ws, confirm=deny))
+    assert not rec.ok and rec.error is not None and rec.error.startswith("denied by user:")
+    assert "overwrites an existing file" in rec.error
+    assert (ws / "keep.txt").read_text() == "original"
+    assert deny.calls and deny.calls[0][1] == str(ws / "keep.txt")
+
+    approve = Confirmer(True)
+    rec = await registry.call("write_file", {"path": "keep.txt", "content": "new"}, ctx_for(ws, confirm=approve))
+    assert rec.ok and (ws / "keep.txt").read_text() == "new"
+
+
+async def test_write_file_outside_workspace_is_denied(registry: ToolRegistry, ws: Path, tmp_path: Path) -> None:
+    rec = await registry.call("write_file", {"path": "../escape.txt", "content": "x"}, ctx_for(ws))
+    assert not rec.ok and rec.error is not None and "outside the workspace" in rec.error
+    assert not (tmp_path / "escape.txt").exists()
+
+
+async def test_glob(registry: ToolRegistry, ws: Path) -> None:
+    for name in ("b.py", "a.py", "pkg/c.py", "pkg/d.txt"):
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text("")
+    rec = await registry.call("glob", {"pattern": "**/*.py"}, ctx_for(ws))
+    assert rec.ok and rec.evidence.splitlines() == ["a.py", "b.py", "pkg/c.py"]
+    assert rec.target == "**/*.py"
+    none = await registry.call("glob", {"pattern": "*.rs"}, ctx_for(ws))
+    assert none.ok and "no paths match" in none.evidence
+
+
+async def test_glob_caps_the_count(registry: ToolRegistry, ws: Path) -> None:
+    for i in range(510):
+        (ws / f"f{i:03}.txt").write_text("")
+    rec = await registry.call("glob", {"pattern": "*.txt"}, ctx_for(ws, output_cap_chars=100_000))
+    lines = rec.evidence.splitlines()
+    assert lines[0] == "f000.txt" and len(lines) == 501 and "more than 500" in lines[-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# search
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_file_search(registry: ToolRegistry, ws: Path) -> None:
+    (ws / "src").mkdir()
+    (ws / "src" / "Report_final.md").write_text("")
+    (ws / "other.txt").write_text("")
+    rec = await registry.call("file_search", {"query": "report"}, ctx_for(ws))
+    assert rec.ok, rec.error
+    assert rec.evidence.splitlines() == [str(ws / "src" / "Report_final.md")]
+    assert rec.target == "report"
+    scoped = await registry.call("file_search", {"query": "other", "path": "src"}, ctx_for(ws))
+    assert scoped.ok and "no files matching" in scoped.evidence
+    missing = await registry.call("file_search", {"query": "x", "path": "nope"}, ctx_for(ws))
+    assert not missing.ok and missing.error is not None and "not a directory" in missing.error
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_web_search_offline_is_fast(registry: ToolRegistry, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    port = _closed_port()
+    monkeypatch.setenv(WEB_SEARCH_URL_ENV, f"http://127.0.0.1:{port}/html/")
+    started = time.monotonic()
+    rec = await registry.call("web_search", {"query": "agentui"}, ctx_for(ws, timeout_s=5))
+    assert time.monotonic() - started < 3.0
+    assert not rec.ok and rec.error is not None
+    assert rec.error.startswith(f"offline: could not reach 127.0.0.1:{port} (")
+    assert rec.target == "agentui"
+
+
+_DDG_PAGE = """<html><body>
+<div class="result results_links"><h2 class="result__title">
+<a rel="nofollow" class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2Fa&amp;rut=x">First <b>hit</b></a>
+</h2><a class="result__snippet" href="#">Snippet &amp; <b>bold</b> text</a></div>
+<div class="result"><a class="result__a" href="https://example.org/b">Second</a></div>
+</body></html>"""
+
+
+def test_parse_results() -> None:
+    assert parse_results(_DDG_PAGE) == [
+        ("First hit", "https://example.com/a", "Snippet & bold text"),
+        ("Second", "https://example.org/b", ""),
+    ]
+
+
+async def test_web_search_against_local_server(
+    registry: ToolRegistry, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(next(
+            (line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")),
+            b"0",
+        ))
+        seen.append(await reader.readexactly(length))
+        body = _DDG_PAGE.encode()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                     b"Connection: close\r\n\r\n" % len(body) + body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    monkeypatch.setenv(WEB_SEARCH_URL_ENV, f"http://127.0.0.1:{port}/html/")
+    async with server:
+        rec = await registry.call("web_search", {"query": "agent ui"}, ctx_for(ws, timeout_s=5))
+    assert rec.ok, rec.error
+    assert seen == [b"q=agent+ui"]
+    assert rec.evidence.splitlines()[:3] == ["1. First hit", "   https://example.com/a", "   Snippet & bold text"]
+    assert "2. Second" in rec.evidence
+
+
+# ---------------------------------------------------------------------------------------------
+# macOS tools
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "args"), [("applescript", {"script": "beep"}), ("shortcuts", {"name": "X"})])
+async def test_macos_tools_unavailable_elsewhere(registry: ToolRegistry, ws: Path, name: str, args: dict) -> None:
+    rec = await registry.call(name, args, ctx_for(ws, confirm=Confirmer(True)))
+    assert not rec.ok and rec.error == f"{name} is only available on macOS"
+
+
+@pytest.mark.skipif(sys.platform != "darwin", reason="needs macOS")
+async def test_applescript_always_asks_on_macos(ws: Path) -> None:
+    deny = Confirmer(False)
+    rec = await default_registry("darwin").call("applescript", {"script": "return 1"}, ctx_for(ws, confirm=deny))
+    assert not rec.ok and rec.error is not None and rec.error.startswith("denied by user:")
+    assert len(deny.calls) == 1
