@@ -554,9 +554,11 @@ class LLMPool:
     """One client per role, one backend per distinct endpoint, usage accounted per role."""
 
     def __init__(self, config: Config, *, on_usage: UsageSink | None = None,
-                 provider: Provider | None = None, env: dict[str, str] | None = None) -> None:
+                 provider: Provider | None = None, env: dict[str, str] | None = None,
+                 backend: ChatBackend | None = None) -> None:
         self.config = config
-        self.provider = provider or resolve_provider(config, env)
+        self._fixed = backend  # one backend for every role (benchmarks, embedding)
+        self.provider = provider or (Provider("custom", detected="given") if backend else resolve_provider(config, env))
         self.usage_by_role: dict[str, RoleUsage] = {}
         self.on_usage = on_usage  # called after the pool's own accounting (the runtime sets it)
         self.tracer: Callable[[dict[str, Any]], None] | None = None
@@ -569,6 +571,8 @@ class LLMPool:
             self.on_usage(u)
 
     def _backend_for(self, role: str) -> ChatBackend:
+        if self._fixed is not None:
+            return self._fixed
         if self.provider.kind == "local":
             key = ("local", self.provider.gguf or "", "")
             if key not in self._backends:
@@ -593,6 +597,8 @@ class LLMPool:
         return self._clients[name]
 
     def endpoints(self) -> list[ChatBackend]:
+        if self._fixed is not None:
+            return [self._fixed]
         for r in ROLE_TIERS:
             self._backend_for(r)
         return list(self._backends.values())

@@ -449,3 +449,15 @@ async def test_second_task_with_same_intent_uses_first_outcome_in_planner_prompt
     second_prompt = fakellm.calls("planner")[1]["messages"][1]["content"]
     assert "SHOULD PREFER" in second_prompt and "what worked before: accept: count the txt files" in second_prompt
     assert r2.final.directive.value == "accept"
+
+
+async def test_naive_retry_ablation_takes_ggs_seat(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "config.ini").write_text("port=8080\n")
+    _env_wall(fakellm)
+    r = await run_task(fakellm, tmp_path, "what port is configured?", ablation="naive-retry", **FAST)
+    [d] = r.of("PlanDirective")
+    assert d.directive.value == "refine" and d.blocked_targets == [] and d.blocked_tools == []
+    assert "Naive retry" in d.rationale
+    assert r.final.directive.value == "accept"
+    assert r.of("Megram") == []  # no gradient controller, no memory writes
