@@ -44,15 +44,29 @@ async def run_process(
     env: dict[str, str] | None = None,
 ) -> ProcessResult:
     """Run `argv` in a new process group; kill the group on timeout or cancellation."""
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
-        start_new_session=True,
-        env={**os.environ, **_QUIET_ENV, **(env or {})},
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
+            start_new_session=True,
+            env={**os.environ, **_QUIET_ENV, **(env or {})},
+        )
     )
+    try:
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # The child already runs while asyncio connects its pipes; cancelling that step would
+        # kill only the leader and orphan its children. Let it finish, then kill the group.
+        try:
+            proc = await asyncio.wait_for(spawn, KILL_GRACE_S)
+        except BaseException:
+            spawn.cancel()
+            raise asyncio.CancelledError() from None
+        await kill_group(proc)
+        raise
     readers = [asyncio.create_task(_read_capped(proc.stdout))]
     if not merge_stderr:
         readers.append(asyncio.create_task(_read_capped(proc.stderr)))

@@ -119,6 +119,28 @@ async def test_shell_cancellation_kills_child_within_a_second(registry: ToolRegi
     assert not alive(child)
 
 
+@pytest.mark.parametrize("ticks", [1, 2, 3, 5, 8])
+async def test_shell_cancelled_while_spawning_leaves_no_orphan(
+    registry: ToolRegistry, ws: Path, ticks: int
+) -> None:
+    """Cancelled while asyncio still connects the pipes: the group dies, not just the leader."""
+    command = "sleep 30 & echo $! > child.pid; wait"
+    task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws)))
+    for _ in range(ticks):
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.2)  # a child forked just before the kill may still write its pid
+    pid_file = ws / "child.pid"
+    if pid_file.exists() and pid_file.read_text().strip():
+        child = int(pid_file.read_text())
+        deadline = time.monotonic() + 1.0
+        while alive(child) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert not alive(child)
+
+
 async def test_shell_cancellation_with_sigterm_ignored(registry: ToolRegistry, ws: Path) -> None:
     command = "trap '' TERM; sleep 30 & echo $! > child.pid; while :; do sleep 0.05; done"
     task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws)))
