@@ -75,35 +75,33 @@ class LocalLlamaBackend:
         stop = threading.Event()
         deadline = time.monotonic() + (timeout_s or self._cfg.read_timeout_s)
 
-        def stopping(_ids: Any, _logits: Any) -> bool:
-            return stop.is_set() or time.monotonic() > deadline
-
         def run() -> ChatResult:
+            # streamed, so a cancelled caller (stop) or the deadline ends generation at the next token
             with self._lock:
                 llm = self._llm()
                 t0 = time.monotonic()
-                from llama_cpp import StoppingCriteriaList
-
-                out = llm.create_chat_completion(
-                    messages=list(messages),
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    response_format=rf,
-                    stopping_criteria=StoppingCriteriaList([stopping]),
-                    seed=0,
-                )
-                choice = out["choices"][0]
-                usage = out.get("usage") or {}
-                finish = choice.get("finish_reason")
-                if time.monotonic() > deadline:
-                    finish = "length"
+                text: list[str] = []
+                finish: str | None = None
+                n = 0
+                for chunk in llm.create_chat_completion(
+                    messages=list(messages), max_tokens=max_tokens, temperature=temperature,
+                    response_format=rf, stream=True, seed=0,
+                ):
+                    choice = chunk["choices"][0]
+                    delta = choice.get("delta", {}).get("content")
+                    if delta:
+                        text.append(delta)
+                        n += 1
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+                    if stop.is_set() or time.monotonic() > deadline:
+                        finish = "length"
+                        break
+                total = int(getattr(llm, "n_tokens", 0) or 0)
                 return ChatResult(
-                    text=choice["message"].get("content") or "",
-                    finish_reason=finish,
-                    prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                    completion_tokens=int(usage.get("completion_tokens") or 0),
-                    latency_s=time.monotonic() - t0,
-                    model=self.model,
+                    text="".join(text), finish_reason=finish,
+                    prompt_tokens=max(0, total - n), completion_tokens=n,
+                    latency_s=time.monotonic() - t0, model=self.model,
                 )
 
         task = asyncio.ensure_future(asyncio.to_thread(run))
@@ -116,8 +114,10 @@ class LocalLlamaBackend:
             except BaseException:  # noqa: BLE001 - we are already cancelling
                 pass
             raise
-        except (ValueError, RuntimeError) as e:
-            raise LLMUnavailable(f"local model failed: {e}", role=role, url=self.url) from e
+        except LLMNotConfigured:
+            raise
+        except Exception as e:  # noqa: BLE001 - llama.cpp errors of any kind are this call's failure
+            raise LLMUnavailable(f"local model failed: {type(e).__name__}: {e}", role=role, url=self.url) from e
 
     async def list_models(self, *, timeout_s: float) -> list[str]:
         return [self.model]

@@ -57,19 +57,23 @@ class PlanStep(BaseModel):
 
 class PlanOut(BaseModel):
     task_criteria: list[PlanCriterion] = Field(min_length=1, max_length=8)
-    subtasks: list[PlanStep] = Field(min_length=1, max_length=8)
+    subtasks: list[PlanStep] = Field(min_length=1, max_length=4)
 
     _c = field_validator("task_criteria", mode="before")(classmethod(lambda cls, v: _coerce_criteria(v)))
 
 
 SYSTEM = (
     "You are the Planner of an agent working on the user's computer. First interpret the request "
-    "into task_criteria: concrete, checkable statements about the final result (what the answer "
-    "must contain or what must exist on disk). Then split the work into the FEWEST subtasks an "
-    "executor with tools can do (often one). Each subtask: intent (an instruction), "
-    "success_criteria (checkable from tool output), sequence (1 = first; equal numbers run in "
-    "parallel; a later step sees earlier outputs), tools (names from the list), context (facts "
-    "the executor needs). mode is \"verifiable\" when a tool output can prove it, else \"plausible\"."
+    "into task_criteria: concrete, checkable statements about the final result. Then split the "
+    "work into the FEWEST subtasks (usually ONE; at most 4). Each subtask: intent (a concrete "
+    "instruction, naming the files and the command or method), success_criteria (checkable from "
+    "tool output), sequence (1 = first; a later step sees earlier outputs), tools (from the list), "
+    "context (facts the executor needs). mode: \"verifiable\" if a tool output proves it, else "
+    "\"plausible\". Keep it short.\n"
+    'Example for "How many .md files are in docs?": {"task_criteria": [{"criterion": "the answer '
+    'gives the number of .md files in docs", "mode": "verifiable"}], "subtasks": [{"intent": "Count '
+    'the .md files in docs with: ls docs/*.md | wc -l", "success_criteria": [{"criterion": "a number '
+    'is reported", "mode": "verifiable"}], "sequence": 1, "tools": ["shell"], "context": ""}]}'
 )
 
 DIRECTIVE_TEXT = {
