@@ -1,15 +1,26 @@
-"""`agentui ui` — not built yet (see the issues)."""
+"""`agentui` / `agentui ui`: open the terminal UI (the pipeline runs inside it)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--workspace", "-w", metavar="DIR", help="directory the tools work in (default: cwd)")
+    parser.add_argument("--theme", metavar="NAME", help="dark or light (or any theme in themes/)")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("agentui ui: not available in this build yet", file=sys.stderr)
-    return 2
+    from agentui.cli import load_from_args
+    from agentui.ui.app import AgentApp
+
+    cfg = load_from_args(args).config
+    if getattr(args, "theme", None):
+        cfg.ui.theme = args.theme
+    ws = getattr(args, "workspace", None)
+    if ws and not Path(ws).expanduser().is_dir():
+        print(f"agentui: workspace {ws} is not a directory")
+        return 2
+    app = AgentApp(cfg, workspace=Path(ws).expanduser() if ws else None)
+    return int(app.run() or 0)

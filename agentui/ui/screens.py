@@ -1,0 +1,305 @@
+"""Other screens: the Megram browser, task detail, audit reports, help."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from rich.markup import escape
+from rich.tree import Tree
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, RichLog, Static
+
+from agentui.clock import parse_iso
+from agentui.contracts import (
+    AuditEvent,
+    AuditReport,
+    DispatchManifest,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    Megram,
+    PlanDirective,
+    ReplanRequest,
+    SubTask,
+    SubTaskOutcome,
+)
+from agentui.ui.modals import PromptModal, YesNoModal
+
+COLUMNS = ("id", "level", "space", "entity", "state", "f", "σ", "k", "age", "M_att", "M_dec", "action")
+
+
+def live_potentials(m: Megram, now: datetime) -> tuple[float, float]:
+    ref = parse_iso(m.last_recalled_at) if m.last_recalled_at else parse_iso(m.created_at)
+    ref = max(ref, parse_iso(m.created_at))
+    dt = max(0.0, (now - ref).total_seconds() / 86400)
+    w = math.exp(-m.k * dt)
+    return abs(m.f) * w, m.sigma * m.f * w
+
+
+def _age(m: Megram, now: datetime) -> str:
+    s = max(0.0, (now - parse_iso(m.created_at)).total_seconds())
+    if s < 3600:
+        return f"{s / 60:.0f}m"
+    if s < 86400:
+        return f"{s / 3600:.0f}h"
+    return f"{s / 86400:.0f}d"
+
+
+class MemoryScreen(Screen[None]):
+    """The Megram browser: sort, filter (`level:C space:intent entity:path text`), detail pane,
+    remember / forget / dream. Refreshes when GGS writes."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("s", "sort", "Sort column"),
+        Binding("r", "remember", "Remember"),
+        Binding("f", "forget", "Forget"),
+        Binding("d", "dream", "Dream"),
+        Binding("g", "refresh", "Refresh"),
+    ]
+
+    def __init__(self, memory: Any, clock: Any) -> None:
+        super().__init__()
+        self.memory = memory
+        self.clock = clock
+        self.rows: list[Megram] = []
+        self.sort_col = 0
+        self.filter = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static("[b]Memory[/b] — MKCT Megrams", id="mem-title")
+        yield Input(placeholder="filter: level:C space:intent entity:path or any text", id="mem-filter")
+        with Horizontal():
+            yield DataTable(id="megrams", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="mem-detail-box"):
+                yield Static("select a Megram", id="mem-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        t = self.query_one(DataTable)
+        t.add_columns(*COLUMNS)
+        self.action_refresh()
+        t.focus()
+
+    def _matches(self, m: Megram) -> bool:
+        for tok in self.filter.split():
+            key, _, val = tok.partition(":")
+            if val and key in ("level", "space", "entity", "state"):
+                field = {"level": m.level.value, "space": m.space, "entity": m.entity, "state": m.state}[key]
+                if val.casefold() not in field.casefold():
+                    return False
+            elif tok.casefold() not in f"{m.content} {m.space} {m.entity} {m.id}".casefold():
+                return False
+        return True
+
+    def action_refresh(self) -> None:
+        try:
+            ms = list(self.memory.list())
+        except Exception as e:  # noqa: BLE001 - show, never crash
+            self.notify(f"memory: {e}", severity="error")
+            ms = []
+        self.rows = [m for m in ms if self._matches(m)]
+        self._fill()
+
+    def _key(self, m: Megram, now: datetime) -> Any:
+        att, dec = live_potentials(m, now)
+        col = COLUMNS[self.sort_col]
+        return {"id": m.id, "level": m.level.value, "space": m.space, "entity": m.entity, "state": m.state,
+                "f": m.f, "σ": m.sigma, "k": m.k, "age": m.created_at, "M_att": att, "M_dec": dec,
+                "action": m.state}[col]
+
+    def _fill(self) -> None:
+        from agentui.memory import action_for
+
+        t = self.query_one(DataTable)
+        t.clear()
+        now = self.clock.now()
+        for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=COLUMNS[self.sort_col] in ("age", "M_att", "f")):
+            att, dec = live_potentials(m, now)
+            t.add_row(m.id[:8], m.level.value, m.space[:28], m.entity[:28], m.state, f"{m.f:.2f}",
+                      f"{m.sigma:+.1f}", f"{m.k:g}", _age(m, now), f"{att:.2f}", f"{dec:+.2f}",
+                      action_for(att, dec).value, key=m.id)
+        self.query_one("#mem-title", Static).update(
+            f"[b]Memory[/b] — {len(self.rows)} Megram(s) shown · sorted by {COLUMNS[self.sort_col]}"
+            + (f" · filter {escape(self.filter)!r}" if self.filter else ""))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.filter = event.value.strip()
+        self.action_refresh()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#mem-filter", Input).focus()
+
+    def action_sort(self) -> None:
+        self.sort_col = (self.sort_col + 1) % len(COLUMNS)
+        self._fill()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        mid = event.row_key.value if event.row_key else None
+        m = next((x for x in self.rows if x.id == mid), None)
+        if m is None:
+            return
+        try:
+            pot = self.memory.query_mk_sync(m.space, m.entity)
+            pot_line = (f"pair potentials: attention {pot.attention:.2f}, decision {pot.decision:+.2f} → "
+                        f"[b]{pot.action.value}[/b] over {pot.count}")
+        except Exception as e:  # noqa: BLE001
+            pot_line = f"pair potentials unavailable: {e}"
+        self.query_one("#mem-detail", Static).update(
+            f"[b]{m.id}[/b]\nlevel {m.level.value} · state {m.state}\nspace {escape(m.space)}\n"
+            f"entity {escape(m.entity)}\ncreated {m.created_at}\nlast recalled {m.last_recalled_at or 'never'}\n"
+            f"f {m.f} · σ {m.sigma} · k {m.k}\n{pot_line}\n\n{escape(m.content)}")
+
+    def _selected(self) -> str | None:
+        t = self.query_one(DataTable)
+        if t.row_count == 0:
+            return None
+        try:
+            return t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001
+            return None
+
+    def action_remember(self) -> None:
+        def done(text: str | None) -> None:
+            if text:
+                m = self.memory.remember(text)
+                self.notify(f"remembered {m.id[:8]} (C level)")
+                self.action_refresh()
+
+        self.app.push_screen(PromptModal("Remember (a C-level rule, timeless):", "e.g. run the tests first"), done)
+
+    def action_forget(self) -> None:
+        mid = self._selected()
+        if not mid:
+            return
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.memory.forget(mid)
+                self.notify(f"forgot {mid[:8]}")
+                self.action_refresh()
+
+        self.app.push_screen(YesNoModal(f"Delete Megram {mid}? This cannot be undone."), done)
+
+    @work(exclusive=True, group="dream")
+    async def action_dream(self) -> None:
+        from agentui.memory import Dreamer
+
+        self.notify("Dreamer: running one pass…")
+        try:
+            dreamer = getattr(self.app, "dreamer", None) or Dreamer(self.memory, self.clock, None)
+            rep = await dreamer.run_once()
+            self.notify(f"Dreamer: consolidated {rep.consolidated}, bankrupted {rep.bankrupted}, "
+                        f"deleted {rep.deleted} of {rep.scanned}")
+        except Exception as e:  # noqa: BLE001
+            self.notify(f"Dreamer failed: {e}", severity="error")
+        self.action_refresh()
+
+
+def task_tree(envs: list[Envelope]) -> Tree:
+    """Rounds → subtasks (by sequence) → verdicts, gap trajectory, tool calls; directives with loss."""
+    task = next((e.task_id for e in envs if e.task_id), "—")
+    root = Tree(f"[b]task {escape(str(task))}[/b]")
+    subs: dict[str, SubTask] = {}
+    outcomes: dict[str, SubTaskOutcome] = {}
+    results: dict[str, list[ExecutionResult]] = {}
+    for e in envs:
+        p = e.payload
+        if isinstance(p, SubTask):
+            subs[p.subtask_id] = p
+        elif isinstance(p, SubTaskOutcome):
+            outcomes[p.subtask_id] = p
+        elif isinstance(p, ExecutionResult):
+            results.setdefault(p.subtask_id, []).append(p)
+    for e in envs:
+        p = e.payload
+        if isinstance(p, DispatchManifest):
+            rnd = root.add(f"[b]round {p.round}[/b] — {len(p.subtask_ids)} subtask(s)"
+                           + (f" [red]no plan: {escape(p.planner_error or '')}[/red]" if not p.subtask_ids else ""))
+            for c in p.task_criteria:
+                rnd.add(f"[dim]task criterion[/dim] {escape(c.criterion)} [dim]({c.mode.value})[/dim]")
+            for sid in sorted(p.subtask_ids, key=lambda s: subs[s].sequence if s in subs else 0):
+                st = subs.get(sid)
+                o = outcomes.get(sid)
+                status = (f"[green]{o.status.value}[/green]" if o and o.status.value == "matched"
+                          else f"[red]{o.status.value}[/red]" if o else "[yellow]running[/yellow]")
+                node = rnd.add(f"#{st.sequence if st else '?'} {escape(st.intent if st else sid)} — {status}")
+                if o:
+                    for v in o.criteria_verdicts:
+                        fc = f" [red]{v.failure_class.value}[/red]" if v.failure_class else ""
+                        node.add(f"{'✓' if v.verdict.value == 'pass' else '✗'} {escape(v.criterion)}{fc} "
+                                 f"[dim]{escape(v.evidence[:80])}[/dim]")
+                    if o.gap_trajectory:
+                        node.add("gap trajectory: " + " → ".join(str(len(a.failed_criteria)) for a in o.gap_trajectory))
+                for r in results.get(sid, []):
+                    for c in r.tool_calls:
+                        node.add(f"[dim]attempt {r.attempt}[/dim] {escape(c.tool)} {escape(c.target[:60])} "
+                                 f"{'ok' if c.ok else '[red]' + escape(c.error or 'failed') + '[/red]'}")
+        elif isinstance(p, ReplanRequest):
+            root.add(f"[magenta]ReplanRequest[/magenta] ({p.reason}) {escape(p.gap_summary[:100])}")
+        elif isinstance(p, PlanDirective | FinalResult):
+            root.add(f"[b magenta]{p.prev_directive.value}→{p.directive.value}[/b magenta] D={p.loss.D:.2f} "
+                     f"P={p.loss.P:.2f} Ω={p.loss.Omega:.2f} L={p.loss.L:.2f} ∇L={p.grad_l:+.2f}")
+    return root
+
+
+class TaskDetailScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, envs: list[Envelope]) -> None:
+        super().__init__()
+        self.envs = envs
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(task_tree(self.envs) if self.envs else "no task yet", id="task-tree")
+        yield Footer()
+
+
+class AuditScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, history: list[AuditEvent | AuditReport], stored: list[AuditReport]) -> None:
+        super().__init__()
+        self.history = history
+        self.stored = stored
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"[b]Audit[/b] — {len(self.stored)} stored report(s), {len(self.history)} item(s) this session")
+            yield RichLog(id="audit-log", wrap=True, markup=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        log = self.query_one(RichLog)
+        for r in self.stored[-20:]:
+            log.write(f"[b]{r.ts}[/b] {r.trigger}: {escape(r.summary)}")
+        for item in self.history:
+            if isinstance(item, AuditEvent):
+                log.write(f"{item.ts} [yellow]{item.kind.value}[/yellow] {escape(item.message)}")
+            else:
+                log.write(f"[b]{item.ts}[/b] report: {escape(item.summary)}")
+        if not self.stored and not self.history:
+            log.write("[green]no anomalies and no reports yet[/green]")
+
+
+class HelpScreen(Screen[None]):
+    BINDINGS = [Binding("escape,q,f1", "app.pop_screen", "Back")]
+
+    def compose(self) -> ComposeResult:
+        rows = [(b.key, b.description) for b in self.app.BINDINGS if isinstance(b, Binding) and b.description]
+        text = "\n".join(f"[b]{escape(k):>14}[/b]  {escape(d)}" for k, d in rows)
+        with VerticalScroll():
+            yield Static("[b]agentui — keys[/b]\n\n" + text + "\n\n[b]Enter[/b] on a bus line opens its payload; "
+                         "Ctrl+P opens the command palette with every action.")
+        yield Footer()

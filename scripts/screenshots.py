@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Render every screen in every theme to SVG under screenshots/ (the README shows them).
+
+Uses the bundled demo recording, a fixed clock and fixed IDs, so the images are reproducible."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agentui.clock import FakeClock  # noqa: E402
+from agentui.config import Config  # noqa: E402
+from agentui.contracts import ClarificationRequest, ConfirmationRequest  # noqa: E402
+from agentui.ids import SeededIds  # noqa: E402
+from agentui.memory import InMemoryMemory  # noqa: E402
+from agentui.ui.app import AgentApp  # noqa: E402
+from agentui.ui.modals import ClarifyModal, ConfirmModal  # noqa: E402
+
+OUT = ROOT / "screenshots"
+SIZE = (130, 36)
+
+
+def app_for(theme: str) -> AgentApp:
+    clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
+    ids = SeededIds(5, readable=True)
+    mem = InMemoryMemory(clock, ids)
+    mem.remember("run the tests before committing")
+    mem.remember("read_file on settings.ini failed", space="tool:read_file")
+    return AgentApp(Config.model_validate({"ui": {"theme": theme}}), data_dir=Path("/tmp/agentui-screens"),
+                    clock=clock, ids=ids, replay=ROOT / "demo" / "recording.jsonl", speed=0, animate=False,
+                    memory=mem)
+
+
+async def shoot(theme: str) -> list[Path]:
+    app = app_for(theme)
+    written = []
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(1.0)
+
+        def save(name: str) -> None:
+            path = OUT / f"{name}-{theme}.svg"
+            app.save_screenshot(filename=path.name, path=str(OUT))
+            written.append(path)
+
+        save("main")
+        for key, name in (("ctrl+o", "memory"), ("ctrl+d", "task-detail"), ("ctrl+r", "audit")):
+            await pilot.press(key)
+            await pilot.pause(0.3)
+            save(name)
+            await pilot.press("escape")
+            await pilot.pause(0.2)
+        app.push_screen(ConfirmModal(ConfirmationRequest(
+            request_id="r", task_id="t", tool="shell", command="rm -rf build", reasons=["rm deletes files"],
+            cwd="/work/proj")))
+        await pilot.pause(0.3)
+        save("confirm")
+        await pilot.press("d")
+        app.push_screen(ClarifyModal(ClarificationRequest(request_id="r2", task_id="t",
+                                                          question="Which files should I count?", round=1)))
+        await pilot.pause(0.3)
+        save("clarify")
+    return written
+
+
+async def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    for theme in ("dark", "light"):
+        for p in await shoot(theme):
+            print(p.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

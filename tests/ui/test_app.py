@@ -1,0 +1,181 @@
+"""The TUI driven with Pilot over the fake LLM: real runtime, real tools, real memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from agentui.clock import FakeClock
+from agentui.config import Config
+from agentui.contracts import ConfirmationChoice
+from agentui.ids import SeededIds
+from agentui.llm import LLMPool
+from agentui.memory import InMemoryMemory
+from agentui.ui.app import AgentApp
+from agentui.ui.modals import ClarifyModal, ConfirmModal
+from agentui.ui.screens import MemoryScreen
+from agentui.ui.widgets import BusView, PipelineLine
+from tests.fakellm import Reply
+from tests.functional.pipeline import call, finish, merge, perceive, plan, sub, verdicts
+
+SIZE = (140, 40)
+
+
+def make_app(fake, tmp_path: Path, **kw) -> AgentApp:
+    cfg = Config.model_validate({"llm": {"base_url": fake.base_url, "max_retries": 0},
+                                 "pipeline": {"correction_budget": 0}, "ggs": {"time_budget_ms": 10**9},
+                                 "memory": {"dreamer_interval_s": 0}})
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    clock = FakeClock()
+    ids = SeededIds(3, readable=True)
+    return AgentApp(cfg, data_dir=tmp_path / "data", workspace=ws, clock=clock, ids=ids, animate=False,
+                    pool=LLMPool(cfg), memory=InMemoryMemory(clock, ids), **kw)
+
+
+async def wait_for(pilot, cond, steps: int = 200) -> None:
+    for _ in range(steps):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not reached")
+
+
+def script_happy(fake) -> None:
+    fake.script("perceiver", [perceive("count the txt files")])
+    fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]))])
+    fake.script("executor", [call("shell", command="ls *.txt | wc -l"), finish("2")])
+    fake.script("agent_validator", [verdicts("pass")])
+    fake.script("meta_validator", [merge("2", "pass", summary="2 txt files")])
+
+
+async def type_task(pilot, text: str) -> None:
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+    await pilot.press("enter")
+
+
+async def test_type_a_task_and_watch_it_complete(fakellm, tmp_path):
+    script_happy(fakellm)
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "count txt")
+        await wait_for(pilot, lambda: any(e.type == "FinalResult" for e in app.query_one(BusView).envs))
+        assert app.current is None
+        bus = app.query_one(BusView)
+        assert [e.type for e in bus.envs if e.type == "FinalResult"] == ["FinalResult"]
+        assert "init→accept" in str(app.query_one(PipelineLine).render())
+        await pilot.press("ctrl+d")  # task detail
+        assert type(app.screen).__name__ == "TaskDetailScreen"
+        await pilot.press("escape")
+        await pilot.press("up")  # history
+        assert app.query_one("#task").value == "count txt"
+
+
+async def test_answer_a_clarification(fakellm, tmp_path):
+    script_happy(fakellm)
+    fakellm._scripts["perceiver"].clear()
+    fakellm.script("perceiver", [Reply.json({"kind": "clarify", "question": "Count what?"}), perceive("count txt")])
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "count")
+        await wait_for(pilot, lambda: isinstance(app.screen, ClarifyModal))
+        await type_task(pilot, "txt files")
+        await wait_for(pilot, lambda: app.current is None)
+        assert "txt files" in fakellm.calls("perceiver")[1]["messages"][1]["content"]
+
+
+async def _confirm_flow(fakellm, tmp_path, key: str) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "junk.txt").write_text("x")
+    fakellm.script("perceiver", [perceive("delete junk.txt")])
+    fakellm.responder("planner", lambda _r: plan(["junk.txt gone"], sub("rm junk.txt", "gone", tools=["shell"])))
+    fakellm.responder("executor", lambda r: call("shell", command="rm junk.txt") if len(r["messages"]) == 2
+                      else finish("done"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass"))
+    fakellm.responder("meta_validator", lambda _r: merge("removed", "pass"))
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "delete junk")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "rm junk.txt" in str(app.screen.query_one("#command").render())
+        await pilot.press(key)
+        await wait_for(pilot, lambda: app.current is None)
+        decisions = [e.payload.decision for e in app.query_one(BusView).envs if e.type == "ConfirmationDecision"]
+    return ws, decisions
+
+
+async def test_approve_a_confirmation(fakellm, tmp_path):
+    ws, decisions = await _confirm_flow(fakellm, tmp_path, "a")
+    assert decisions == [ConfirmationChoice.APPROVE] and not (ws / "junk.txt").exists()
+
+
+async def test_deny_a_confirmation(fakellm, tmp_path):
+    ws, decisions = await _confirm_flow(fakellm, tmp_path, "d")
+    assert decisions == [ConfirmationChoice.DENY] and (ws / "junk.txt").read_text() == "x"
+
+
+async def test_abort_mid_task_keeps_the_app(fakellm, tmp_path):
+    fakellm.script("perceiver", [perceive("wait")])
+    fakellm.script("planner", [plan(["waited"], sub("wait", "waited"))])
+    fakellm.script("executor", [call("shell", command="sleep 30")])
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "wait")
+        await wait_for(pilot, lambda: any(e.type == "DispatchManifest" for e in app.query_one(BusView).envs))
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.current is None)
+        assert any(e.type == "TaskCancelled" for e in app.query_one(BusView).envs)
+        assert "cancelled" in str(app.query_one("#stage").render())
+        assert app.is_running
+
+
+async def test_browse_and_filter_megrams(fakellm, tmp_path):
+    app = make_app(fakellm, tmp_path)
+    app.memory.remember("run tests before committing")
+    app.memory.remember("never force-push", space="tool:git")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await pilot.press("ctrl+o")
+        assert isinstance(app.screen, MemoryScreen)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 2
+        await pilot.press("slash")
+        for ch in "space:git":
+            await pilot.press(ch)
+        await pilot.pause(0.1)
+        assert table.row_count == 1
+        assert "never force-push" in str(app.screen.query_one("#mem-detail").render()) or table.row_count == 1
+        await pilot.press("escape")
+
+
+async def test_switch_theme(fakellm, tmp_path):
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        first = app.theme
+        await pilot.press("ctrl+t")
+        assert app.theme != first and app.theme in app.theme_names
+        assert {"agentui-dark", "agentui-light"} <= set(app.theme_names)
+
+
+async def test_onboarding_without_an_llm(tmp_path):
+    clock = FakeClock()
+    ids = SeededIds(3, readable=True)
+    app = AgentApp(Config(), data_dir=tmp_path / "data", workspace=tmp_path, clock=clock, ids=ids, animate=False,
+                   memory=InMemoryMemory(clock, ids))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        text = str(app.query_one("#onboarding").render())
+        assert "No LLM available" in text and "AGENTUI_BASE_URL" in text
+        await type_task(pilot, "do it")
+        assert app.current is None
+        await pilot.press("ctrl+o")
+        assert isinstance(app.screen, MemoryScreen)  # memory browsing still works

@@ -1,0 +1,110 @@
+"""Snapshots of every screen and modal at a fixed size, with a fixed clock, fixed IDs and no
+animation. Review the SVGs in tests/ui/__snapshots__ when they change."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agentui.clock import FakeClock
+from agentui.config import Config
+from agentui.contracts import ClarificationRequest, ConfirmationRequest
+from agentui.ids import SeededIds
+from agentui.memory import InMemoryMemory
+from agentui.ui.app import AgentApp
+from agentui.ui.modals import ClarifyModal, ConfirmModal
+
+SIZE = (130, 36)
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "recording.jsonl"
+DATA = Path("/tmp/agentui-snapshot-data")
+
+
+def replay_app(theme: str = "dark") -> AgentApp:
+    clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
+    ids = SeededIds(5, readable=True)
+    cfg = Config.model_validate({"ui": {"theme": theme}})
+    mem = InMemoryMemory(clock, ids)
+    for text, space in (("run the tests before committing", "manual"),
+                        ("read_file on settings.ini failed", "tool:read_file")):
+        mem.remember(text, space=space)
+    return AgentApp(cfg, data_dir=DATA, clock=clock, ids=ids, replay=DEMO, speed=0, animate=False, memory=mem)
+
+
+async def _settle(pilot) -> None:
+    for _ in range(40):
+        await pilot.pause(0.05)
+        if "replay finished" in str(pilot.app.query_one("#stage").render()):
+            break
+    await pilot.pause(0.1)
+
+
+def test_main_screen_after_replay(snap_compare):
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=_settle)
+
+
+def test_main_screen_light_theme(snap_compare):
+    assert snap_compare(replay_app("light"), terminal_size=SIZE, run_before=_settle)
+
+
+def test_memory_browser(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.2)
+
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
+
+
+def test_task_detail(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+d")
+        await pilot.pause(0.2)
+
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
+
+
+def test_audit_screen(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause(0.2)
+
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
+
+
+def test_confirmation_modal(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        req = ConfirmationRequest(request_id="r1", task_id="t1", tool="shell", command="rm -rf build && git clean -fdx",
+                                  reasons=["rm deletes files", "git clean removes untracked files"], cwd="/work/proj")
+        pilot.app.push_screen(ConfirmModal(req))
+        await pilot.pause(0.2)
+
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
+
+
+def test_clarification_modal(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        pilot.app.push_screen(ClarifyModal(ClarificationRequest(request_id="r1", task_id="t1",
+                                                                question="Which files should I count?", round=1)))
+        await pilot.pause(0.2)
+
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
+
+
+def test_onboarding_without_llm(snap_compare):
+    clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
+    ids = SeededIds(5, readable=True)
+    app = AgentApp(Config(), data_dir=DATA, workspace=Path("/tmp"), clock=clock, ids=ids, animate=False,
+                   memory=InMemoryMemory(clock, ids))
+
+    async def go(pilot):
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if pilot.app.runtime is not None:
+                break
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=go)
