@@ -291,6 +291,8 @@ class AgentApp(App[int]):
             self.query_one(ResultPanel).show_text(f"cancelled: {p.reason}")
             self.stage("cancelled — ready for the next goal", busy=False)
             self._task_done()
+        elif env.type == "Megram" and isinstance(self.screen, MemoryScreen):
+            self.call_later(self.screen.action_refresh)  # the browser follows GGS's writes
         elif env.type == "AuditEvent":  # replayed recordings may carry them
             self._on_audit(p)  # type: ignore[arg-type]
 

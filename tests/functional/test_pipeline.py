@@ -461,3 +461,24 @@ async def test_naive_retry_ablation_takes_ggs_seat(fakellm, tmp_path):
     assert "Naive retry" in d.rationale
     assert r.final.directive.value == "accept"
     assert r.of("Megram") == []  # no gradient controller, no memory writes
+
+
+async def test_plan_validator_rejects_blocked_tool_and_reasks(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "x.bin").write_text("data")
+    fakellm.script("perceiver", [perceive("checksum")])
+    fakellm.script("planner", [
+        plan(["shown"], sub("checksum with shell", "printed", tools=["shell"])),
+        plan(["shown"], sub("checksum with shell again", "printed", tools=["shell"])),  # blocked: rejected
+        plan(["shown"], sub("read it instead", "printed", tools=["read_file"])),
+    ])
+    fakellm.script("executor", [call("shell", command="true"), finish("?"), finish("abc")])
+    fakellm.script("agent_validator", [verdicts("fail:logical"), verdicts("pass")])
+    fakellm.script("meta_validator", [merge("abc", "pass")])
+    r = await run_task(fakellm, tmp_path, "checksum", **FAST)
+    [d] = r.of("PlanDirective")
+    assert d.directive.value == "break_symmetry" and d.blocked_tools == ["shell"]
+    reask = fakellm.calls("planner")[2]["messages"][1]["content"]
+    assert "rejected: subtask 1 uses blocked tool(s) shell" in reask
+    assert [s.intent for s in r.of("SubTask")] == ["checksum with shell", "read it instead"]
+    assert r.final.directive.value == "accept"
