@@ -1,0 +1,36 @@
+"""`agentui bench` end to end over the fake LLM: a suite, a table, a summary line, JSONL results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.functional.pipeline import call, finish, merge, perceive, plan, sub, verdicts
+
+
+def test_bench_runs_a_suite_and_reports(fakellm, tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([
+        {"id": "count", "description": "How many lines does notes.txt have?",
+         "init": "printf 'a\\nb\\nc\\n' > notes.txt", "check": {"expected": 3, "match": "integer"}},
+        {"id": "file", "description": "Create ok.txt", "init": "true", "check": "test -f ok.txt"},
+    ]))
+    fakellm.script("perceiver", [perceive("count lines"), perceive("create ok.txt")])
+    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number")),
+                               plan(["ok.txt exists"], sub("create ok.txt", "file exists"))])
+    fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3"),
+                                finish("I could not create it")])
+    fakellm.script("agent_validator", [verdicts("pass"), verdicts("pass")])
+    fakellm.script("meta_validator", [merge("notes.txt has 3 lines", "pass"), merge("created", "pass")])
+    out = tmp_path / "results.jsonl"
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "COLUMNS": "160"}
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--out", str(out), "--timeout", "60"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert "bench: 1 passed, 1 failed" in r.stdout, r.stdout + r.stderr
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    by_id = {x["id"]: x for x in rows}
+    assert by_id["count"]["passed"] is True and by_id["count"]["directive"] == "accept"
+    assert by_id["count"]["llm_calls"] == 6 and by_id["count"]["prompt_tokens"] > 0
+    assert by_id["file"]["passed"] is False  # the check script, not the model's claim, decides
