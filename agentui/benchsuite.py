@@ -12,6 +12,7 @@ record pass/fail, directive, replans, LLM calls, tokens, parse repairs and wall 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -166,6 +167,12 @@ def run_task(
             proc.communicate()
             rec["error"] = f"timed out after {timeout:g} s"
             return rec
+        except BaseException:
+            # Ctrl+C or a kill of the bench: the task runs in its own session, so take it down too
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         rec["exit_code"] = proc.returncode
         try:
             doc = json.loads(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 
@@ -23,6 +24,11 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentui.benchsuite import SuiteError, canonical_line, load_suite, run_suite, summarise
+
+    def _terminate(_sig: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # unwinds through run_task, which kills the running task's group
+
+    signal.signal(signal.SIGTERM, _terminate)
 
     try:
         tasks = load_suite(args.suite)

@@ -98,3 +98,38 @@ def test_answer_text_and_summary() -> None:
     ])
     assert (s["passed"], s["failed"], s["llm_calls_per_task"], s["tokens_per_task"]) == (1, 1, 7.0, 220.0)
     json.dumps(s)
+
+
+def test_terminating_bench_kills_the_running_task(tmp_path, fakellm):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.fakellm import Reply
+
+    fakellm.responder("*", lambda _r: Reply.fault("hang"))  # the model never answers
+    suite = tmp_path / "s.json"
+    suite.write_text('[{"id": "hangs", "description": "x", "init": "true", "check": "true"}]')
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--timeout", "120"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    for _ in range(100):
+        out = subprocess.run(["pgrep", "-f", "agentui-bench-hangs-"], capture_output=True, text=True).stdout
+        pids = [int(x) for x in out.split()]
+        if pids and fakellm.calls():
+            break
+        time.sleep(0.1)
+    assert pids, "the task process never started"
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=20)
+    time.sleep(0.5)
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        assert not alive, f"task process {pid} survived"
