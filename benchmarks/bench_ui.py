@@ -1,14 +1,18 @@
 """TUI budgets (DESIGN §8): cold start to first paint < 1 s; under a 2,000 msgs/s bus flood for
 10 s, keystroke → repaint p95 < 100 ms and peak RSS growth bounded (< 200 MB).
 
-Keystroke latency: from posting the key event (as the terminal driver does) until the input holds
-the character, plus one refresh frame (1/60 s) for the repaint that follows."""
+Both are measured at the app's display call (`App._display`, where a real terminal gets its bytes;
+headless it is called all the same): first paint = the first screen update; keystroke → repaint =
+from posting the key event (as the terminal driver does) to the first screen update after the
+input holds the character."""
 
 from __future__ import annotations
 
 import asyncio
 import resource
 import statistics
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +29,7 @@ from agentui.memory import InMemoryMemory
 from agentui.ui.app import AgentApp
 
 EMPTY = Path(__file__).resolve().parent / "_empty_recording.jsonl"
+PAINTED_AT: list[float] = []  # wall-clock time of the first paint (for the subprocess figure)
 RATE = 2000
 SECONDS = 10
 
@@ -41,13 +46,29 @@ def make_app() -> AgentApp:
                     animate=False, memory=InMemoryMemory(clock, ids))
 
 
+def watch_paints(app: AgentApp) -> list[float]:
+    """Record the time of every screen update the app sends to its driver."""
+    painted: list[float] = []
+    display = app._display
+
+    def timed(screen, renderable):  # noqa: ANN001, ANN202
+        if renderable is not None:
+            painted.append(time.perf_counter())
+        return display(screen, renderable)
+
+    app._display = timed  # type: ignore[method-assign]
+    return painted
+
+
 async def cold_start() -> float:
     t0 = time.perf_counter()
     app = make_app()
+    painted = watch_paints(app)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause()
-        dt = time.perf_counter() - t0
-    return dt
+        while not painted:
+            await pilot.pause(0.005)
+    PAINTED_AT.append(time.time() - (time.perf_counter() - painted[0]))
+    return painted[0] - t0
 
 
 async def flood() -> tuple[float, float]:
@@ -60,6 +81,7 @@ async def flood() -> tuple[float, float]:
                                                                                output="ok " * 20), task_id="t")
              for _ in range(500)]
     lat: list[float] = []
+    painted = watch_paints(app)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         base = rss_mb()
@@ -78,7 +100,6 @@ async def flood() -> tuple[float, float]:
         task = asyncio.create_task(pump())
         end = time.perf_counter() + SECONDS
         inp = app.query_one("#task")
-        frame = 1 / 60  # Textual repaints on its refresh timer; a handled key shows on the next frame
         while time.perf_counter() < end:
             before = inp.value
             t0 = time.perf_counter()
@@ -87,7 +108,10 @@ async def flood() -> tuple[float, float]:
             app.post_message(events.Key("x", "x"))
             while inp.value == before and time.perf_counter() - t0 < 10:
                 await asyncio.sleep(0.001)
-            lat.append(time.perf_counter() - t0 + frame)
+            handled = time.perf_counter()
+            while not (painted and painted[-1] >= handled) and time.perf_counter() - t0 < 10:
+                await asyncio.sleep(0.001)
+            lat.append(painted[-1] - t0)
             if len(inp.value) > 50:
                 inp.value = ""
             await asyncio.sleep(0.05)
@@ -98,8 +122,21 @@ async def flood() -> tuple[float, float]:
     return p95, growth
 
 
+def cold_start_process() -> float:
+    """What a user waits for: a fresh interpreter (imports included) until the first paint."""
+    t0 = time.time()
+    out = subprocess.run([sys.executable, __file__, "--cold-child"], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1]) - t0
+
+
+async def cold_child() -> None:
+    await cold_start()
+    print(PAINTED_AT[0])
+
+
 async def main() -> None:
-    report("ui.cold_start", await cold_start(), "s", "<", 1.0)
+    report("ui.cold_start_process", cold_start_process(), "s", "<", 1.0)
+    report("ui.cold_start_in_process", await cold_start(), "s", "<", 1.0)
     p95, growth = await flood()
     report("ui.keystroke_p95_under_flood", p95, "ms", "<", 100)
     report("ui.rss_growth_under_flood", growth, "MB", "<", 200)
@@ -107,4 +144,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(cold_child() if sys.argv[1:] == ["--cold-child"] else main())

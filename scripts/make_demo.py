@@ -24,8 +24,11 @@ from tests.functional.pipeline import call, finish, infeasible, merge, perceive,
 
 
 async def main() -> None:
-    with FakeLLM() as fake, tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
+    # a fixed workspace path, so the recording (and the snapshots built on it) is reproducible
+    tmp = Path(tempfile.gettempdir()) / "agentui-demo"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    with FakeLLM() as fake:
         ws = tmp / "ws"
         ws.mkdir()
         (ws / "config.ini").write_text("[server]\nport = 8080\n")
@@ -55,7 +58,8 @@ async def main() -> None:
         out = ROOT / "demo" / "recording.jsonl"
         out.parent.mkdir(exist_ok=True)
         shutil.copy(tmp / "data" / "recordings" / f"{end.task_id}.bus.jsonl", out)
-        print(out)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(out)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
@@ -39,7 +40,7 @@ from agentui.contracts import (
 )
 from agentui.ids import IdFactory, UuidIds
 from agentui.paths import DataLayout
-from agentui.ui.modals import ClarifyModal, ConfirmModal, PayloadModal, YesNoModal
+from agentui.ui.modals import ClarifyModal, ConfirmModal, PayloadModal, YesNoModal, steady_cursors
 from agentui.ui.screens import AuditScreen, HelpScreen, MemoryScreen, TaskDetailScreen
 from agentui.ui.themes import load_themes
 from agentui.ui.widgets import AuditFeed, BusView, PipelineLine, ResultPanel, StageLine, TaskInput
@@ -71,10 +72,11 @@ class AgentApp(App[int]):
         Binding("ctrl+d", "task_detail", "Task detail", priority=True),
         Binding("ctrl+r", "audit", "Audit", priority=True),
         Binding("ctrl+f", "filter", "Filter bus", priority=True),
-        Binding("ctrl+l", "open_message", "Open a message", priority=True),
+        Binding("ctrl+l", "open_message", "Pick a message", priority=True),
         Binding("ctrl+t", "next_theme", "Theme", priority=True),
         Binding("ctrl+y", "retry_llm", "Retry LLM", show=False, priority=True),
         Binding("f1", "help", "Help", priority=True),
+        Binding("question_mark", "help", "Help", show=False),
     ]
 
     def __init__(self, config: Config, *, data_dir: Path | None = None, workspace: Path | None = None,
@@ -83,13 +85,13 @@ class AgentApp(App[int]):
                  preflight: bool = True) -> None:
         super().__init__()
         self.config = config
-        self.layout = DataLayout(Path(data_dir) if data_dir else config.data_path())
+        self.data_layout = DataLayout(Path(data_dir) if data_dir else config.data_path())
         self.workspace = Path(workspace or config.tools.workspace or Path.cwd()).resolve()
         self.clock = clock or SystemClock()
         self.ids = ids or UuidIds()
         self.replay_path = replay
         self.speed = speed
-        self.animate = animate
+        self.spinner_animated = animate
         self._pool = pool
         self.memory = memory
         self.do_preflight = preflight
@@ -103,6 +105,8 @@ class AgentApp(App[int]):
         self._pending: list[Envelope] = []
         self._flush_timer: Any = None
         self.theme_names: list[str] = []
+        self._in_batch = False
+        self._replay_stats: dict[str, Any] = {}  # task id → TaskStats rebuilt from a recording
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -118,7 +122,7 @@ class AgentApp(App[int]):
                 yield Static("[b]result[/b]", classes="panel-title")
                 yield ResultPanel("[dim]no result yet[/dim]", id="result")
         yield PipelineLine(id="pipeline")
-        yield StageLine(animate=self.animate, id="stage")
+        yield StageLine(animate=self.spinner_animated, id="stage")
         yield TaskInput(id="task")
         yield Footer()
 
@@ -135,13 +139,19 @@ class AgentApp(App[int]):
             self.theme = self.theme_names[0]
         for p in problems:
             self.notify(f"{p} — using the default theme", severity="warning", timeout=8)
+        if not self.spinner_animated:
+            self.animation_level = "none"
+            steady_cursors(self)
         self.query_one(TaskInput).focus()
         if self.replay_path is not None:
-            self.sub_title = f"replay {self.replay_path.name} ×{self.speed:g}"
+            speed = f"×{self.speed:g}" if self.speed else "instant"
+            self.title = f"agentui — replay of {self.replay_path.name} ({speed}, no model needed)"
             self.query_one("#onboarding", Static).display = False
             if self.memory is None:
                 with contextlib.suppress(Exception):
                     await self._open_memory()  # browsing memory works during a replay too
+            if self.memory is not None:
+                self.refresh_memory_counts()
             self.run_replay()
         else:
             await self._open_memory()
@@ -153,8 +163,8 @@ class AgentApp(App[int]):
         from agentui.memory import MemoryInUse, open_memory
 
         try:
-            self.layout.ensure()
-            self.memory = open_memory(self.layout.memory_db, self.clock, self.ids)
+            self.data_layout.ensure()
+            self.memory = open_memory(self.data_layout.memory_db, self.clock, self.ids)
         except MemoryInUse as e:
             self.notify(f"{e}; using a temporary memory", severity="warning", timeout=10)
             self.memory = open_memory(None, self.clock, self.ids)
@@ -189,7 +199,7 @@ class AgentApp(App[int]):
             self.stage("no LLM — see above", busy=False)
         else:
             onboarding.display = False
-        self.runtime = Runtime(self.config, workspace=self.workspace, data_dir=self.layout.root, clock=self.clock,
+        self.runtime = Runtime(self.config, workspace=self.workspace, data_dir=self.data_layout.root, clock=self.clock,
                                ids=self.ids, pool=pool, memory=self.memory, clarify=self._clarify,
                                confirm=self._confirm)
         await self.runtime.start()
@@ -217,7 +227,7 @@ class AgentApp(App[int]):
             mem = f"M{lv['M']} K{lv['K']} C{lv['C']} T{lv['T']}"
         except Exception:  # noqa: BLE001
             mem = "memory ?"
-        self.sub_title = f"{mem} · {self.layout.root}"
+        self.sub_title = f"{mem} · {self.data_layout.root}"
 
     @work(group="consume")
     async def consume(self, tap: Any) -> None:
@@ -241,6 +251,9 @@ class AgentApp(App[int]):
 
     # -- what the bus shows ---------------------------------------------------------------------
     def stage(self, text: str, *, busy: bool, rationale: str = "") -> None:
+        if self._in_batch:
+            self._stage_pending = (text, busy, rationale)
+            return
         s = self.query_one(StageLine)
         s.rationale = rationale
         s.stage = text
@@ -252,16 +265,32 @@ class AgentApp(App[int]):
         messages never starves keystrokes (at most ten screen updates a second)."""
         self._pending.append(env)
         if self._flush_timer is None:
-            self._flush_timer = self.set_timer(0.1, self._flush)
+            self._flush_timer = self.set_timer(0.1, self._flush_bus)
 
-    def _flush(self) -> None:
+    def _flush_bus(self) -> None:
         self._flush_timer = None
         batch, self._pending = self._pending, []
         if not batch:
             return
-        self.query_one(BusView).add_many(batch)
-        for env in batch:
-            self._apply(env)
+        try:
+            bus = self.query_one(BusView)
+        except NoMatches:  # shutting down: the main screen is already gone
+            return
+        bus.add_many(batch)
+        # one stage repaint and one memory-browser refresh per batch, whatever its size
+        self._stage_pending: tuple[str, bool, str] | None = None
+        self._megrams_changed = False
+        self._in_batch = True
+        try:
+            for env in batch:
+                self._apply(env)
+        finally:
+            self._in_batch = False
+        if self._stage_pending is not None:
+            text, busy, rationale = self._stage_pending
+            self.stage(text, busy=busy, rationale=rationale)
+        if self._megrams_changed and isinstance(self.screen, MemoryScreen):
+            self.screen.action_refresh()  # the browser follows GGS's writes
 
     def _apply(self, env: Envelope) -> None:
         if env.task_id and env.task_id == self.current or (self.replay_path and env.task_id):
@@ -270,6 +299,8 @@ class AgentApp(App[int]):
                 if len(self.task_envs) > 5000:
                     del self.task_envs[:1000]
         p = env.payload
+        if self.replay_path is not None and env.task_id:
+            self._count_replayed(env)
         if env.type in STAGES:
             if isinstance(p, PlanDirective):
                 self.stage(f"R2 replanning ({p.directive.value}, round {p.round})", busy=True, rationale=p.rationale)
@@ -279,22 +310,46 @@ class AgentApp(App[int]):
             self.query_one(PipelineLine).show(p)
         elif isinstance(p, FinalResult):
             self.query_one(PipelineLine).show(p)
-            stats = self.runtime.task_stats(p.task_id) if self.runtime else {}
-            self.query_one(ResultPanel).show_final(p, stats)
+            self.query_one(ResultPanel).show_final(p, self.task_stats(p.task_id))
             self.stage(f"{p.directive.value} — ready for the next goal", busy=False)
             self._task_done()
         elif isinstance(p, PerceiverReply):
-            self.query_one(ResultPanel).show_text(p.text, self.runtime.task_stats(p.task_id) if self.runtime else {})
+            self.query_one(ResultPanel).show_text(p.text, self.task_stats(p.task_id))
             self.stage("ready — type a goal", busy=False)
             self._task_done()
         elif isinstance(p, TaskCancelled):
             self.query_one(ResultPanel).show_text(f"cancelled: {p.reason}")
             self.stage("cancelled — ready for the next goal", busy=False)
             self._task_done()
-        elif env.type == "Megram" and isinstance(self.screen, MemoryScreen):
-            self.call_later(self.screen.action_refresh)  # the browser follows GGS's writes
+        elif env.type == "Megram":
+            self._megrams_changed = True
         elif env.type == "AuditEvent":  # replayed recordings may carry them
             self._on_audit(p)  # type: ignore[arg-type]
+
+    def task_stats(self, task_id: str) -> dict[str, Any]:
+        """The per-role cost table: the runtime's live figures, or rebuilt from a recording."""
+        if self.runtime is not None:
+            return self.runtime.task_stats(task_id)
+        st = self._replay_stats.get(task_id)
+        return st.as_dict(st.ended or st.started) if st else {}
+
+    def _count_replayed(self, env: Envelope) -> None:
+        from agentui.clock import parse_iso
+        from agentui.contracts import ExecutionResult, LLMUsage
+        from agentui.runtime import TaskStats
+
+        assert env.task_id
+        t = parse_iso(env.ts).timestamp()
+        st = self._replay_stats.get(env.task_id)
+        if st is None:
+            st = self._replay_stats[env.task_id] = TaskStats(started=t)
+        st.ended = t
+        p = env.payload
+        if isinstance(p, LLMUsage):
+            st.add_usage(p)
+        elif isinstance(p, ExecutionResult):
+            st.tool_calls += len(p.tool_calls)
+            st.tool_seconds += sum(c.duration_s or 0.0 for c in p.tool_calls)
 
     def _task_done(self) -> None:
         self.current = None
@@ -337,7 +392,14 @@ class AgentApp(App[int]):
         self.push_screen(PayloadModal(event.env))
 
     def action_open_message(self) -> None:
-        self.query_one(BusView).action_pick()
+        """Focus the bus stream (↑/↓ pick a line, Enter opens it); again opens the picked line."""
+        bus = self.query_one(BusView)
+        if bus.has_focus:
+            bus.action_open()
+        else:
+            bus.focus()
+            if bus.rows:
+                self.notify("↑/↓ pick a line · Enter opens its payload · Esc back to the task input", timeout=4)
 
     async def action_abort(self) -> None:
         f = self.query_one("#bus-filter", Input)
@@ -347,6 +409,8 @@ class AgentApp(App[int]):
             return
         if self.current and self.runtime:
             await self.runtime.cancel(self.current, "aborted from the UI")
+        elif not self.query_one(TaskInput).has_focus:
+            self.query_one(TaskInput).focus()
 
     async def action_ctrl_c(self) -> None:
         if self.current and self.runtime:
@@ -363,13 +427,13 @@ class AgentApp(App[int]):
         if self.current:
             def done(yes: bool | None) -> None:
                 if yes:
-                    self.run_worker(self._shutdown())
+                    self.run_worker(self._stop_and_exit())
 
             self.push_screen(YesNoModal("A task is running. Abort it and quit?"), done)
             return
-        await self._shutdown()
+        await self._stop_and_exit()
 
-    async def _shutdown(self) -> None:
+    async def _stop_and_exit(self) -> None:
         if self.runtime is not None:
             with contextlib.suppress(Exception):
                 await self.runtime.stop()
@@ -396,7 +460,7 @@ class AgentApp(App[int]):
 
         if isinstance(self.screen, AuditScreen):
             return
-        stored = AuditLog(self.layout.audit_dir).reports()
+        stored = AuditLog(self.data_layout.audit_dir).reports()
         self.push_screen(AuditScreen(list(self.audit_history), stored))
 
     def action_help(self) -> None:
@@ -415,6 +479,11 @@ class AgentApp(App[int]):
         i = self.theme_names.index(self.theme) if self.theme in self.theme_names else -1
         self.theme = self.theme_names[(i + 1) % len(self.theme_names)]
         self.notify(f"theme: {self.theme}", timeout=2)
+
+    def set_theme(self, name: str) -> None:
+        if name in self.theme_names:
+            self.theme = name
+            self.notify(f"theme: {name}", timeout=2)
 
     def action_retry_llm(self) -> None:
         if self.llm_error:
@@ -443,6 +512,8 @@ class AgentApp(App[int]):
                             self.action_open_message)
         yield SystemCommand("Filter bus", "Show only matching bus lines", self.action_filter)
         yield SystemCommand("Next theme", "Switch between the themes in themes/", self.action_next_theme)
+        for name in self.theme_names:
+            yield SystemCommand(f"Theme: {name}", "Use this theme from themes/", lambda n=name: self.set_theme(n))
         yield SystemCommand("Retry LLM", "Re-read the config and check the endpoint again", self.action_retry_llm)
         yield SystemCommand("Help", "Keys and what they do", self.action_help)
 
@@ -458,6 +529,12 @@ class AgentApp(App[int]):
         except OSError as e:
             self.notify(f"cannot read {path}: {e}", severity="error")
             return
+        from agentui.roles.auditor import AuditCore
+
+        # the Auditor replays too: its detectors over the recorded envelopes, unless the
+        # recording already carries its AuditEvents
+        auditor = None if any('"AuditEvent"' in raw for raw in lines) else AuditCore(self.config, self.clock, self.ids)
+        found: list[AuditEvent] = []
         prev = None
         n = 0
         for i, raw in enumerate(lines, 1):
@@ -473,5 +550,15 @@ class AgentApp(App[int]):
                 await asyncio.sleep(min(1.5, max(0.0, (ts - prev).total_seconds()) / self.speed))
             prev = ts
             self.on_envelope(env)
+            if auditor is not None:
+                for ev in auditor.observe(env, ts.timestamp()):
+                    found.append(ev)
+                    self._on_audit(ev)
             n += 1
+        if auditor is not None and prev is not None:
+            from agentui.clock import iso
+            from agentui.roles.auditor import build_report
+
+            self._on_audit(build_report(auditor.stats(), found, trigger="on_demand", ids=self.ids,
+                                        now=iso(prev), window_start=None))
         self.stage(f"replay finished: {n} messages", busy=False)

@@ -7,11 +7,11 @@ import json
 
 from rich.markup import escape
 from rich.syntax import Syntax
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Input, Label, Static
 
 from agentui.contracts import (
     ClarificationRequest,
@@ -19,6 +19,13 @@ from agentui.contracts import (
     ConfirmationRequest,
     Envelope,
 )
+
+
+def steady_cursors(screen: Screen[object] | App[object]) -> None:
+    """No blinking cursors when the app runs without animation (snapshots, benchmarks, STYLE §8)."""
+    if getattr(screen.app, "spinner_animated", True) is False:
+        for inp in screen.query(Input):
+            inp.cursor_blink = False
 
 
 class ClarifyModal(ModalScreen[str]):
@@ -36,6 +43,9 @@ class ClarifyModal(ModalScreen[str]):
             yield Static(escape(self.req.question), id="question")
             yield Input(placeholder="your answer — empty = proceed", id="answer")
             yield Label("[dim]Enter answers · Escape proceeds without an answer[/dim]")
+
+    def on_mount(self) -> None:
+        steady_cursors(self)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip())
@@ -126,36 +136,11 @@ class PromptModal(ModalScreen[str | None]):
             yield Label(escape(self.title_text))
             yield Input(placeholder=self.placeholder)
 
+    def on_mount(self) -> None:
+        steady_cursors(self)
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class BusPicker(ModalScreen[Envelope | None]):
-    """Pick one of the recent bus lines; Enter opens its payload."""
-
-    BINDINGS = [Binding("escape", "cancel", "Close")]
-
-    def __init__(self, envs: list[Envelope]) -> None:
-        super().__init__()
-        self.envs = envs
-
-    def compose(self) -> ComposeResult:
-        from agentui.ui.widgets import BusView
-
-        with Vertical(id="dialog", classes="modal picker"):
-            yield Label(f"[b]Recent messages[/b] ({len(self.envs)}) — Enter opens one")
-            yield OptionList(*[BusView.format_env(e) for e in self.envs], id="picker")
-
-    def on_mount(self) -> None:
-        ol = self.query_one(OptionList)
-        ol.highlighted = len(self.envs) - 1
-        ol.focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.envs[event.option_index])
 
     def action_cancel(self) -> None:
         self.dismiss(None)

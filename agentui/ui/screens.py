@@ -29,7 +29,7 @@ from agentui.contracts import (
     SubTask,
     SubTaskOutcome,
 )
-from agentui.ui.modals import PromptModal, YesNoModal
+from agentui.ui.modals import PromptModal, YesNoModal, steady_cursors
 
 COLUMNS = ("id", "level", "space", "entity", "state", "f", "σ", "k", "age", "M_att", "M_dec", "action")
 
@@ -40,6 +40,15 @@ def live_potentials(m: Megram, now: datetime) -> tuple[float, float]:
     dt = max(0.0, (now - ref).total_seconds() / 86400)
     w = math.exp(-m.k * dt)
     return abs(m.f) * w, m.sigma * m.f * w
+
+
+def short_id(mid: str) -> str:
+    """`megram-000123` → `000123`; a uuid-style id → its first 8 characters."""
+    return mid.removeprefix("megram-")[:8]
+
+
+def _clip(s: str, n: int = 20) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _age(m: Megram, now: datetime) -> str:
@@ -85,6 +94,7 @@ class MemoryScreen(Screen[None]):
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
         t.add_columns(*COLUMNS)
+        steady_cursors(self)
         self.action_refresh()
         t.focus()
 
@@ -123,7 +133,7 @@ class MemoryScreen(Screen[None]):
         now = self.clock.now()
         for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=COLUMNS[self.sort_col] in ("age", "M_att", "f")):
             att, dec = live_potentials(m, now)
-            t.add_row(m.id[:8], m.level.value, m.space[:28], m.entity[:28], m.state, f"{m.f:.2f}",
+            t.add_row(short_id(m.id), m.level.value, _clip(m.space), _clip(m.entity), m.state, f"{m.f:.2f}",
                       f"{m.sigma:+.1f}", f"{m.k:g}", _age(m, now), f"{att:.2f}", f"{dec:+.2f}",
                       action_for(att, dec).value, key=m.id)
         self.query_one("#mem-title", Static).update(
@@ -250,6 +260,12 @@ def task_tree(envs: list[Envelope]) -> Tree:
         elif isinstance(p, PlanDirective | FinalResult):
             root.add(f"[b magenta]{p.prev_directive.value}→{p.directive.value}[/b magenta] D={p.loss.D:.2f} "
                      f"P={p.loss.P:.2f} Ω={p.loss.Omega:.2f} L={p.loss.L:.2f} ∇L={p.grad_l:+.2f}")
+    losses = [p.loss.L for p in (e.payload for e in envs) if isinstance(p, PlanDirective | FinalResult)]
+    if losses:
+        from agentui.ui.widgets import sparkline
+
+        root.add(f"[b]loss per round[/b] [cyan]{sparkline(losses)}[/cyan]  "
+                 + " → ".join(f"{x:.2f}" for x in losses))
     return root
 
 

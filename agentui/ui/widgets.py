@@ -10,8 +10,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widgets import Input, RichLog, Static
 
 from agentui.contracts import AuditEvent, AuditReport, Envelope, FinalResult, PlanDirective
@@ -45,6 +49,14 @@ class TaskInput(Input):
             self.insert_text_at_cursor(text)
         event.stop()
 
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character == "?" and not self.value:  # `?` on an empty input is help, not text
+            event.stop()
+            event.prevent_default()
+            self.app.action_help()  # type: ignore[attr-defined]
+            return
+        await super()._on_key(event)
+
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):
             self.history.append(text)
@@ -58,12 +70,25 @@ class TaskInput(Input):
         self.cursor_position = len(self.value)
 
 
-class BusView(RichLog):
-    """One line per envelope, colour per type, bounded, filterable. A RichLog, because it streams
-    thousands of lines a second cheaply; Enter opens a picker over the recent lines, and the
-    chosen line opens its full payload."""
+class BusView(ScrollView, can_focus=True):
+    """One line per envelope, colour per type, bounded, filterable, with a line cursor: ↑/↓ pick a
+    line, Enter opens its full payload. Line API: only the rows on screen are rendered, so a flood
+    of thousands of messages a second costs a list append each (DESIGN §8)."""
 
-    BINDINGS = [("enter", "pick", "Open a message")]
+    BINDINGS = [
+        Binding("enter", "open", "Open payload"),
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "move(-20)", "Page up", show=False),
+        Binding("pagedown", "move(20)", "Page down", show=False),
+        Binding("home,g", "first", "First", show=False),
+        Binding("end,G", "last", "Last (follow)", show=False),
+    ]
+    COMPONENT_CLASSES = {"bus-view--cursor"}
+    DEFAULT_CSS = """
+    BusView { background: $surface 0%; }
+    BusView > .bus-view--cursor { background: $accent 35%; }
+    """
 
     class Opened(Message):
         def __init__(self, env: Envelope) -> None:
@@ -71,21 +96,53 @@ class BusView(RichLog):
             self.env = env
 
     def __init__(self, limit: int = 2000, **kw: Any) -> None:
-        super().__init__(max_lines=limit, wrap=False, markup=False, auto_scroll=True, **kw)
-        self.can_focus = True
-        self.limit = limit
-        self.envs: deque[Envelope] = deque(maxlen=limit)
+        super().__init__(**kw)
+        self.limit = max(10, limit)
+        self.envs: deque[Envelope] = deque(maxlen=self.limit)  # everything, filtered or not
+        self.rows: list[Envelope] = []  # what the filter lets through, oldest first
+        self.cursor = -1  # index into rows; -1 = follow the newest line
         self.filter = ""
         self.hidden_types = {"LLMUsage"}
+        self._terms: list[tuple[str, str]] = []
+        self._strips: dict[tuple[str, int, bool, str], Strip] = {}
 
+    # -- filtering ----------------------------------------------------------------------------
     def _visible(self, env: Envelope) -> bool:
-        if env.type in self.hidden_types:
+        asked_types = [v for k, v in self._terms if k == "type"]
+        if env.type in self.hidden_types and not any(v in env.type.casefold() for v in asked_types):
             return False
-        if not self.filter:
-            return True
-        f = self.filter.casefold()
-        return any(f in s.casefold() for s in (env.type, env.sender.value, env.receiver.value, line(env)))
+        for key, val in self._terms:
+            if key == "type":
+                ok = val in env.type.casefold()
+            elif key == "role":
+                ok = val in env.sender.value or val in env.receiver.value
+            elif key == "from":
+                ok = val in env.sender.value
+            elif key == "to":
+                ok = val in env.receiver.value
+            elif key == "task":
+                ok = val in (env.task_id or "").casefold()
+            else:
+                ok = val in line(env).casefold()
+            if not ok:
+                return False
+        return True
 
+    def set_filter(self, text: str) -> None:
+        """`role:ggs type:PlanDirective from:x to:y task:id` and free text, all must match."""
+        self.filter = text.strip()
+        self._terms = []
+        for tok in self.filter.split():
+            key, sep, val = tok.partition(":")
+            if sep and val and key.casefold() in ("role", "type", "from", "to", "task"):
+                self._terms.append((key.casefold(), val.casefold()))
+            else:
+                self._terms.append(("text", tok.casefold()))
+        self.rows = [e for e in self.envs if self._visible(e)]
+        self.cursor = -1
+        self._resize()
+
+    # -- feeding ------------------------------------------------------------------------------
     @staticmethod
     def format_env(env: Envelope) -> Text:
         style = STYLE.get(env.type, "")
@@ -99,44 +156,105 @@ class BusView(RichLog):
         self.add_many([env])
 
     def add_many(self, envs: list[Envelope]) -> None:
-        """One write per batch. In a flood, only the lines that can still be on screen are drawn;
-        the rest stay in the history (filter and the Enter picker show them) behind a marker."""
+        """One layout update per batch, whatever its size."""
         self.envs.extend(envs)
         vis = [e for e in envs if self._visible(e)]
         if not vis:
             return
-        room = max(10, self.size.height or 40)
-        block = Text(no_wrap=True, overflow="ellipsis")
-        if len(vis) > room:
-            block.append(f"… {len(vis) - room} more message(s) — Enter lists them\n", style="dim italic")
-            vis = vis[-room:]
-        for i, e in enumerate(vis):
-            if i:
-                block.append("\n")
-            block.append_text(self.format_env(e))
-        self.write(block)
+        self.rows.extend(vis)
+        over = len(self.rows) - self.limit
+        if over > 0:
+            del self.rows[:over]
+            if self.cursor >= 0:
+                self.cursor = max(0, self.cursor - over)
+        self._resize()
+
+    def clear(self) -> None:
+        self.envs.clear()
+        self.rows = []
+        self.cursor = -1
+        self._resize()
 
     def shown(self) -> list[Envelope]:
-        return [e for e in self.envs if self._visible(e)]
+        return list(self.rows)
 
-    def set_filter(self, text: str) -> None:
-        self.filter = text.strip()
-        self.clear()
-        for e in self.shown():
-            self.write(self.format_env(e))
+    def _resize(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.rows))
+        if self.cursor < 0:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
 
-    def action_pick(self) -> None:
-        from agentui.ui.modals import BusPicker
+    # -- cursor -------------------------------------------------------------------------------
+    @property
+    def selected(self) -> Envelope | None:
+        if not self.rows:
+            return None
+        i = self.cursor if self.cursor >= 0 else len(self.rows) - 1
+        return self.rows[min(i, len(self.rows) - 1)]
 
-        recent = self.shown()[-500:]
-        if not recent:
+    def _show_cursor(self) -> None:
+        i = self.cursor if self.cursor >= 0 else len(self.rows) - 1
+        self.scroll_to_region(Region(0, i, 1, 1), animate=False, immediate=True, force=True)
+        self.refresh()
+
+    def action_move(self, step: int) -> None:
+        if not self.rows:
             return
+        i = self.cursor if self.cursor >= 0 else len(self.rows) - 1
+        i = max(0, min(len(self.rows) - 1, i + step))
+        self.cursor = -1 if i == len(self.rows) - 1 and step > 0 else i
+        self._show_cursor()
 
-        def chosen(env: Envelope | None) -> None:
-            if env is not None:
-                self.post_message(self.Opened(env))
+    def action_first(self) -> None:
+        if self.rows:
+            self.cursor = 0
+            self._show_cursor()
 
-        self.app.push_screen(BusPicker(recent), chosen)
+    def action_last(self) -> None:
+        self.cursor = -1
+        self._resize()
+
+    def action_open(self) -> None:
+        env = self.selected
+        if env is not None:
+            self.post_message(self.Opened(env))
+
+    def on_click(self, event: events.Click) -> None:
+        row = int(self.scroll_offset.y + event.y)
+        if 0 <= row < len(self.rows):
+            self.cursor = -1 if row == len(self.rows) - 1 else row
+            self.refresh()
+            if event.chain >= 2:
+                self.action_open()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    # -- painting -----------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = int(self.scroll_offset.y) + y
+        if row >= len(self.rows):
+            return Strip.blank(width, self.rich_style)
+        env = self.rows[row]
+        cur = self.cursor if self.cursor >= 0 else len(self.rows) - 1
+        selected = row == cur and self.has_focus
+        key = (env.id, width, selected, self.app.theme)
+        strip = self._strips.get(key)
+        if strip is None:  # a flood scrolls every line each frame: render each envelope once
+            text = self.format_env(env)
+            text.truncate(max(1, width), overflow="ellipsis")
+            if selected:
+                text.stylize(self.get_component_rich_style("bus-view--cursor"))
+            strip = Strip(text.render(self.app.console), text.cell_len)
+            strip = strip.extend_cell_length(width, self.rich_style).apply_style(self.rich_style)
+            if len(self._strips) > 4 * max(50, self.size.height):
+                self._strips.clear()
+            self._strips[key] = strip
+        return strip
 
 
 class PipelineLine(Static):
@@ -169,12 +287,13 @@ class StageLine(Static):
 
     def __init__(self, animate: bool = True, **kw: Any) -> None:
         super().__init__(**kw)
-        self.animate = animate
+        self.spinning = animate
         self._frame = 0
+        self._shown = ""
         self.rationale = ""
 
     def on_mount(self) -> None:
-        if self.animate:
+        if self.spinning:
             self.set_interval(0.1, self._tick)
         self._paint()
 
@@ -194,7 +313,9 @@ class StageLine(Static):
         text = f"{spin} {escape(self.stage)}"
         if self.rationale and self.busy:
             text += f"\n  [i dim]{escape(self.rationale[:300])}[/i dim]"
-        self.update(text)
+        if text != self._shown:  # an update re-lays out the screen: skip it when nothing changed
+            self._shown = text
+            self.update(text)
 
 
 class AuditFeed(RichLog):
@@ -224,14 +345,15 @@ class ResultPanel(Static):
     def show_text(self, text: str, stats: dict[str, Any] | None = None) -> None:
         self.update(self._with_costs(escape(text), stats or {}))
 
-    @staticmethod
-    def _with_costs(head: str, stats: dict[str, Any]) -> Any:
+    def _with_costs(self, head: str, stats: dict[str, Any]) -> Any:
         from rich.console import Group
+
+        self.stats = stats  # what the cost table shows (tests read it)
 
         if not stats.get("by_role"):
             return Text.from_markup(head)
         t = Table(box=None, header_style="bold", pad_edge=False)
-        for col in ("role", "calls", "tokens in", "out", "s", "repairs"):
+        for col in ("role", "calls", "in", "out", "s", "rep"):
             t.add_column(col, justify="left" if col == "role" else "right")
         for role, r in stats["by_role"].items():
             t.add_row(role, str(r["calls"]), str(r["prompt_tokens"]), str(r["completion_tokens"]),

@@ -179,3 +179,69 @@ async def test_onboarding_without_an_llm(tmp_path):
         assert app.current is None
         await pilot.press("ctrl+o")
         assert isinstance(app.screen, MemoryScreen)  # memory browsing still works
+
+
+async def test_bus_cursor_opens_the_payload_and_filters_by_role_and_type(tmp_path):
+    from agentui.ui.modals import PayloadModal
+    from tests.ui.test_snapshots import replay_app
+
+    app = replay_app()
+    async with app.run_test(size=SIZE) as pilot:
+        bus = app.query_one(BusView)
+        await wait_for(pilot, lambda: any(e.type == "FinalResult" for e in bus.rows))
+        await pilot.press("ctrl+l")  # focus the bus stream
+        assert bus.has_focus and bus.selected.type == "FinalResult"
+        await pilot.press("up", "up")
+        picked = bus.selected
+        await pilot.press("enter")
+        assert isinstance(app.screen, PayloadModal) and app.screen.env is picked
+        await pilot.press("escape")
+        bus.set_filter("type:PlanDirective")
+        assert [e.type for e in bus.rows] == ["PlanDirective"]
+        bus.set_filter("role:ggs")
+        assert bus.rows and all("ggs" in (e.sender.value, e.receiver.value) for e in bus.rows)
+        bus.set_filter("type:LLMUsage")  # hidden unless asked for by type
+        assert bus.rows and all(e.type == "LLMUsage" for e in bus.rows)
+        bus.set_filter("")
+        assert not any(e.type == "LLMUsage" for e in bus.rows)
+
+
+async def test_replay_rebuilds_costs_and_audits_the_recording(tmp_path):
+    from agentui.ui.widgets import AuditFeed, ResultPanel
+    from tests.ui.test_snapshots import replay_app
+
+    app = replay_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "replay finished" in str(app.query_one("#stage").render()))
+        await wait_for(pilot, lambda: "by_role" in app.task_stats("task-000001"))
+        assert app.audit_history and app.audit_history[-1].messages_seen > 0  # the replayed Auditor's report
+        assert app.query_one(AuditFeed).lines
+        stats = app.task_stats("task-000001")
+        assert stats["by_role"]["planner"]["calls"] == 2 and stats["tool_calls"] == 3
+        assert app.query_one(ResultPanel).stats["by_role"]["planner"]["calls"] == 2  # the cost table
+
+
+async def test_question_mark_on_an_empty_input_opens_help_and_types_otherwise(fakellm, tmp_path):
+    from agentui.ui.screens import HelpScreen
+
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("w", "h", "y", "question_mark")
+        assert app.query_one("#task").value == "why?"
+
+
+async def test_every_theme_is_in_the_command_palette(fakellm, tmp_path):
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for name in app.theme_names:
+            assert f"Theme: {name}" in titles
+        for needed in ("Abort task", "Memory browser", "Task detail", "Audit reports", "Retry LLM", "Help"):
+            assert needed in titles
+        app.set_theme("agentui-light")
+        assert app.theme == "agentui-light"

@@ -108,3 +108,10 @@ def test_onboarding_without_llm(snap_compare):
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=go)
+
+
+def test_accepted_snapshots_are_real_svgs():
+    """A snapshot holding `0` once passed silently (the app's exit value replaced the SVG)."""
+    for f in (Path(__file__).parent / "__snapshots__" / "test_snapshots").glob("*.svg"):
+        text = f.read_text(encoding="utf-8")
+        assert text.startswith("<svg") and len(text) > 5000, f.name
