@@ -152,6 +152,7 @@ class Runtime:
         self._history: list[str] = []
         self._tap: Tap | None = None
         self.started = False
+        self.dreamer: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def start(self) -> Runtime:
@@ -337,10 +338,9 @@ class Runtime:
         return text[:400]
 
     def _after_final(self) -> None:
-        dreamer = getattr(self, "dreamer", None)
-        if dreamer is not None:
+        if self.dreamer is not None:
             with contextlib.suppress(Exception):
-                dreamer.schedule()
+                self.dreamer.schedule()
 
     async def _answer_clarification(self, req: ClarificationRequest) -> None:
         try:

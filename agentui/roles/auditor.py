@@ -459,28 +459,24 @@ class Auditor:
         self.channel.push(r)
         return r
 
-    def _persist(self) -> None:
+    def _persist(self, *, finished: bool = False) -> None:
+        """Save windowed stats; on close, add this run to the totals (`agentui audit` reads them)."""
         if not self.log:
             return
         prev = self.log.stats()
         st = self.core.stats()
         totals = dict(prev.get("totals", {}))
         runs = int(prev.get("runs", 0))
-        st_now = {"messages_seen": st["messages_seen"], "tasks_seen": st["tasks_seen"]}
+        if finished:
+            runs += 1
+            for key in ("messages_seen", "tasks_seen"):
+                totals[key] = int(totals.get(key, 0)) + st[key]
         with contextlib.suppress(OSError):
-            self.log.save_stats({"runs": runs, "totals": totals, "last_run": st, "updated": iso(self.clock.now()),
-                                 "current": st_now})
+            self.log.save_stats({"runs": runs, "totals": totals, "last_run": st,
+                                 "updated": iso(self.clock.now())})
 
     async def aclose(self) -> None:
         self.tap.close()
         if self._ticker:
             self._ticker.cancel()
-        if self.log:
-            prev = self.log.stats()
-            st = self.core.stats()
-            totals = dict(prev.get("totals", {}))
-            totals["messages_seen"] = int(totals.get("messages_seen", 0)) + st["messages_seen"]
-            totals["tasks_seen"] = int(totals.get("tasks_seen", 0)) + st["tasks_seen"]
-            with contextlib.suppress(OSError):
-                self.log.save_stats({"runs": int(prev.get("runs", 0)) + 1, "totals": totals, "last_run": st,
-                                     "updated": iso(self.clock.now())})
+        self._persist(finished=True)

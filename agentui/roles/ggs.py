@@ -28,21 +28,10 @@ from agentui.contracts import (
     SubTaskOutcome,
     TerminalDirective,
     Urgency,
-    Verdict,
 )
+from agentui.memory.quantize import megram_params
 from agentui.roles import loss as L
 from agentui.roles.base import RoleBase, RoleContext
-
-# micro-event quantization (v0.8 §6c), duplicated here so the GGS does not import the store
-_QUANT: dict[str, tuple[float, float, float]] = {
-    "abandon": (0.95, -1.0, 0.05),
-    "accept": (0.90, 1.0, 0.05),
-    "change_approach": (0.85, -1.0, 0.05),
-    "success": (0.80, 1.0, 0.05),
-    "break_symmetry": (0.75, 1.0, 0.05),
-    "change_path": (0.30, 0.0, 0.2),
-    "refine": (0.10, 0.5, 0.5),
-}
 
 
 @dataclass
@@ -115,7 +104,7 @@ class GGS(RoleBase):
         self._state.pop(task_id, None)
 
     def _megram(self, state: str, space: str, entity: str, content: str) -> Megram:
-        f, sigma, k = _QUANT[state]
+        f, sigma, k = megram_params(state)
         return Megram(id=self.ctx.ids.new("megram"), created_at=iso(self.ctx.clock.now()), space=space,
                       entity=entity, content=content[:2000], state=state, f=f, sigma=sigma, k=k)
 
@@ -272,8 +261,3 @@ class GGS(RoleBase):
                             next_moves=["Report this as a bug with the task log", "Retry the task"])
         await self.publish(Role.USER, final, tid)
 
-
-def verdict_counts(outcomes: list[SubTaskOutcome]) -> tuple[int, int]:
-    failed = sum(1 for o in outcomes for v in o.criteria_verdicts if v.verdict == Verdict.FAIL)
-    total = sum(len(o.criteria_verdicts) for o in outcomes)
-    return failed, total
