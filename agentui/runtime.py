@@ -175,12 +175,12 @@ class Runtime:
             self.memory = InMemoryMemory(self.clock, self.ids)
         self.bus = Bus(clock=self.clock, ids=self.ids)
         self.dreamer = None
-        with contextlib.suppress(ImportError, AttributeError, TypeError):
-            from agentui.memory import Dreamer
+        from agentui.memory import Dreamer
+        from agentui.memory.dreamer import llm_distiller
 
-            self.dreamer = Dreamer(self.memory, self.clock, self._distil if self.pool is not None else None,
-                                   debounce_s=self.config.memory.dreamer_debounce_s)
-            self.dreamer.start_timer(self.config.memory.dreamer_interval_s)
+        self.dreamer = Dreamer(self.memory, self.clock, llm_distiller(self.pool) if self.pool is not None else None,
+                               debounce_s=self.config.memory.dreamer_debounce_s)
+        self.dreamer.start_timer(self.config.memory.dreamer_interval_s)
         if self.pool is not None:
             self.pool.on_usage = self._on_usage
             self.pool.tracer = self._trace_llm
@@ -323,19 +323,6 @@ class Runtime:
                 self._after_final()
             elif isinstance(p, PerceiverReply):
                 self._finish(TaskEnd(task_id=p.task_id, reply=p))
-
-    async def _distil(self, kind: str, evidence: list[Megram]) -> str:
-        """The Dreamer's rule text, from the brain tier (v0.8 §6e)."""
-        lines = "\n".join(f"- {m.content[:200]}" for m in evidence[:12])
-        what = "best practice to follow" if kind == "best_practice" else "constraint (what to avoid)"
-        res = await self.pool.for_role("dreamer").chat([
-            {"role": "system", "content": "You distil an agent's past outcomes into one reusable rule."},
-            {"role": "user", "content": f"Past outcomes:\n{lines}\n\nWrite one sentence: the {what} "
-                                        "these outcomes teach. No preamble."}], max_tokens=120)
-        text = res.text.strip()
-        if not text or res.finish_reason == "length":
-            raise ValueError("empty or cut-off rule")
-        return text[:400]
 
     def _after_final(self) -> None:
         if self.dreamer is not None:

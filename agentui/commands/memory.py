@@ -156,20 +156,14 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
 async def _dream(cfg: Any, mem: Any) -> Any:
     from agentui.clock import SystemClock
     from agentui.memory import Dreamer
+    from agentui.memory.dreamer import llm_distiller
 
     distil = None
     try:
         from agentui.llm import LLMPool
 
         pool = LLMPool(cfg)
-
-        async def distil(kind: str, evidence: list) -> str:  # noqa: F811
-            lines = "\n".join(f"- {m.content[:200]}" for m in evidence[:12])
-            res = await pool.for_role("dreamer").chat([
-                {"role": "user", "content": f"Past outcomes:\n{lines}\n\nOne sentence: the "
-                                            f"{'rule to follow' if kind == 'best_practice' else 'thing to avoid'}."}],
-                max_tokens=120)
-            return res.text.strip()[:400]
+        distil = llm_distiller(pool)
     except Exception:  # noqa: BLE001 - no LLM: the Dreamer uses its template
         pool = None
     try:

@@ -23,12 +23,14 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from agentui.clock import Clock, iso
 from agentui.contracts import Level, Megram
 
+from . import store as store_mod
 from .potentials import SECONDS_PER_DAY
 from .quantize import DEMOTED_K
 from .store import LEVEL_CODE, IndexScan, _Store, to_days
@@ -39,6 +41,7 @@ CONSOLIDATE_ATTENTION = 5.0
 CONSOLIDATE_DECISION = 3.0
 GC_ATTENTION = 0.1
 EVIDENCE_FOR_DISTIL = 20  # most-weighted Megrams handed to the LLM
+RULES_PER_BATCH = 2048  # template rules per atomic write
 
 BEST_PRACTICE = "best_practice"
 CONSTRAINT = "constraint"
@@ -56,6 +59,7 @@ class DreamReport:
     bankrupted: int = 0
     deleted: int = 0
     scanned: int = 0
+    chunked: int = 0  # pairs given a QueryMK summary chunk (see store.CHUNK_AT)
     new_ids: list[str] = field(default_factory=list)
     demoted_ids: list[str] = field(default_factory=list)
 
@@ -66,6 +70,7 @@ class _Plan:
     bankrupt: list[tuple[str, str]]  # (C id, reason)
     gc_rows: np.ndarray
     scan: IndexScan
+    big_pairs: list[tuple[str, str]] = field(default_factory=list)
 
 
 def template_rule(kind: str, evidence: list[Megram]) -> str:
@@ -76,6 +81,26 @@ def template_rule(kind: str, evidence: list[Megram]) -> str:
     lead = "Best practice" if kind == BEST_PRACTICE else "Constraint — avoid"
     text = f"{lead}: {where} ({len(evidence)} outcomes)"
     return f"{text}: {examples[:300]}" if examples else text
+
+
+def llm_distiller(pool: Any) -> Distil:
+    """The Dreamer's rule writer on the brain tier (v0.8 §6e): one sentence from the evidence.
+    ``pool`` is an :class:`agentui.llm.LLMPool` (its ``dreamer`` role). An empty or cut-off reply
+    raises, so the Dreamer falls back to :func:`template_rule`."""
+
+    async def distil(kind: str, evidence: list[Megram]) -> str:
+        lines = "\n".join(f"- {m.content[:200]}" for m in evidence[:12])
+        what = "best practice to follow" if kind == BEST_PRACTICE else "constraint (what to avoid)"
+        res = await pool.for_role("dreamer").chat([
+            {"role": "system", "content": "You distil an agent's past outcomes into one reusable rule."},
+            {"role": "user", "content": f"Past outcomes:\n{lines}\n\nWrite one sentence: the {what} "
+                                        "these outcomes teach. No preamble."}], max_tokens=120)
+        text = res.text.strip()
+        if not text or res.finish_reason == "length":
+            raise ValueError("empty or cut-off rule")
+        return text[:400]
+
+    return distil
 
 
 class Dreamer:
@@ -100,7 +125,7 @@ class Dreamer:
     # -- one pass -----------------------------------------------------------------------------
 
     def _plan(self, now_days: float) -> _Plan:
-        scan = self.store.scan_index()
+        scan = self.store.scan_index(chunks=True)
         sup = self.store.superseded_ids()
         cols = scan.cols
         n = cols.size
@@ -159,7 +184,9 @@ class Dreamer:
                 continue
             top = ev[np.argsort(-w[ev], kind="stable")[:EVIDENCE_FOR_DISTIL]]
             consolidate.append((kind, p, [scan.ids[i] for i in top.tolist()], [scan.ids[r] for r in same_sign]))
-        return _Plan(consolidate, bankrupt, gc_rows, scan)
+        sizes = np.diff(np.append(starts, n))
+        big = [scan.pairs[p] for p in np.nonzero(sizes > store_mod.CHUNK_AT)[0].tolist()]
+        return _Plan(consolidate, bankrupt, gc_rows, scan, big)
 
     def _bankrupt(self, cid: str) -> str | None:
         m = self.store._load(cid)
@@ -185,6 +212,39 @@ class Dreamer:
                 log.exception("dreamer: distil(%s) failed; using the template", kind)
         return template_rule(kind, evidence)
 
+    async def _consolidate(self, plan: _Plan, rep: DreamReport) -> None:
+        """One C-level rule per candidate pair. Evidence is loaded in one worker-thread call; rules
+        go to disk in atomic batches (each with its supersede marks) — one per rule when an LLM
+        writes them (each costs seconds; a kill loses at most the one being distilled), chunks of
+        ``RULES_PER_BATCH`` with the template."""
+        ev_sets = await asyncio.to_thread(lambda: [self._evidence(c[2]) for c in plan.consolidate])
+        per_batch = 1 if self.distil is not None else RULES_PER_BATCH
+        rules: list[Megram] = []
+        marks: dict[str, str] = {}
+
+        def write() -> None:
+            self.store.write_many(rules, supersede=marks)
+
+        for (kind, p, _ev_ids, same_sign), evidence in zip(plan.consolidate, ev_sets, strict=True):
+            space, entity = plan.scan.pairs[p]
+            text = await self._rule_text(kind, evidence)
+            rule = self.store.new_megram(
+                content=text, level=Level.C, space=space, entity=entity, state="consolidated",
+                f=max((m.f for m in evidence), default=1.0), sigma=1.0 if kind == BEST_PRACTICE else -1.0,
+                k=0.0, created_at=iso(self.clock.now()),
+            )
+            rules.append(rule)
+            marks.update(dict.fromkeys(same_sign, rule.id))
+            rep.consolidated += 1
+            rep.new_ids.append(rule.id)
+            log.debug("dreamer: consolidated %s for (%s, %s) → %s", kind, space, entity, rule.id)
+            if len(rules) >= per_batch:
+                await asyncio.to_thread(write)
+                rules, marks = [], {}
+        if rules:
+            await asyncio.to_thread(write)
+        log.info("dreamer: %d rules consolidated", len(plan.consolidate))
+
     async def run_once(self) -> DreamReport:
         async with self._lock:
             await self.store.drain()
@@ -198,23 +258,12 @@ class Dreamer:
                     rep.bankrupted += 1
                     rep.demoted_ids.append(new_id)
                     log.info("dreamer: trust bankruptcy of %s (%s) → K %s", cid, why, new_id)
-            for kind, p, ev_ids, same_sign in plan.consolidate:
-                space, entity = plan.scan.pairs[p]
-                evidence = await asyncio.to_thread(self._evidence, ev_ids)
-                text = await self._rule_text(kind, evidence)
-                f = max((m.f for m in evidence), default=1.0)
-                rule = self.store.new_megram(
-                    content=text, level=Level.C, space=space, entity=entity, state="consolidated",
-                    f=f, sigma=1.0 if kind == BEST_PRACTICE else -1.0, k=0.0, created_at=iso(self.clock.now()),
-                )
-                self.store.write_many([rule])
-                if same_sign:
-                    self.store.mark_superseded(same_sign, rule.id)
-                rep.consolidated += 1
-                rep.new_ids.append(rule.id)
-                log.info("dreamer: consolidated %s for (%s, %s) → %s", kind, space, entity, rule.id)
+            if plan.consolidate:
+                await self._consolidate(plan, rep)
             if plan.gc_rows.size:
                 rep.deleted = await asyncio.to_thread(self.store.delete_entries, plan.scan, plan.gc_rows)
+            if plan.big_pairs:
+                rep.chunked = await asyncio.to_thread(self.store.chunk_pairs, plan.big_pairs)
             self.last_report = rep
             return rep
 

@@ -7,11 +7,22 @@ Key schema (every tag is escaped so ':' separates fields unambiguously)::
     lvl:<level>:<id>               → ""
     recall:<id>                    → RFC 3339 (last_recalled_at; stamped by QueryC hits)
     sup:<id>                       → id of the record that supersedes it (extension, see below)
+    col:<space>:<entity>:<chunk>   → packed rows of the pair (extension: QueryMK's summary index)
 
 Deviations from §6f, deliberate:
 - ``idx:`` values carry the numeric columns QueryMK and the Dreamer need, so a tag pair's
   potentials are one prefix scan + one ``numpy.frombuffer`` — no JSON is parsed on the hot path.
   They are written once with the record and never change (the record is immutable too).
+- ``col:`` keys, for big pairs only: the pair's ``idx:`` values concatenated. QueryMK on a pair
+  with more than ``CHUNK_AT`` Megrams reads its chunks (a handful of values) instead of one
+  ``idx:`` entry per Megram (~0.5 µs each in LevelDB+plyvel: 5 ms for 10k). The first such query
+  builds the pair's chunk from ``idx:`` (the pair becomes *chunked*); from then on every write
+  batch appends one chunk per chunked pair it touches, in the same atomic batch as the records;
+  more than ``COL_MERGE_AT`` chunks are merged in the background; a deletion (GC, ``forget``)
+  rebuilds the pair's chunk in the same batch. So a chunked pair's chunks hold exactly its
+  ``idx:`` rows, and small pairs cost no extra key per write. Chunk changes other than appends
+  hold one lock and read from a LevelDB snapshot; this process is the only writer (the LOCK),
+  so the set of chunked pairs is kept in memory (read from the ``col:`` keys at open).
 - No time index (a 4th key per Megram costs ~30% of write throughput): QueryRecent serves the
   last ``RECENT`` Megrams written by this process from a ring, seeded once from a numpy pass over
   the ``idx:`` values (newest ``created_at`` first) when the store was not empty at open.
@@ -34,10 +45,11 @@ import math
 import os
 import struct
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from json.encoder import encode_basestring as _es
 from pathlib import Path
 from typing import Any
@@ -54,8 +66,11 @@ log = logging.getLogger(__name__)
 
 PID_FILE = "agentui.pid"
 BATCH_MAX = 512  # Megrams per WriteBatch on the async path
+INLINE_MAX = 64  # larger batches are written from a worker thread
 RECENT = 4096  # ids QueryRecent keeps in memory
 MK_CACHE = 256  # tag pairs whose QueryMK columns stay in memory
+COL_MERGE_AT = 32  # chunks of one pair before QueryMK merges them into one
+CHUNK_AT = 256  # a pair with more Megrams than this gets col: chunks at its next QueryMK
 
 LEVEL_CODE: dict[Level, float] = {Level.M: 0.0, Level.K: 1.0, Level.C: 2.0, Level.T: 3.0}
 CODE_LEVEL: dict[int, Level] = {int(v): k for k, v in LEVEL_CODE.items()}
@@ -99,6 +114,10 @@ def pair_prefix(space: str, entity: str) -> bytes:
     return f"idx:{esc(space)}:{esc(entity)}:".encode()
 
 
+def col_prefix(space: str, entity: str) -> bytes:
+    return f"col:{esc(space)}:{esc(entity)}:".encode()
+
+
 def _k_megram(mid: str) -> bytes:
     return f"megram:{mid}".encode()
 
@@ -118,22 +137,13 @@ def _k_sup(mid: str) -> bytes:
 _LVL_PREFIX = {lv: f"lvl:{lv.value}:".encode() for lv in Level}
 
 
-_DAYS: dict[str, float] = {}
-
-
 def epoch(ts: str) -> float:
-    """Seconds since the epoch of an RFC 3339 timestamp (fast path for :func:`iso`'s shape)."""
-    if len(ts) == 24 and ts[10] == "T" and ts[-1] == "Z" and ts[13] == ":" and ts[16] == ":":
-        day = _DAYS.get(ts[:10])
-        try:
-            if day is None:
-                if len(_DAYS) > 100_000:
-                    _DAYS.clear()
-                day = _DAYS[ts[:10]] = datetime.fromisoformat(ts[:10]).replace(tzinfo=UTC).timestamp()
-            return day + (int(ts[11:13]) * 3600 + int(ts[14:16]) * 60) + float(ts[17:23])
-        except ValueError:
-            pass
-    return parse_iso(ts).timestamp()
+    """Seconds since the epoch of an RFC 3339 timestamp (``datetime.fromisoformat`` is C code and
+    takes the trailing ``Z`` since 3.11; a naive timestamp keeps :func:`parse_iso`'s meaning)."""
+    d = datetime.fromisoformat(ts)
+    if d.tzinfo is None:
+        return parse_iso(ts).timestamp()
+    return d.timestamp()
 
 
 def to_days(dt: datetime) -> float:
@@ -177,26 +187,34 @@ def encode_megram(m: Megram) -> str:
     if d.keys() != _FIELDS:  # the contract grew a field: take the slow, generic path
         return _ENC.encode(d)
     lr = d["last_recalled_at"]
-    return "".join((
-        '{"content":', _es(d["content"]), ',"created_at":', _es(d["created_at"]),
-        ',"entity":', _es_tag(d["entity"]), ',"f":', _num(d["f"]), ',"id":', _es(d["id"]),
-        ',"k":', _num(d["k"]), ',"last_recalled_at":', "null" if lr is None else _es(lr),
-        ',"level":', _es_tag(d["level"]), ',"sigma":', _num(d["sigma"]),
-        ',"space":', _es_tag(d["space"]), ',"state":', _es_tag(d["state"]), "}",
-    ))
+    return (
+        f'{{"content":{_es(d["content"])},"created_at":{_es(d["created_at"])},'
+        f'"entity":{_es_tag(d["entity"])},"f":{_num(d["f"])},"id":{_es(d["id"])},"k":{_num(d["k"])},'
+        f'"last_recalled_at":{"null" if lr is None else _es(lr)},"level":{_es_tag(d["level"])},'
+        f'"sigma":{_num(d["sigma"])},"space":{_es_tag(d["space"])},"state":{_es_tag(d["state"])}}}'
+    )
 
 
-_PREFIXES: dict[tuple[str, str], bytes] = {}
+_PREFIXES: dict[tuple[str, str], tuple[bytes, bytes]] = {}
 
 
-def _pair_prefix_cached(space: str, entity: str) -> bytes:
+def _prefixes_cached(space: str, entity: str) -> tuple[bytes, bytes]:
+    """(idx:, col:) prefixes of a tag pair, memoised."""
     key = (space, entity)
     p = _PREFIXES.get(key)
     if p is None:
         if len(_PREFIXES) > 65536:
             _PREFIXES.clear()
-        p = _PREFIXES[key] = pair_prefix(space, entity)
+        p = _PREFIXES[key] = (pair_prefix(space, entity), col_prefix(space, entity))
     return p
+
+
+_CHUNK_SEQ = iter(range(1 << 62))
+
+
+def _merged_chunk_key(cprefix: bytes) -> bytes:
+    """A fresh chunk key for a merged/rebuilt chunk ('~' sorts after every Megram id)."""
+    return cprefix + f"~{time.time_ns():x}.{os.getpid():x}.{next(_CHUNK_SEQ):x}".encode()
 
 
 def _record_keys(m: Megram) -> list[tuple[bytes, bytes]]:
@@ -210,7 +228,7 @@ def _record_keys(m: Megram) -> list[tuple[bytes, bytes]]:
     value = _PACK.pack(LEVEL_CODE[level], m.f, m.sigma, m.k, created, tref)
     return [
         (b"megram:" + bid, encode_megram(m).encode()),
-        (_pair_prefix_cached(m.space, m.entity) + bid, value),
+        (_prefixes_cached(m.space, m.entity)[0] + bid, value),
         (_LVL_PREFIX[level] + bid, b""),
     ]
 
@@ -234,6 +252,24 @@ class _KV:
 
     def close(self) -> None:
         raise NotImplementedError
+
+    def snapshot(self) -> _KV:
+        """A read-only, point-in-time view (``scan``/``get``; ``close`` releases it)."""
+        raise NotImplementedError
+
+
+class _LevelSnap(_KV):
+    def __init__(self, snap: Any) -> None:
+        self._s = snap
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._s.get(key)
+
+    def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
+        return self._s.iterator(prefix=prefix, reverse=reverse, include_key=keys, include_value=values)
+
+    def close(self) -> None:
+        self._s.close()
 
 
 class _LevelKV(_KV):
@@ -267,6 +303,9 @@ class _LevelKV(_KV):
     def get(self, key: bytes) -> bytes | None:
         return self._db.get(key)
 
+    def snapshot(self) -> _KV:
+        return _LevelSnap(self._db.snapshot())
+
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
         return self._db.iterator(prefix=prefix, reverse=reverse, include_key=keys, include_value=values)
 
@@ -298,6 +337,13 @@ class _DictKV(_KV):
 
     def get(self, key: bytes) -> bytes | None:
         return self._d.get(key)
+
+    def snapshot(self) -> _KV:
+        snap = _DictKV()
+        with self._lock:
+            snap._d = dict(self._d)
+            snap._keys = list(self._keys)
+        return snap
 
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
         with self._lock:
@@ -335,6 +381,10 @@ class IndexScan:
     pairs: list[tuple[str, str]]  # one per run
     starts: np.ndarray  # start offset of each run (len(pairs))
     cols: np.ndarray  # IDX_DTYPE, one row per entry
+    # with scan_index(chunks=True): each pair's col: keys in the same snapshot, and the chunk
+    # replacement generation the snapshot was taken at
+    chunk_keys: list[list[bytes]] | None = None
+    gen: int = -1
 
 
 class _Store:
@@ -345,8 +395,11 @@ class _Store:
         self.clock = clock
         self.ids = ids
         self._queue_size = queue_size
-        self._q: asyncio.Queue[Megram | None] | None = None
-        self._overflow: deque[Megram] = deque()
+        self._pending: deque[Megram] = deque()
+        # replaced by _ensure_writer inside the running loop
+        self._wake, self._space, self._idle = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self._idle.set()
+        self._stopping = False
         self._writer: asyncio.Task[None] | None = None
         self._write_error: BaseException | None = None
         self._closed = False
@@ -357,37 +410,78 @@ class _Store:
         self._mk_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._gen = 0
+        # col: chunk *replacement* (merge, rebuild after a deletion) is serialised by this lock and
+        # reads its inputs from a snapshot; appending a chunk (write_many) and reading need no lock
+        self._chunk_lock = threading.Lock()
+        self._replace_gen = 0
+        self._merger: Any = None  # ThreadPoolExecutor for background chunk merges
+        self._merging: set[tuple[str, str]] = set()
+        self._chunked: set[bytes] = {k[: k.rfind(b":") + 1] for k in self._kv.scan(b"col:", values=False)}
         self._recent_seeded = next(iter(self._kv.scan(b"megram:", values=False)), None) is None
 
     # -- write path ---------------------------------------------------------------------------
 
-    def write_many(self, megrams: Iterable[Megram], *, sync: bool = False) -> int:
-        """Synchronous batched append (CLI, bench, Dreamer). One atomic WriteBatch per call."""
+    def write_many(
+        self, megrams: Iterable[Megram], *, sync: bool = False, supersede: dict[str, str] | None = None
+    ) -> int:
+        """Synchronous batched append (CLI, bench, Dreamer). One atomic WriteBatch per call;
+        ``supersede`` (old id → new id) marks are part of the same batch."""
         if self._closed:
             raise MemoryClosed("memory is closed")
         puts: list[tuple[bytes, bytes]] = []
         mids: list[str] = []
-        touched: set[tuple[str, str]] = set()
-        for m in megrams:
-            puts.extend(_record_keys(m))
-            mids.append(m.id)
-            touched.add((m.space, m.entity))
+        pairs: dict[tuple[str, str], list[bytes] | None] = {}
+        with self._chunk_lock:  # the chunked set cannot change between encoding and writing
+            chunked = self._chunked
+            for m in megrams:
+                keys = _record_keys(m)
+                puts += keys
+                mids.append(m.id)
+                pair = (m.space, m.entity)
+                if pair not in pairs:
+                    cp = _prefixes_cached(*pair)[1]
+                    # a chunk's key is its first Megram's id
+                    pairs[pair] = [cp + m.id.encode()] if cp in chunked else None
+                rows = pairs[pair]
+                if rows is not None:
+                    rows.append(keys[1][1])
+            for rows in pairs.values():
+                if rows is not None:
+                    puts.append((rows[0], b"".join(rows[1:])))
+            if supersede:
+                puts.extend((_k_sup(old), new.encode()) for old, new in supersede.items())
+            if mids:
+                self._kv.write(puts, sync=sync)
         if mids:
-            self._kv.write(puts, sync=sync)
-            self._invalidate(touched)
+            self._invalidate(pairs)
             self.written += len(mids)
             self._recent.extend(mids)
         return len(mids)
 
-    def _ensure_writer(self) -> asyncio.Queue[Megram | None]:
-        if self._q is None:
-            self._q = asyncio.Queue(maxsize=self._queue_size)
+    # The write queue: a deque the GGS appends to and one writer task that takes up to
+    # ``BATCH_MAX`` Megrams per atomic WriteBatch. ``awrite`` waits while ``queue_size`` Megrams
+    # are pending (backpressure); ``write`` never waits and never drops (it may run past the bound,
+    # which is what the old overflow list did). Three events instead of an ``asyncio.Queue``: no
+    # coroutine, no per-item ``task_done``, and the writer takes a whole batch at once.
+
+    def _ensure_writer(self) -> None:
+        if self._writer is None:
+            self._wake = asyncio.Event()
+            self._space = asyncio.Event()
+            self._space.set()
+            self._idle = asyncio.Event()
+            self._idle.set()
             self._writer = asyncio.get_running_loop().create_task(self._write_loop(), name="memory-writer")
-        return self._q
+
+    def _enqueue(self, m: Megram) -> None:
+        self._pending.append(m)
+        self._idle.clear()
+        self._wake.set()
+        if len(self._pending) >= self._queue_size:
+            self._space.clear()
 
     def write(self, m: Megram) -> None:
-        """Fire-and-forget enqueue (GGS hot path). Never blocks, never drops: when the bounded queue
-        is full the Megram waits in an overflow list the writer drains first. Without a running
+        """Fire-and-forget enqueue (GGS hot path). Never blocks, never drops. Without a running
         event loop the Megram is written synchronously."""
         if self._closed:
             raise MemoryClosed("memory is closed")
@@ -396,76 +490,61 @@ class _Store:
         except RuntimeError:
             self.write_many([m])
             return
-        q = self._ensure_writer()
-        if self._overflow:
-            self._overflow.append(m)
-            return
-        try:
-            q.put_nowait(m)
-        except asyncio.QueueFull:
-            self._overflow.append(m)
+        self._ensure_writer()
+        self._enqueue(m)
 
     async def awrite(self, m: Megram) -> None:
-        """Enqueue, waiting for queue space (backpressure); never drops."""
+        """Enqueue, waiting while the queue is full (backpressure); never drops."""
         if self._closed:
             raise MemoryClosed("memory is closed")
-        q = self._ensure_writer()
-        while self._overflow:  # keep FIFO order behind fire-and-forget writes
-            await asyncio.sleep(0)
-            self._refill()
-        await q.put(m)
+        self._ensure_writer()
+        while len(self._pending) >= self._queue_size:
+            self._space.clear()
+            await self._space.wait()
+        self._enqueue(m)
 
-    def _refill(self) -> None:
-        q = self._q
-        assert q is not None
-        while self._overflow and not q.full():
-            q.put_nowait(self._overflow.popleft())
+    def _salvage(self, batch: list[Megram], err: Exception) -> None:
+        """A batch failed: write its Megrams one by one so one bad record costs only itself."""
+        log.warning("memory write batch of %d failed (%s); retrying one by one", len(batch), err)
+        for m in batch:
+            try:
+                self.write_many([m])
+            except Exception as e:  # surfaced by drain()/flush()/close()
+                log.exception("memory write of %s failed", getattr(m, "id", "?"))
+                self._write_error = e
 
     async def _write_loop(self) -> None:
-        q = self._q
-        assert q is not None
+        pending = self._pending
         while True:
-            first = await q.get()
-            batch: list[Megram] = []
-            stop = first is None
-            if first is not None:
-                batch.append(first)
-            taken = 1
-            while len(batch) < BATCH_MAX and not stop:
-                try:
-                    m = q.get_nowait()
-                except asyncio.QueueEmpty:
-                    break
-                taken += 1
-                if m is None:
-                    stop = True
-                else:
-                    batch.append(m)
-            try:
-                if batch:
-                    if len(batch) > 64:
+            await self._wake.wait()
+            self._wake.clear()
+            while pending:
+                n = min(len(pending), BATCH_MAX)
+                batch = [pending.popleft() for _ in range(n)]
+                if len(pending) < self._queue_size:
+                    self._space.set()
+                if n > INLINE_MAX:  # a worker thread: LevelDB's write releases the GIL
+                    try:
                         await asyncio.to_thread(self.write_many, batch)
-                    else:
+                    except Exception as e:
+                        await asyncio.to_thread(self._salvage, batch, e)
+                else:
+                    try:
                         self.write_many(batch)
-            except BaseException as e:  # surfaced by flush()/close(); the writer keeps going
-                log.exception("memory write batch of %d failed", len(batch))
-                self._write_error = e
-            finally:
-                for _ in range(taken):
-                    q.task_done()
-                self._refill()
-            if stop:
+                    except Exception as e:
+                        self._salvage(batch, e)
+            self._idle.set()
+            if self._stopping:
                 return
 
     async def drain(self) -> None:
         """Wait until every enqueued Megram has been handed to LevelDB (no fsync)."""
-        if self._q is None:
+        if self._writer is None:
             return
-        while True:
-            self._refill()
-            await self._q.join()
-            if not self._overflow:
-                break
+        while self._pending or not self._idle.is_set():
+            if self._writer.done():
+                raise MemoryError_(f"the memory writer stopped with {len(self._pending)} Megrams queued")
+            await self._idle.wait()
         if self._write_error is not None:
             err, self._write_error = self._write_error, None
             raise MemoryError_(f"a memory write failed: {err}") from err
@@ -485,21 +564,29 @@ class _Store:
         try:
             await self.drain()
         finally:
-            if self._q is not None and self._writer is not None and not self._writer.done():
-                await self._q.put(None)
+            if self._writer is not None and not self._writer.done():
+                self._stopping = True
+                self._wake.set()
                 with contextlib.suppress(Exception):
                     await self._writer
+            await asyncio.to_thread(self._stop_merger)
             self._closed = True
             self._kv.close()
+
+    def _stop_merger(self) -> None:
+        if self._merger is not None:
+            self._merger.shutdown(wait=True)
+            self._merger = None
 
     def close_sync(self) -> None:
         """Close from synchronous code (CLI). Pending async writes must have been drained."""
         if self._closed:
             return
-        if self._overflow or (self._q is not None and not self._q.empty()):
+        if self._pending or not self._idle.is_set():
             raise MemoryError_("close_sync() with queued writes: use `await close()`")
         if self._writer is not None:
             self._writer.cancel()
+        self._stop_merger()
         self._closed = True
         self._kv.close()
 
@@ -609,7 +696,7 @@ class _Store:
         if cols is not None:
             return cols
         gen = self._gen
-        raw = b"".join(self._kv.scan(pair_prefix(space, entity), keys=False))
+        raw = self._pair_rows(space, entity)
         cols = np.frombuffer(raw, dtype=IDX_DTYPE)
         cols = cols[cols["lvl"] <= LEVEL_CODE[Level.K]]
         with self._cache_lock:
@@ -618,6 +705,109 @@ class _Store:
                 while len(self._mk_cache) > MK_CACHE:
                     self._mk_cache.popitem(last=False)
         return cols
+
+    def _pair_rows(self, space: str, entity: str) -> bytes:
+        """The packed idx rows of a pair: from its col: chunks when it is chunked (many chunks →
+        a background merge: the query never waits for a write, which LevelDB may stall while it
+        compacts), else from idx: — and a pair found bigger than ``CHUNK_AT`` becomes chunked."""
+        ip, cp = _prefixes_cached(space, entity)
+        if cp in self._chunked:
+            vals = list(self._kv.scan(cp, keys=False))
+            if len(vals) > COL_MERGE_AT:
+                self._merge_later(space, entity)
+            return b"".join(vals)
+        vals = list(self._kv.scan(ip, keys=False))
+        if len(vals) > CHUNK_AT:
+            self._merge_later(space, entity)  # builds the first chunk from idx:
+        return b"".join(vals)
+
+    def _merge_later(self, space: str, entity: str) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with self._chunk_lock:
+            if (space, entity) in self._merging or self._closed:
+                return
+            self._merging.add((space, entity))
+            if self._merger is None:
+                self._merger = ThreadPoolExecutor(1, thread_name_prefix="memory-merge")
+        try:
+            self._merger.submit(self._merge, space, entity)
+        except RuntimeError:  # shut down by a concurrent close
+            self._merging.discard((space, entity))
+
+    def settle(self) -> None:
+        """Wait for the background chunk merges queued so far (tests, benchmarks)."""
+        if self._merger is not None:
+            self._merger.submit(lambda: None).result()
+
+    def _merge(self, space: str, entity: str) -> None:
+        """Merge a chunked pair's chunks into one, or make a pair chunked (its first chunk built
+        from idx:). Holds the chunk lock, so no write batch runs in between."""
+        ip, cp = _prefixes_cached(space, entity)
+        try:
+            with self._chunk_lock:
+                if self._closed:
+                    return
+                if cp not in self._chunked:
+                    raw = b"".join(self._kv.scan(ip, keys=False))
+                    if raw:
+                        self._kv.write([(_merged_chunk_key(cp), raw)])
+                        self._chunked.add(cp)
+                        self._replace_gen += 1
+                    return
+                keys, vals = [], []
+                for k, v in self._kv.scan(cp):
+                    keys.append(k)
+                    vals.append(v)
+                if len(keys) > 1:
+                    self._kv.write([(_merged_chunk_key(cp), b"".join(vals))], keys)
+                    self._replace_gen += 1
+        except Exception:
+            log.exception("memory: merging the chunks of (%s, %s) failed; they stay as they are", space, entity)
+        finally:
+            self._merging.discard((space, entity))
+
+    def chunk_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        """Give each pair (not chunked yet) its col: chunk now — the Dreamer does this for pairs
+        it found bigger than ``CHUNK_AT``, so their first QueryMK does not scan idx:."""
+        done = 0
+        todo = list(pairs)
+        for i in range(0, len(todo), 256):  # the lock is held per group, writes go on between
+            with self._chunk_lock:
+                if self._closed:
+                    return done
+                puts = []
+                for space, entity in todo[i : i + 256]:
+                    ip, cp = _prefixes_cached(space, entity)
+                    if cp in self._chunked:
+                        continue
+                    raw = b"".join(self._kv.scan(ip, keys=False))
+                    if raw:
+                        puts.append((_merged_chunk_key(cp), raw))
+                        self._chunked.add(cp)
+                if puts:
+                    self._kv.write(puts)
+                    self._replace_gen += 1
+                    done += len(puts)
+        return done
+
+    def _rebuild_chunks(self, pairs: Iterable[tuple[str, str]], gone: set[bytes]) -> tuple[list, list]:
+        """(puts, deletes) that replace each chunked pair's chunks by one built from its idx: rows
+        minus the idx keys in `gone`. Call with ``_chunk_lock`` held (no write batch runs
+        meanwhile); write in one batch with the deletion itself, then bump ``_replace_gen``."""
+        puts: list[tuple[bytes, bytes]] = []
+        dels: list[bytes] = []
+        for space, entity in pairs:
+            ip, cp = _prefixes_cached(space, entity)
+            if cp not in self._chunked:
+                continue
+            dels += self._kv.scan(cp, values=False)
+            raw = b"".join([v for k, v in self._kv.scan(ip) if k not in gone])
+            if raw:
+                puts.append((_merged_chunk_key(cp), raw))
+            else:
+                self._chunked.discard(cp)
+        return puts, dels
 
     def _invalidate(self, pairs: Iterable[tuple[str, str]] | None = None) -> None:
         with self._cache_lock:
@@ -763,60 +953,116 @@ class _Store:
     def forget(self, id_prefix: str) -> Megram:
         """Hard delete one Megram and all its index keys; an ambiguous prefix is an error."""
         m = self.get(id_prefix)
-        self._kv.write((), self._delete_keys(m), sync=True)
+        dels = self._delete_keys(m)
+        with self._chunk_lock:
+            puts, cdels = self._rebuild_chunks([(m.space, m.entity)], {dels[1]})
+            self._kv.write(puts, dels + cdels, sync=True)
+            self._replace_gen += 1
         self._invalidate([(m.space, m.entity)])
         return m
 
     def supersede(self, old_id: str, new: Megram) -> None:
         """Append `new` and mark `old_id` superseded by it, atomically."""
-        puts = _record_keys(new)
-        puts.append((_k_sup(old_id), new.id.encode()))
-        self._kv.write(puts)
-        self._invalidate([(new.space, new.entity)])
-        self.written += 1
-        self._recent.append(new.id)
-
-    def mark_superseded(self, old_ids: Iterable[str], by: str) -> None:
-        self._kv.write([(_k_sup(o), by.encode()) for o in old_ids])
+        self.write_many([new], supersede={old_id: new.id})
 
     def delete_entries(self, scan: IndexScan, rows: np.ndarray) -> int:
-        """GC: hard delete the given rows of an :class:`IndexScan` (keys rebuilt from the columns)."""
-        n = 0
-        dels: list[bytes] = []
-        for r in rows.tolist():
-            mid = scan.ids[r]
-            c = scan.cols[r]
-            lvl = CODE_LEVEL[int(c["lvl"])]
-            dels.extend((_k_megram(mid), scan.idx_keys[r], _k_lvl(lvl, mid), _k_recall(mid), _k_sup(mid)))
-            n += 1
-            if len(dels) >= 60_000:
-                self._kv.write((), dels)
-                dels = []
-        if dels:
-            self._kv.write((), dels)
-        self._invalidate()
-        return n
+        """GC: hard delete the given rows of an :class:`IndexScan` (keys rebuilt from the columns).
 
-    def scan_index(self) -> IndexScan:
-        """Every idx entry with its columns; tag pairs come out as contiguous runs (key order)."""
-        ids: list[str] = []
-        keys: list[bytes] = []
-        vals: list[bytes] = []
+        Each row's keys go in the same atomic batch. ``recall:`` / ``sup:`` deletes are issued
+        only for ids that have one (both are rare, and a LevelDB delete of a missing key still
+        writes a tombstone)."""
+        meta = {k.split(b":", 1)[1] for k in self._kv.scan(b"recall:", values=False)}
+        meta.update(k.split(b":", 1)[1] for k in self._kv.scan(b"sup:", values=False))
+        lvl_prefix = [_LVL_PREFIX[CODE_LEVEL[c]] for c in range(len(CODE_LEVEL))]
+        codes = scan.cols["lvl"][rows].astype(np.int64).tolist()
+        pair_of = (np.searchsorted(scan.starts, rows, side="right") - 1).tolist()
+        idx_keys = scan.idx_keys
+        ids = scan.ids
+        dels: list[bytes] = []
+        gone: set[bytes] = set()
+        pairs: dict[int, list[int]] = {}
+        rows_l = rows.tolist()
+
+        ends = np.append(scan.starts[1:], scan.cols.size)
+
+        def commit() -> None:  # the rows, and their pairs' rebuilt chunks, in one batch
+            with self._chunk_lock:
+                if scan.chunk_keys is not None and scan.gen == self._replace_gen:
+                    # no chunk was replaced (or a pair chunked) since the scan's snapshot: a
+                    # chunked pair's new chunk is its rows in the scan minus the deleted ones and
+                    # replaces the chunks listed then (chunks appended since hold only newer rows)
+                    cputs, cdels = [], []
+                    for p, prow in pairs.items():
+                        sp, en = scan.pairs[p]
+                        cp = col_prefix(sp, en)
+                        if cp not in self._chunked:
+                            continue
+                        s, e = int(scan.starts[p]), int(ends[p])
+                        keep = np.ones(e - s, dtype=bool)
+                        keep[np.asarray(prow, dtype=np.int64) - s] = False
+                        cdels += scan.chunk_keys[p]
+                        if keep.any():
+                            cputs.append((_merged_chunk_key(cp), scan.cols[s:e][keep].tobytes()))
+                else:
+                    cputs, cdels = self._rebuild_chunks([scan.pairs[p] for p in pairs], gone)
+                self._kv.write(cputs, dels + cdels)
+                self._replace_gen += 1
+                if scan.gen >= 0 and scan.gen + 1 == self._replace_gen:
+                    scan.gen = self._replace_gen  # our own replacement: the other pairs are intact
+
+        for r, code, p in zip(rows_l, codes, pair_of, strict=True):
+            if p not in pairs and len(dels) >= 60_000:  # cut between pairs only
+                commit()
+                dels, gone, pairs = [], set(), {}
+            bid = ids[r].encode()
+            dels += (b"megram:" + bid, idx_keys[r], lvl_prefix[code] + bid)
+            gone.add(idx_keys[r])
+            pairs.setdefault(p, []).append(r)
+            if bid in meta:
+                dels += (b"recall:" + bid, b"sup:" + bid)
+        if dels:
+            commit()
+        self._invalidate()
+        return len(rows_l)
+
+    def scan_index(self, *, chunks: bool = False) -> IndexScan:
+        """Every idx entry with its columns; tag pairs come out as contiguous runs (key order).
+        Written as comprehensions: this walks every Megram in the store (the Dreamer's pass).
+        ``chunks=True``: read from one snapshot and list each pair's col: keys too (for GC)."""
+        if not chunks:
+            return self._scan_index(self._kv)
+        with self._chunk_lock:
+            gen = self._replace_gen
+            snap = self._kv.snapshot()
+        try:
+            scan = self._scan_index(snap)
+            where = {col_prefix(sp, en): i for i, (sp, en) in enumerate(scan.pairs)}
+            ck: list[list[bytes]] = [[] for _ in scan.pairs]
+            for k in snap.scan(b"col:", values=False):
+                i = where.get(k[: k.rfind(b":") + 1])
+                if i is not None:
+                    ck[i].append(k)
+        finally:
+            snap.close()
+        scan.chunk_keys, scan.gen = ck, gen
+        return scan
+
+    def _scan_index(self, kv: _KV) -> IndexScan:
+        items = list(kv.scan(b"idx:"))
+        keys = [k for k, _ in items]
+        cols = np.frombuffer(b"".join([v for _, v in items]), dtype=IDX_DTYPE)
+        del items
+        parts = [k.rpartition(b":") for k in keys]
+        ids = [p[2].decode() for p in parts]
+        pre = [p[0] for p in parts]
+        del parts
+        starts = [i for i in range(1, len(pre)) if pre[i] != pre[i - 1]]
+        if pre:
+            starts.insert(0, 0)
         pairs: list[tuple[str, str]] = []
-        starts: list[int] = []
-        last = b""
-        for k, v in self._kv.scan(b"idx:"):
-            cut = k.rfind(b":")
-            p = k[4:cut]
-            if p != last:
-                last = p
-                s, e = p.decode().split(":")
-                pairs.append((unesc(s), unesc(e)))
-                starts.append(len(keys))
-            keys.append(k)
-            ids.append(k[cut + 1 :].decode())
-            vals.append(v)
-        cols = np.frombuffer(b"".join(vals), dtype=IDX_DTYPE)
+        for i in starts:
+            sp, en = pre[i][4:].decode().split(":")
+            pairs.append((unesc(sp), unesc(en)))
         return IndexScan(ids=ids, idx_keys=keys, pairs=pairs, starts=np.asarray(starts, dtype=np.int64), cols=cols)
 
     def superseded_ids(self) -> set[str]:

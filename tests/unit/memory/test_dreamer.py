@@ -180,3 +180,40 @@ def test_template_rule(kind, mem) -> None:
 
     text = template_rule(kind, [mg(mem, MacroState.ABANDON, content="boom")])
     assert S in text and "boom" in text
+
+
+async def test_many_pairs_consolidate_in_chunks(mem, clock, monkeypatch) -> None:
+    import agentui.memory.dreamer as dreamer_mod
+
+    monkeypatch.setattr(dreamer_mod, "RULES_PER_BATCH", 3)  # 7 rules → batches of 3, 3, 1
+    for i in range(7):
+        burst(mem, MacroState.ABANDON, 6, entity=f"path:/p{i}")
+    d = Dreamer(mem, clock)
+    first = await d.run_once()
+    assert first.consolidated == 7 and len(set(first.new_ids)) == 7
+    for i in range(7):
+        (sop,) = await mem.query_c(S, f"path:/p{i}")
+        assert sop.is_constraint
+    clock.advance(3600)
+    for i in range(7):
+        burst(mem, MacroState.ABANDON, 1, entity=f"path:/p{i}")
+    second = await d.run_once()
+    # each new rule superseded its pair's old rule, the marks written with the rules
+    assert second.consolidated == 7
+    for old, new in zip(first.new_ids, second.new_ids, strict=True):
+        assert mem.superseded_by(old) == new
+    assert mem.stats()["superseded"] == 7
+
+
+async def test_gc_removes_recall_and_sup_metadata(mem, clock) -> None:
+    burst(mem, MacroState.REFINE, 3)
+    victims = [m.id for m in mem.list()]
+    # metadata for one M row (not produced by our own paths today; GC must still clean it up)
+    mem._kv.write([(f"recall:{victims[0]}".encode(), b"2026-01-01T00:00:00.000Z"),
+                   (f"sup:{victims[1]}".encode(), b"x")])
+    clock.advance(3600)
+    rep = await Dreamer(mem, clock).run_once()
+    assert rep.deleted == 2  # the superseded one is not live, so not GC'd
+    assert mem._kv.get(f"recall:{victims[0]}".encode()) is None
+    assert mem._kv.get(f"megram:{victims[0]}".encode()) is None
+    assert mem._kv.get(f"megram:{victims[1]}".encode()) is not None

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from agentui.clock import FakeClock, iso
@@ -20,7 +21,7 @@ from agentui.memory import (
     intent_space,
     open_memory,
 )
-from agentui.memory.store import esc, unesc
+from agentui.memory.store import MemoryError_, esc, unesc
 
 from .helpers import mg
 
@@ -257,3 +258,133 @@ async def test_query_mk_cache_invalidated_by_writes_and_deletes(mem) -> None:
     assert mem.query_mk_sync("tool:shell", "path:/tmp/x").count == 2
     mem.forget(a.id)
     assert mem.query_mk_sync("tool:shell", "path:/tmp/x").count == 1
+
+
+async def test_bad_record_in_a_queued_batch_costs_only_itself(tmp_path, clock) -> None:
+    store = LevelDBMemory(tmp_path / "salvage", clock, SeededIds(5))
+    good = [mg(store, MacroState.ACCEPT, "tool:t", f"path:{i}") for i in range(200)]
+    bad = good[0].model_copy(update={"id": "bad:id"})  # ':' is refused by the key schema
+    for m in good[:100] + [bad] + good[100:]:
+        store.write(m)
+    with pytest.raises(MemoryError_, match="a memory write failed"):
+        await store.drain()
+    assert store.stats()["total"] == 200
+    await store.drain()  # the error is reported once
+    await store.close()
+
+
+def _rows(raw: bytes) -> list[bytes]:
+    return sorted(raw[i : i + 48] for i in range(0, len(raw), 48))
+
+
+def assert_chunks_match_index(store) -> int:
+    """A chunked pair's col: chunks hold exactly its idx: rows; other pairs have no col: keys.
+    Returns the number of chunked pairs."""
+    from agentui.memory.store import col_prefix, pair_prefix, unesc
+
+    chunked = 0
+    for space, entity in store.scan_index().pairs:
+        idx = b"".join(store._kv.scan(pair_prefix(space, entity), keys=False))
+        col = b"".join(store._kv.scan(col_prefix(space, entity), keys=False))
+        if col_prefix(space, entity) in store._chunked:
+            chunked += 1
+            assert _rows(col) == _rows(idx), (space, entity)
+        else:
+            assert col == b"", (space, entity)
+    for k in store._kv.scan(b"col:", values=False):  # no chunk outlives its pair's rows
+        s, e, _ = k[4:].decode().split(":")
+        assert store.query_mk_sync(unesc(s), unesc(e)).count or store.list(space=unesc(s), entity=unesc(e)), k
+    return chunked
+
+
+def _chunks(store, entity: str) -> int:
+    from agentui.memory.store import col_prefix
+
+    return sum(1 for _ in store._kv.scan(col_prefix("tool:t", entity), values=False))
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    import agentui.memory.store as st
+
+    monkeypatch.setattr(st, "CHUNK_AT", 20)
+
+
+async def test_small_pairs_get_no_chunks(tmp_path, clock) -> None:
+    store = LevelDBMemory(tmp_path / "small", clock, SeededIds(10))
+    store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:0") for _ in range(100)])
+    assert store.query_mk_sync("tool:t", "path:0").count == 100
+    store.settle()
+    assert _chunks(store, "path:0") == 0 and assert_chunks_match_index(store) == 0
+    store.close_sync()
+
+
+async def test_col_chunks_follow_every_mutation(tmp_path, clock, small_chunks) -> None:
+    from agentui.memory import Dreamer
+    from agentui.memory.store import COL_MERGE_AT
+
+    store = LevelDBMemory(tmp_path / "col", clock, SeededIds(11))
+    states = [MacroState.REFINE, MacroState.ABANDON, MacroState.SUCCESS, MacroState.CHANGE_PATH]
+    store.write_many([mg(store, states[i % 4], "tool:t", f"path:{i % 5}") for i in range(300)])
+    for e in ("path:0", "path:3"):  # 60 Megrams each > CHUNK_AT: the first query chunks the pair
+        store.query_mk_sync("tool:t", e)
+    store.settle()
+    assert _chunks(store, "path:0") == 1 and _chunks(store, "path:1") == 0
+    assert assert_chunks_match_index(store) == 2
+    for _ in range(COL_MERGE_AT + 8):  # one chunk per write batch: drain after each
+        store.write(mg(store, MacroState.ABANDON, "tool:t", "path:0"))
+        await store.drain()
+    assert _chunks(store, "path:0") == COL_MERGE_AT + 9
+    assert_chunks_match_index(store)
+    before = store.query_mk_sync("tool:t", "path:0")
+    store.settle()
+    assert _chunks(store, "path:0") == 1  # merged in the background
+    store.clear_cache()
+    assert store.query_mk_sync("tool:t", "path:0") == before
+    victim = store.list(space="tool:t", entity="path:3")[0]
+    store.forget(victim.id)
+    assert store.query_mk_sync("tool:t", "path:3").count == 59
+    assert_chunks_match_index(store)
+    clock.advance(86400 * 30)
+    rep = await Dreamer(store, clock).run_once()  # consolidation (supersede) + GC
+    assert rep.deleted > 0 and rep.consolidated > 0 and rep.chunked == 3  # the other big pairs
+    assert assert_chunks_match_index(store) == 5
+    for space, entity in store.scan_index().pairs:  # the chunk answer equals the idx answer
+        store.clear_cache()
+        ids, cols = store.pair_columns(space, entity)
+        assert store.query_mk_sync(space, entity).count == int((cols["lvl"] <= 1).sum())
+    await store.close()
+
+
+async def test_chunked_pairs_survive_reopen(tmp_path, clock, small_chunks) -> None:
+    path = tmp_path / "re"
+    store = LevelDBMemory(path, clock, SeededIds(12))
+    store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:0") for _ in range(30)])
+    store.query_mk_sync("tool:t", "path:0")
+    store.close_sync()  # waits for the background chunking
+    again = LevelDBMemory(path, clock, SeededIds(13))
+    again.write_many([mg(again, MacroState.SUCCESS, "tool:t", "path:0") for _ in range(5)])
+    assert _chunks(again, "path:0") == 2  # the reopened store still appends chunks for the pair
+    assert assert_chunks_match_index(again) == 1
+    assert again.query_mk_sync("tool:t", "path:0").count == 35
+    again.close_sync()
+
+
+async def test_gc_after_a_concurrent_chunk_replacement_rescans(tmp_path, clock, small_chunks) -> None:
+    """The Dreamer's GC reuses its snapshot's rows only if no chunk was replaced since; a merge or
+    forget in between sends it down the rescan path, and the chunks still match the index."""
+    store = LevelDBMemory(tmp_path / "race", clock, SeededIds(14))
+    store.write_many([mg(store, MacroState.REFINE, "tool:t", f"path:{i % 2}") for i in range(60)])
+    for e in ("path:0", "path:1"):
+        store.query_mk_sync("tool:t", e)
+    store.settle()
+    store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:0") for _ in range(3)])
+    scan = store.scan_index(chunks=True)
+    rows = np.nonzero(scan.cols["f"] <= 0.1)[0]  # the refine rows
+    store.forget(store.list(space="tool:t", entity="path:0")[0].id)  # a replacement after the scan
+    store.write_many([mg(store, MacroState.SUCCESS, "tool:t", "path:1")])  # an append after it
+    assert store.delete_entries(scan, rows) == rows.size
+    assert assert_chunks_match_index(store) == 2
+    assert store.query_mk_sync("tool:t", "path:1").count == 1
+    assert store.query_mk_sync("tool:t", "path:0").count == 3
+    store.close_sync()
