@@ -416,6 +416,7 @@ class _Store:
         self._replace_gen = 0
         self._merger: Any = None  # ThreadPoolExecutor for background chunk merges
         self._merging: set[tuple[str, str]] = set()
+        self._growth: dict[tuple[str, str], int] = {}  # Megrams added per unchunked pair
         self._chunked: set[bytes] = {k[: k.rfind(b":") + 1] for k in self._kv.scan(b"col:", values=False)}
         self._recent_seeded = next(iter(self._kv.scan(b"megram:", values=False)), None) is None
 
@@ -430,7 +431,8 @@ class _Store:
             raise MemoryClosed("memory is closed")
         puts: list[tuple[bytes, bytes]] = []
         mids: list[str] = []
-        pairs: dict[tuple[str, str], list[bytes] | None] = {}
+        pairs: dict[tuple[str, str], list[bytes]] = {}  # chunked pairs: [chunk key, rows...]
+        grown: dict[tuple[str, str], int] = {}  # other pairs: Megrams added
         with self._chunk_lock:  # the chunked set cannot change between encoding and writing
             chunked = self._chunked
             for m in megrams:
@@ -438,25 +440,44 @@ class _Store:
                 puts += keys
                 mids.append(m.id)
                 pair = (m.space, m.entity)
-                if pair not in pairs:
-                    cp = _prefixes_cached(*pair)[1]
-                    # a chunk's key is its first Megram's id
-                    pairs[pair] = [cp + m.id.encode()] if cp in chunked else None
-                rows = pairs[pair]
+                rows = pairs.get(pair)
                 if rows is not None:
                     rows.append(keys[1][1])
+                elif pair in grown:
+                    grown[pair] += 1
+                else:
+                    cp = _prefixes_cached(*pair)[1]
+                    if cp in chunked:  # a chunk's key is its first Megram's id
+                        pairs[pair] = [cp + m.id.encode(), keys[1][1]]
+                    else:
+                        grown[pair] = 1
             for rows in pairs.values():
-                if rows is not None:
-                    puts.append((rows[0], b"".join(rows[1:])))
+                puts.append((rows[0], b"".join(rows[1:])))
             if supersede:
                 puts.extend((_k_sup(old), new.encode()) for old, new in supersede.items())
             if mids:
                 self._kv.write(puts, sync=sync)
         if mids:
             self._invalidate(pairs)
+            self._invalidate(grown)
             self.written += len(mids)
             self._recent.extend(mids)
+            self._note_growth(grown)
         return len(mids)
+
+    def _note_growth(self, grown: dict[tuple[str, str], int]) -> None:
+        """A pair that grew past ``CHUNK_AT`` in this process is chunked in the background, so
+        its next QueryMK reads one value instead of scanning idx:."""
+        counts = self._growth
+        if len(counts) > 100_000:
+            counts.clear()
+        for pair, n in grown.items():
+            c = counts.get(pair, 0) + n
+            if c > CHUNK_AT:
+                counts.pop(pair, None)
+                self._merge_later(*pair)
+            else:
+                counts[pair] = c
 
     # The write queue: a deque the GGS appends to and one writer task that takes up to
     # ``BATCH_MAX`` Megrams per atomic WriteBatch. ``awrite`` waits while ``queue_size`` Megrams

@@ -217,3 +217,18 @@ async def test_gc_removes_recall_and_sup_metadata(mem, clock) -> None:
     assert mem._kv.get(f"recall:{victims[0]}".encode()) is None
     assert mem._kv.get(f"megram:{victims[0]}".encode()) is None
     assert mem._kv.get(f"megram:{victims[1]}".encode()) is not None
+
+
+async def test_dreamer_chunks_big_pairs(mem, clock, monkeypatch) -> None:
+    import agentui.memory.store as st
+
+    monkeypatch.setattr(st, "CHUNK_AT", 1000)  # written while the pair counted as small
+    burst(mem, MacroState.CHANGE_PATH, 12, entity="path:big")
+    burst(mem, MacroState.CHANGE_PATH, 4, entity="path:small")
+    mem.settle()
+    assert mem._chunked == set()
+    monkeypatch.setattr(st, "CHUNK_AT", 10)
+    rep = await Dreamer(mem, clock).run_once()
+    assert rep.chunked == 1
+    assert mem._chunked == {st.col_prefix(S, "path:big")}
+    assert mem.query_mk_sync(S, "path:big").count == 12

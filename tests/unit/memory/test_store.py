@@ -326,11 +326,9 @@ async def test_col_chunks_follow_every_mutation(tmp_path, clock, small_chunks) -
     store = LevelDBMemory(tmp_path / "col", clock, SeededIds(11))
     states = [MacroState.REFINE, MacroState.ABANDON, MacroState.SUCCESS, MacroState.CHANGE_PATH]
     store.write_many([mg(store, states[i % 4], "tool:t", f"path:{i % 5}") for i in range(300)])
-    for e in ("path:0", "path:3"):  # 60 Megrams each > CHUNK_AT: the first query chunks the pair
-        store.query_mk_sync("tool:t", e)
-    store.settle()
-    assert _chunks(store, "path:0") == 1 and _chunks(store, "path:1") == 0
-    assert assert_chunks_match_index(store) == 2
+    store.settle()  # 60 Megrams each > CHUNK_AT: every pair was chunked in the background
+    assert _chunks(store, "path:0") == 1 and _chunks(store, "path:1") == 1
+    assert assert_chunks_match_index(store) == 5
     for _ in range(COL_MERGE_AT + 8):  # one chunk per write batch: drain after each
         store.write(mg(store, MacroState.ABANDON, "tool:t", "path:0"))
         await store.drain()
@@ -347,7 +345,7 @@ async def test_col_chunks_follow_every_mutation(tmp_path, clock, small_chunks) -
     assert_chunks_match_index(store)
     clock.advance(86400 * 30)
     rep = await Dreamer(store, clock).run_once()  # consolidation (supersede) + GC
-    assert rep.deleted > 0 and rep.consolidated > 0 and rep.chunked == 3  # the other big pairs
+    assert rep.deleted > 0 and rep.consolidated > 0 and rep.chunked == 0  # all chunked already
     assert assert_chunks_match_index(store) == 5
     for space, entity in store.scan_index().pairs:  # the chunk answer equals the idx answer
         store.clear_cache()
@@ -356,11 +354,28 @@ async def test_col_chunks_follow_every_mutation(tmp_path, clock, small_chunks) -
     await store.close()
 
 
+async def test_query_chunks_a_big_pair_of_an_older_store(tmp_path, clock, monkeypatch) -> None:
+    import agentui.memory.store as st
+
+    monkeypatch.setattr(st, "CHUNK_AT", 1000)
+    store = LevelDBMemory(tmp_path / "old", clock, SeededIds(15))
+    store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:0") for _ in range(50)])
+    store.close_sync()
+    monkeypatch.setattr(st, "CHUNK_AT", 20)
+    again = LevelDBMemory(tmp_path / "old", clock, SeededIds(16))
+    assert _chunks(again, "path:0") == 0
+    assert again.query_mk_sync("tool:t", "path:0").count == 50  # from idx:, chunking queued
+    again.settle()
+    assert _chunks(again, "path:0") == 1 and assert_chunks_match_index(again) == 1
+    again.clear_cache()
+    assert again.query_mk_sync("tool:t", "path:0").count == 50
+    again.close_sync()
+
+
 async def test_chunked_pairs_survive_reopen(tmp_path, clock, small_chunks) -> None:
     path = tmp_path / "re"
     store = LevelDBMemory(path, clock, SeededIds(12))
     store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:0") for _ in range(30)])
-    store.query_mk_sync("tool:t", "path:0")
     store.close_sync()  # waits for the background chunking
     again = LevelDBMemory(path, clock, SeededIds(13))
     again.write_many([mg(again, MacroState.SUCCESS, "tool:t", "path:0") for _ in range(5)])
@@ -375,9 +390,7 @@ async def test_gc_after_a_concurrent_chunk_replacement_rescans(tmp_path, clock, 
     forget in between sends it down the rescan path, and the chunks still match the index."""
     store = LevelDBMemory(tmp_path / "race", clock, SeededIds(14))
     store.write_many([mg(store, MacroState.REFINE, "tool:t", f"path:{i % 2}") for i in range(60)])
-    for e in ("path:0", "path:1"):
-        store.query_mk_sync("tool:t", e)
-    store.settle()
+    store.settle()  # both pairs grew past CHUNK_AT: chunked
     store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:0") for _ in range(3)])
     scan = store.scan_index(chunks=True)
     rows = np.nonzero(scan.cols["f"] <= 0.1)[0]  # the refine rows
