@@ -185,7 +185,7 @@ class ConfirmationChoice(StrEnum):
 class Contract(BaseModel):
     """Base of every bus payload: strict, no extra fields, enums serialised as their values."""
 
-    model_config = ConfigDict(extra="forbid", use_enum_values=False, validate_default=True)
+    model_config = ConfigDict(extra="forbid", use_enum_values=False, validate_default=True, defer_build=True)
 
     def to_json(self) -> str:
         return canonical_json(self.model_dump(mode="json"))

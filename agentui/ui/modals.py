@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from rich.markup import escape
-from rich.syntax import Syntax
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -101,6 +100,9 @@ class PayloadModal(ModalScreen[None]):
             yield Label(f"[b]{escape(self.env.type)}[/b] {self.env.sender.value}→{self.env.receiver.value} "
                         f"[dim]{escape(self.env.id)}[/dim]")
             with VerticalScroll():
+                # pygments costs ~50 ms of import: only when a payload is opened
+                from rich.syntax import Syntax
+
                 yield Static(Syntax(body, "json", word_wrap=True, theme="ansi_dark"))
 
     def action_close(self) -> None:
