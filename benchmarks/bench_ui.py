@@ -12,8 +12,8 @@ import asyncio
 import resource
 import statistics
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path

@@ -158,3 +158,19 @@ async def test_unsubscribe_stops_delivery() -> None:
     sub.close()
     await bus.publish(Role.RUNTIME, Role.USER, started())
     assert sub.drain() == []
+
+
+def test_bus_envelope_is_a_normal_frozen_envelope() -> None:
+    import dataclasses
+
+    from agentui.contracts import Envelope, Role, TaskStarted
+
+    bus = Bus(ids=SeededIds(1, readable=True))
+    p = TaskStarted(task_id="t", text="x")
+    env = bus.envelope(Role.RUNTIME, Role.USER, p, "t")
+    same = Envelope(id=env.id, ts=env.ts, task_id="t", sender=Role.RUNTIME, receiver=Role.USER,
+                    type="TaskStarted", payload=p)
+    assert env == same and env.payload is p and env.to_json() == same.to_json()
+    assert Envelope.from_dict(env.to_dict()) == env
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        env.id = "other"  # type: ignore[misc]
