@@ -25,7 +25,7 @@ import itertools
 import os
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -218,10 +218,15 @@ class Tap:
         self.name = name
         self._q = _Queue(name, maxsize)
         self._detach: object = None
+        self._backlog: Callable[[], int] = lambda: 0
 
     @property
     def pending(self) -> int:
         return len(self._q)
+
+    def bus_backlog(self) -> int:
+        """Envelopes the bus's subscribers have queued and not yet taken (0: the roles caught up)."""
+        return self._backlog()
 
     @property
     def capacity(self) -> int:
@@ -359,6 +364,7 @@ class Bus:
             self._taps = [t for t in self._taps if t is not q]
 
         tap._detach = detach
+        tap._backlog = self.backlog
         return tap
 
     def record(self, path: Path | str) -> Recorder:
@@ -396,6 +402,14 @@ class Bus:
         for sub in self._wildcard:
             if sub._matches(env) and not sub._q.put_nowait(env):
                 await sub._q.put(env)
+
+    def backlog(self) -> int:
+        """Envelopes queued for subscribers and not yet taken (taps not counted): 0 when every
+        role has caught up — when a low-priority observer like the Auditor should do its work."""
+        n = sum(len(sub._q) for sub in self._wildcard)
+        for subs in self._by_type.values():
+            n += sum(len(sub._q) for sub in subs)
+        return n
 
     # -- tasks and lifetime ----------------------------------------------------------------
 

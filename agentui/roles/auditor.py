@@ -46,6 +46,7 @@ log = logging.getLogger("agentui.auditor")
 
 R = Role
 _LLM_ROLES = (R.PERCEIVER, R.PLANNER, R.EXECUTOR, R.AGENT_VALIDATOR, R.META_VALIDATOR, R.GGS, R.RUNTIME)
+AUDIT_SLICE = 256  # envelopes audited between yields to the event loop (~1 ms of detector work)
 
 #: (sender, receiver, type) triples the spec's contract tables allow
 ALLOWED_ROUTES: frozenset[tuple[Role, Role, str]] = frozenset({
@@ -384,6 +385,7 @@ class Auditor:
         # burst shorter than the tap costs the publishers nothing; memory stays bounded by the tap
         self.high_water = max(1, self.tap.capacity - 4096)
         self.settle_s = 0.002  # a burst has settled when nothing arrived for this long
+        self.max_defer_s = 0.5  # ... and the roles' queues are empty, or this long has passed
         self.events: list[AuditEvent] = []
         self._since_report: list[AuditEvent] = []
         self._window_start = iso(self.clock.now())
@@ -413,19 +415,26 @@ class Auditor:
                 # Defer to the roles: while a burst is still being published (the tap keeps
                 # growing) let the publishers run, and audit the burst once it settles. The tap's
                 # bound caps the delay: at the high-water mark the auditor works at once.
+                deadline = self.clock.monotonic() + self.max_defer_s
                 while True:
                     pending = self.tap.pending
                     if pending >= self.high_water:
                         break
                     await asyncio.sleep(self.settle_s)
-                    if self.tap.pending == pending:
+                    if self.tap.pending == pending and (
+                        self.tap.bus_backlog() == 0 or self.clock.monotonic() >= deadline
+                    ):
                         break
                 now = self.clock.monotonic()
                 observe = self.core.observe
-                for env in (first, *self.tap.drain()):  # batches: one wake-up per burst
-                    ev = observe(env, now)
-                    if ev:
-                        self._emit(ev)
+                batch = [first, *self.tap.drain()]  # one wake-up per burst
+                for i in range(0, len(batch), AUDIT_SLICE):
+                    if i:  # a big backlog must not hold the event loop (roles, UI) for long
+                        await asyncio.sleep(0)
+                    for env in batch[i : i + AUDIT_SLICE]:
+                        ev = observe(env, now)
+                        if ev:
+                            self._emit(ev)
         finally:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):

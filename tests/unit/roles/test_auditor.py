@@ -200,3 +200,24 @@ async def test_auditor_cannot_publish():
     bus = Bus()
     a = Auditor(bus, CFG)
     assert not hasattr(a, "bus") and not hasattr(a.tap, "publish")
+
+
+async def test_auditor_defers_to_busy_roles_but_not_forever():
+    """The Auditor audits when the roles' queues are empty; a role that never reads its queue
+    delays it by at most max_defer_s — it cannot silence the Auditor."""
+    bus = Bus()
+    stuck = bus.subscribe("stuck", types={"FinalResult"})  # never read
+    a = Auditor(bus, CFG, tick_s=3600)
+    a.max_defer_s = 0.3
+    seen = []
+    a.channel.listen(seen.append)
+    runner = asyncio.create_task(a.run())
+    await bus.publish(R.EXECUTOR, R.USER, final(), task_id="t1")  # a boundary violation
+    assert bus.backlog() == 1 and a.tap.bus_backlog() == 1
+    await asyncio.sleep(0.1)
+    assert seen == []  # deferring: a role still has work queued
+    await asyncio.sleep(0.5)
+    assert [e.kind.value for e in seen] == ["boundary_violation"]
+    assert len(stuck._q) == 1
+    await bus.close()
+    await runner
