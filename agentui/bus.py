@@ -306,6 +306,7 @@ class Bus:
         self._by_type: dict[str, list[Subscription]] = {}
         self._wildcard: list[Subscription] = []
         self._taps: list[_Queue] = []
+        self._routes: dict[str, tuple[list[_Queue], list[Subscription]]] = {}
         self._dropped_tasks: set[str] = set()
         self.dropped = 0  # envelopes dropped because their task was cancelled
         self.published = 0
@@ -344,6 +345,7 @@ class Bus:
         else:
             for t in tset:
                 self._by_type[t] = [*self._by_type.get(t, ()), sub]
+        self._routes.clear()
         return sub
 
     def _unsubscribe(self, sub: Subscription) -> None:
@@ -352,6 +354,7 @@ class Bus:
         else:
             for t in sub.types:
                 self._by_type[t] = [s for s in self._by_type.get(t, ()) if s is not sub]
+        self._routes.clear()
 
     def tap(self, name: str, *, maxsize: int | None = None) -> Tap:
         tap = Tap(name, maxsize or self.tap_queue_size)
@@ -360,9 +363,11 @@ class Bus:
             q.close()
             return tap
         self._taps = [*self._taps, q]
+        self._routes.clear()
 
         def detach() -> None:
             self._taps = [t for t in self._taps if t is not q]
+            self._routes.clear()
 
         tap._detach = detach
         tap._backlog = self.backlog
@@ -394,25 +399,30 @@ class Bus:
             self.dropped += 1
             return
         self.published += 1
+        route = self._routes.get(env.type)
+        if route is None:
+            route = self._route(env.type)
+        queues, filtered = route
+        if filtered:
+            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
         # _Queue.put_nowait inlined for its common case (room, nobody waiting to be woken): one
         # call less per delivery, and a message has one delivery per subscriber and tap
-        for q in self._taps:
+        for q in queues:
             items = q._items
             if q._getter is None and len(items) < q.maxsize:
                 items.append(env)
                 q.delivered += 1
             elif not q.put_nowait(env):
                 await q.put(env)
-        for subs in (self._by_type.get(env.type, ()), self._wildcard):
-            for sub in subs:
-                if sub._all or sub._matches(env):
-                    q = sub._q
-                    items = q._items
-                    if q._getter is None and len(items) < q.maxsize:
-                        items.append(env)
-                        q.delivered += 1
-                    elif not q.put_nowait(env):
-                        await q.put(env)
+
+    def _route(self, type_: str) -> tuple[list[_Queue], list[Subscription]]:
+        """Where a message type goes: the taps' and unfiltered subscribers' queues (in that
+        order), and the subscribers whose task/receiver filter is checked per message. Cached per
+        type until a subscription or tap comes or goes."""
+        subs = [*self._by_type.get(type_, ()), *self._wildcard]
+        route = ([*self._taps, *(s._q for s in subs if s._all)], [s for s in subs if not s._all])
+        self._routes[type_] = route
+        return route
 
     def backlog(self) -> int:
         """Envelopes queued for subscribers and not yet taken (taps not counted): 0 when every

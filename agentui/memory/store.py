@@ -15,8 +15,9 @@ Deviations from §6f, deliberate:
   They are written once with the record and never change (the record is immutable too).
 - ``col:`` keys, for big pairs only: the pair's ``idx:`` values concatenated. QueryMK on a pair
   with more than ``CHUNK_AT`` Megrams reads its chunks (a handful of values) instead of one
-  ``idx:`` entry per Megram (~0.5 µs each in LevelDB+plyvel: 5 ms for 10k). The first such query
-  builds the pair's chunk from ``idx:`` (the pair becomes *chunked*); from then on every write
+  ``idx:`` entry per Megram (~0.5 µs each in LevelDB+plyvel: 5 ms for 10k). The pair's first
+  chunk is built from ``idx:`` in the background (the pair becomes *chunked*) when it grows past
+  that in this process, when a query finds it that big, or by the Dreamer; from then on every write
   batch appends one chunk per chunked pair it touches, in the same atomic batch as the records;
   more than ``COL_MERGE_AT`` chunks are merged in the background; a deletion (GC, ``forget``)
   rebuilds the pair's chunk in the same batch. So a chunked pair's chunks hold exactly its
@@ -70,7 +71,7 @@ INLINE_MAX = 64  # larger batches are written from a worker thread
 RECENT = 4096  # ids QueryRecent keeps in memory
 MK_CACHE = 256  # tag pairs whose QueryMK columns stay in memory
 COL_MERGE_AT = 32  # chunks of one pair before QueryMK merges them into one
-CHUNK_AT = 256  # a pair with more Megrams than this gets col: chunks at its next QueryMK
+CHUNK_AT = 256  # a pair with more Megrams than this gets col: chunks (see the module docstring)
 
 LEVEL_CODE: dict[Level, float] = {Level.M: 0.0, Level.K: 1.0, Level.C: 2.0, Level.T: 3.0}
 CODE_LEVEL: dict[int, Level] = {int(v): k for k, v in LEVEL_CODE.items()}
@@ -458,8 +459,7 @@ class _Store:
             if mids:
                 self._kv.write(puts, sync=sync)
         if mids:
-            self._invalidate(pairs)
-            self._invalidate(grown)
+            self._invalidate([*pairs, *grown])
             self.written += len(mids)
             self._recent.extend(mids)
             self._note_growth(grown)

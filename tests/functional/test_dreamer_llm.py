@@ -26,14 +26,20 @@ def _store(tmp_path):
     return store, clock
 
 
-async def test_rule_written_by_the_dreamer_role(fakellm: FakeLLM, tmp_path) -> None:
-    fakellm.script("dreamer", [Reply.text("  Never read /etc/shadow through the shell tool.\n")])
+async def _dream(fakellm: FakeLLM, tmp_path, reply: Reply):
+    """One Dreamer pass over six abandon outcomes, the rule worded by the fake `dreamer` role."""
+    fakellm.script("dreamer", [reply])
     store, clock = _store(tmp_path)
     pool = LLMPool(config_for(fakellm, tmp_path / "data"))
     try:
         rep = await Dreamer(store, clock, llm_distiller(pool)).run_once()
     finally:
         await pool.aclose()
+    return store, rep
+
+
+async def test_rule_written_by_the_dreamer_role(fakellm: FakeLLM, tmp_path) -> None:
+    store, rep = await _dream(fakellm, tmp_path, Reply.text("  Never read /etc/shadow through the shell tool.\n"))
     assert rep.consolidated == 1
     (sop,) = await store.query_c(S, E)
     assert sop.content == "Never read /etc/shadow through the shell tool." and sop.is_constraint
@@ -45,13 +51,7 @@ async def test_rule_written_by_the_dreamer_role(fakellm: FakeLLM, tmp_path) -> N
 
 
 async def test_cut_off_rule_falls_back_to_the_template(fakellm: FakeLLM, tmp_path) -> None:
-    fakellm.script("dreamer", [Reply.fault("length", "Never read /etc/shadow through the shell")])
-    store, clock = _store(tmp_path)
-    pool = LLMPool(config_for(fakellm, tmp_path / "data"))
-    try:
-        rep = await Dreamer(store, clock, llm_distiller(pool)).run_once()
-    finally:
-        await pool.aclose()
+    store, rep = await _dream(fakellm, tmp_path, Reply.fault("length", "Never read /etc/shadow through the shell"))
     assert rep.consolidated == 1
     (sop,) = await store.query_c(S, E)
     assert sop.content.startswith("Constraint — avoid: tool:shell / path:/etc/shadow (6 outcomes)")

@@ -160,6 +160,21 @@ async def test_unsubscribe_stops_delivery() -> None:
     assert sub.drain() == []
 
 
+async def test_routes_follow_subscriptions_made_after_messages_flowed() -> None:
+    bus = Bus()
+    first = bus.subscribe("a", types={"TaskStarted"})
+    await bus.publish(Role.RUNTIME, Role.USER, started("t1"), task_id="t1")  # the type's route is built
+    late = bus.subscribe("b", types={"TaskStarted"})
+    late_filtered = bus.subscribe("c", task_id="t2")
+    tap = bus.tap("t")
+    await bus.publish(Role.RUNTIME, Role.USER, started("t2"), task_id="t2")
+    assert [len(first.drain()), len(late.drain()), len(late_filtered.drain()), len(tap.drain())] == [2, 1, 1, 1]
+    late.close()
+    tap.close()
+    await bus.publish(Role.RUNTIME, Role.USER, started("t2"), task_id="t2")
+    assert [len(first.drain()), len(late.drain()), len(late_filtered.drain()), len(tap.drain())] == [1, 0, 1, 0]
+
+
 def test_bus_envelope_is_a_normal_frozen_envelope() -> None:
     import dataclasses
 
