@@ -30,7 +30,7 @@ import numpy as np
 from agentui.clock import Clock, iso
 from agentui.contracts import Level, Megram
 
-from . import store as store_mod
+from . import chunks as chunks_mod
 from .potentials import SECONDS_PER_DAY
 from .quantize import DEMOTED_K
 from .store import LEVEL_CODE, IndexScan, _Store, to_days
@@ -185,7 +185,7 @@ class Dreamer:
             top = ev[np.argsort(-w[ev], kind="stable")[:EVIDENCE_FOR_DISTIL]]
             consolidate.append((kind, p, [scan.ids[i] for i in top.tolist()], [scan.ids[r] for r in same_sign]))
         sizes = np.diff(np.append(starts, n))
-        big = [scan.pairs[p] for p in np.nonzero(sizes > store_mod.CHUNK_AT)[0].tolist()]
+        big = [scan.pairs[p] for p in np.nonzero(sizes > chunks_mod.CHUNK_AT)[0].tolist()]
         return _Plan(consolidate, bankrupt, gc_rows, scan, big)
 
     def _bankrupt(self, cid: str) -> str | None:

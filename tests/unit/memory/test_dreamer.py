@@ -220,7 +220,8 @@ async def test_gc_removes_recall_and_sup_metadata(mem, clock) -> None:
 
 
 async def test_dreamer_chunks_big_pairs(mem, clock, monkeypatch) -> None:
-    import agentui.memory.store as st
+    import agentui.memory.chunks as st
+    from agentui.memory.store import col_prefix
 
     monkeypatch.setattr(st, "CHUNK_AT", 1000)  # written while the pair counted as small
     burst(mem, MacroState.CHANGE_PATH, 12, entity="path:big")
@@ -230,5 +231,5 @@ async def test_dreamer_chunks_big_pairs(mem, clock, monkeypatch) -> None:
     monkeypatch.setattr(st, "CHUNK_AT", 10)
     rep = await Dreamer(mem, clock).run_once()
     assert rep.chunked == 1
-    assert mem._chunked == {st.col_prefix(S, "path:big")}
+    assert mem._chunked == {col_prefix(S, "path:big")}
     assert mem.query_mk_sync(S, "path:big").count == 12

@@ -305,7 +305,7 @@ def _chunks(store, entity: str) -> int:
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    import agentui.memory.store as st
+    import agentui.memory.chunks as st
 
     monkeypatch.setattr(st, "CHUNK_AT", 20)
 
@@ -321,7 +321,7 @@ async def test_small_pairs_get_no_chunks(tmp_path, clock) -> None:
 
 async def test_col_chunks_follow_every_mutation(tmp_path, clock, small_chunks) -> None:
     from agentui.memory import Dreamer
-    from agentui.memory.store import COL_MERGE_AT
+    from agentui.memory.chunks import COL_MERGE_AT
 
     store = LevelDBMemory(tmp_path / "col", clock, SeededIds(11))
     states = [MacroState.REFINE, MacroState.ABANDON, MacroState.SUCCESS, MacroState.CHANGE_PATH]
@@ -355,7 +355,7 @@ async def test_col_chunks_follow_every_mutation(tmp_path, clock, small_chunks) -
 
 
 async def test_query_chunks_a_big_pair_of_an_older_store(tmp_path, clock, monkeypatch) -> None:
-    import agentui.memory.store as st
+    import agentui.memory.chunks as st
 
     monkeypatch.setattr(st, "CHUNK_AT", 1000)
     store = LevelDBMemory(tmp_path / "old", clock, SeededIds(15))

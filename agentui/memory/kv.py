@@ -1,0 +1,146 @@
+"""Key-value backends of the Megram store: LevelDB (plyvel) and a sorted dict twin for tests."""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import MemoryInUse
+
+PID_FILE = "agentui.pid"
+
+
+
+class _KV:
+    def write(self, puts: Iterable[tuple[bytes, bytes]], deletes: Iterable[bytes] = (), sync: bool = False) -> None:
+        raise NotImplementedError
+
+    def get(self, key: bytes) -> bytes | None:
+        raise NotImplementedError
+
+    def scan(
+        self, prefix: bytes, *, reverse: bool = False, keys: bool = True, values: bool = True
+    ) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def snapshot(self) -> _KV:
+        """A read-only, point-in-time view (``scan``/``get``; ``close`` releases it)."""
+        raise NotImplementedError
+
+
+class _LevelSnap(_KV):
+    def __init__(self, snap: Any) -> None:
+        self._s = snap
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._s.get(key)
+
+    def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
+        return self._s.iterator(prefix=prefix, reverse=reverse, include_key=keys, include_value=values)
+
+    def close(self) -> None:
+        self._s.close()
+
+
+class _LevelKV(_KV):
+    def __init__(self, path: Path) -> None:
+        import plyvel
+
+        path.mkdir(parents=True, exist_ok=True)
+        pid_file = path / PID_FILE
+        try:
+            # bloom filters: point lookups that miss (recall:, sup:) skip SST reads
+            self._db = plyvel.DB(str(path), create_if_missing=True, bloom_filter_bits=10,
+                                 lru_cache_size=64 << 20)
+        except plyvel.IOError as e:
+            if "lock" not in str(e).lower():
+                raise
+            try:
+                pid = pid_file.read_text().strip() or "?"
+            except OSError:
+                pid = "?"
+            raise MemoryInUse(f"memory is in use by PID {pid} ({path})") from e
+        self._pid_file = pid_file
+        pid_file.write_text(f"{os.getpid()}\n")
+
+    def write(self, puts, deletes=(), sync=False) -> None:  # type: ignore[no-untyped-def]
+        with self._db.write_batch(sync=sync) as wb:  # one atomic batch
+            for k in deletes:
+                wb.delete(k)
+            for k, v in puts:
+                wb.put(k, v)
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._db.get(key)
+
+    def snapshot(self) -> _KV:
+        return _LevelSnap(self._db.snapshot())
+
+    def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
+        return self._db.iterator(prefix=prefix, reverse=reverse, include_key=keys, include_value=values)
+
+    def close(self) -> None:
+        if not self._db.closed:
+            self._db.close()
+            with contextlib.suppress(OSError):
+                self._pid_file.unlink()
+
+
+class _DictKV(_KV):
+    """Sorted in-process dict with LevelDB's prefix-scan semantics (tests, --no-memory runs)."""
+
+    def __init__(self) -> None:
+        self._d: dict[bytes, bytes] = {}
+        self._keys: list[bytes] = []
+        self._lock = threading.Lock()
+
+    def write(self, puts, deletes=(), sync=False) -> None:  # type: ignore[no-untyped-def]
+        with self._lock:
+            for k in deletes:
+                if self._d.pop(k, None) is not None:
+                    i = bisect.bisect_left(self._keys, k)
+                    del self._keys[i]
+            for k, v in puts:
+                if k not in self._d:
+                    bisect.insort(self._keys, k)
+                self._d[k] = v
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._d.get(key)
+
+    def snapshot(self) -> _KV:
+        snap = _DictKV()
+        with self._lock:
+            snap._d = dict(self._d)
+            snap._keys = list(self._keys)
+        return snap
+
+    def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
+        with self._lock:
+            i = bisect.bisect_left(self._keys, prefix)
+            sel = []
+            while i < len(self._keys) and self._keys[i].startswith(prefix):
+                k = self._keys[i]
+                sel.append((k, self._d[k]))
+                i += 1
+        if reverse:
+            sel.reverse()
+        for k, v in sel:
+            if keys and values:
+                yield k, v
+            elif keys:
+                yield k
+            else:
+                yield v
+
+    def close(self) -> None:
+        pass
+
