@@ -36,6 +36,7 @@ from agentui.contracts import (
 )
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
+from agentui.roles.loss import NOT_RUN
 
 ENV_PATTERNS = re.compile(
     r"no such file|not found|does not exist|permission denied|operation not permitted|"
@@ -76,6 +77,17 @@ def environmental_evidence(calls: list[ToolCallRecord], extra: str = "") -> str 
                 return f"{c.tool} {c.target!r}: {(c.error or c.evidence).strip()[:300]}"
     if extra and ENV_PATTERNS.search(extra):
         return extra.strip()[:300]
+    return None
+
+
+def unresolved_denial(calls: list[ToolCallRecord]) -> ToolCallRecord | None:
+    """The first call the user denied that no later successful call with the same tool and target
+    made good, else None."""
+    for i, c in enumerate(calls):
+        if c.ok or not (c.error or "").startswith("denied by user"):
+            continue
+        if not any(d.ok and d.tool == c.tool and d.target == c.target for d in calls[i + 1:]):
+            return c
     return None
 
 
@@ -132,6 +144,13 @@ class AgentValidator(RoleBase):
             fc = FailureClass.ENVIRONMENTAL if env_ev else FailureClass.LOGICAL
             return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
                                      failure_class=fc, evidence=(env_ev or why)[:500]) for c in crits]
+        denied = unresolved_denial(r.tool_calls)
+        if denied is not None:
+            # the user said no to the effecting call and nothing later did it: whatever the output
+            # claims, the subtask is not done, and the wall is the environment (issue #13)
+            ev = f"the user denied {denied.tool} {denied.target[:160]!r} ({denied.error}); nothing later did it"
+            return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                     failure_class=FailureClass.ENVIRONMENTAL, evidence=ev[:500]) for c in crits]
         crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
         messages = [
             {"role": "system", "content": SYSTEM},
@@ -167,10 +186,14 @@ class AgentValidator(RoleBase):
             return
         st = sub.subtask
         if r.infeasible_reason == SKIPPED:
+            # a step that never ran is not done: its criteria count as failed in D (issue #13)
             self._subs.pop(r.subtask_id, None)
             await self.publish(Role.META_VALIDATOR, SubTaskOutcome(
                 subtask_id=st.subtask_id, parent_task_id=tid, status=OutcomeStatus.FAILED,
-                failure_reason=SKIPPED, intent=st.intent, sequence=st.sequence), tid)
+                failure_reason=SKIPPED, intent=st.intent, sequence=st.sequence,
+                criteria_verdicts=[CriterionVerdict(
+                    criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL, failure_class=FailureClass.LOGICAL,
+                    evidence=NOT_RUN + SKIPPED) for c in st.success_criteria]), tid)
             return
         verdicts = await self.judge(st, r)
         failed = [v for v in verdicts if v.verdict == Verdict.FAIL]

@@ -15,6 +15,7 @@ from agentui.contracts import (
     FailureClass,
     Loss,
     MacroState,
+    OutcomeStatus,
     SubTaskOutcome,
     Urgency,
     Verdict,
@@ -48,22 +49,41 @@ def criterion_weight(v: CriterionVerdict, outcome: SubTaskOutcome | None) -> flo
     return max(k, 1) / n  # it failed on the final verdict, so at least once
 
 
+#: evidence prefix of a criterion that was never tried (its step was skipped after an earlier one
+#: failed): it counts in D — work that never ran is not done — but says nothing about P
+NOT_RUN = "not run: "
+
+
+def not_run(v: CriterionVerdict) -> bool:
+    return v.verdict == Verdict.FAIL and v.evidence.startswith(NOT_RUN)
+
+
+def _share(pairs: Iterable[tuple[CriterionVerdict, SubTaskOutcome | None]]) -> tuple[float, int]:
+    num, total = 0.0, 0
+    for v, o in pairs:
+        total += 1
+        num += criterion_weight(v, o)
+    return num, total
+
+
 def distance(outcomes: Sequence[SubTaskOutcome], task_verdicts: Sequence[CriterionVerdict] = (),
              *, failure: bool = False) -> float:
-    """D = Σ weighted failures / Σ criteria. A failure signal with no criteria at all (planner
-    produced nothing, fan-in timeout) is the maximal distance 1.0 — never a silent 0."""
-    num = 0.0
-    total = 0
+    """D = max(D_subtasks, D_task), each Σ weighted failures / Σ criteria.
+
+    The max keeps a failed task criterion from being diluted by many passing subtask criteria
+    (issue #13: 3 passes + 1 failed task criterion must not read as D = 0.25 ≤ δ). A failed
+    subtask that carries no verdicts (skipped, never reported) counts as one failed criterion.
+    A failure signal with no criteria at all (planner produced nothing) is D = 1.0, never 0."""
+    pairs = [(v, o) for o in outcomes for v in o.criteria_verdicts]
+    s_num, s_total = _share(pairs)
     for o in outcomes:
-        for v in o.criteria_verdicts:
-            total += 1
-            num += criterion_weight(v, o)
-    for v in task_verdicts:
-        total += 1
-        num += criterion_weight(v, None)
+        if o.status == OutcomeStatus.FAILED and not o.criteria_verdicts:
+            s_num, s_total = s_num + 1.0, s_total + 1
+    t_num, t_total = _share((v, None) for v in task_verdicts)
+    total = s_total + t_total
     if total == 0:
         return 1.0 if failure else 0.0
-    d = num / total
+    d = max(s_num / s_total if s_total else 0.0, t_num / t_total if t_total else 0.0)
     if failure and d == 0.0:
         # a failure the verdicts do not show (e.g. a subtask failed without a failed criterion):
         # count it as one failed criterion rather than reaching GGS as D = 0 (DESIGN §3)
@@ -73,9 +93,10 @@ def distance(outcomes: Sequence[SubTaskOutcome], task_verdicts: Sequence[Criteri
 
 def failed_verdicts(outcomes: Iterable[SubTaskOutcome], task_verdicts: Iterable[CriterionVerdict] = ()
                     ) -> list[CriterionVerdict]:
+    """Failed criteria that were actually tried (never-run ones say nothing about P or the class)."""
     out = [v for o in outcomes for v in o.criteria_verdicts if v.verdict == Verdict.FAIL]
     out.extend(v for v in task_verdicts if v.verdict == Verdict.FAIL)
-    return out
+    return [v for v in out if not not_run(v)]
 
 
 def implausibility(failed: Sequence[CriterionVerdict]) -> float:

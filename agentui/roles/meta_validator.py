@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from agentui.clock import parse_iso
 from agentui.contracts import (
+    Criterion,
     CriterionMode,
     CriterionVerdict,
     DispatchManifest,
@@ -27,6 +28,7 @@ from agentui.contracts import (
     OutcomeSummary,
     ReplanRequest,
     Role,
+    SubTask,
     SubTaskOutcome,
     Verdict,
 )
@@ -64,15 +66,24 @@ class _FanIn:
 
 class MetaValidator(RoleBase):
     role = Role.META_VALIDATOR
-    consumes = frozenset({"DispatchManifest", "SubTaskOutcome"})
+    consumes = frozenset({"DispatchManifest", "SubTaskOutcome", "SubTask"})
+    receiver_only = False
 
     def __init__(self, ctx: RoleContext) -> None:
         super().__init__(ctx)
+        self._subtasks: dict[str, SubTask] = {}  # observed, so a missing outcome's criteria count as failed
         self._rounds: dict[str, _FanIn] = {}  # task id → the current round
         self._early: dict[str, SubTaskOutcome] = {}
         self._started: dict[str, str] = {}  # task id → first dispatched_at
 
+    def accepts(self, env: Envelope) -> bool:
+        if env.type == "SubTask":
+            return True
+        return env.type in self.consumes and env.receiver == self.role
+
     async def on_cancel(self, task_id: str) -> None:
+        for k in [k for k, v in self._subtasks.items() if v.parent_task_id == task_id]:
+            self._subtasks.pop(k, None)
         fi = self._rounds.pop(task_id, None)
         if fi and fi.timer:
             fi.timer.cancel()
@@ -87,6 +98,9 @@ class MetaValidator(RoleBase):
     async def handle(self, env: Envelope) -> None:
         p = env.payload
         tid = env.task_id or ""
+        if isinstance(p, SubTask):
+            self._subtasks[p.subtask_id] = p
+            return
         if isinstance(p, DispatchManifest):
             self._started.setdefault(tid, p.dispatched_at)
             old = self._rounds.pop(tid, None)
@@ -117,13 +131,40 @@ class MetaValidator(RoleBase):
             return
         fi.done = True
         missing = [s for s in fi.manifest.subtask_ids if s not in fi.outcomes]
+        limit = self.ctx.config.pipeline.fan_in_timeout_s
+        why = f"reported nothing within {limit:g} s (fan-in timeout)"
+        # what never reported is not done, and nothing was verified: every missing criterion and
+        # every task criterion counts as failed, so a timeout can never read as success (issue #13)
+        for sid in missing:
+            st = self._subtasks.get(sid)
+            crits = st.success_criteria if st else []
+            fi.outcomes[sid] = SubTaskOutcome(
+                subtask_id=sid, parent_task_id=tid, status=OutcomeStatus.FAILED, failure_reason=why,
+                intent=st.intent if st else "", sequence=st.sequence if st else 1,
+                criteria_verdicts=[CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                                    failure_class=FailureClass.ENVIRONMENTAL, evidence=why)
+                                   for c in crits])
         outcomes = self._ordered(fi)
+        self._forget_round(fi)
         await self.publish(Role.GGS, ReplanRequest(
             task_id=tid, intent=self._intent(fi),
             gap_summary=(f"fan-in timeout: {len(missing)} of {len(fi.manifest.subtask_ids)} subtasks "
-                         f"reported nothing within {self.ctx.config.pipeline.fan_in_timeout_s:g} s"),
+                         f"reported nothing within {limit:g} s"),
             failed_subtasks=missing, correction_count=self._corrections(outcomes),
-            elapsed_ms=self._elapsed_ms(tid), outcomes=outcomes, reason="fan_in_timeout"), tid)
+            elapsed_ms=self._elapsed_ms(tid), outcomes=outcomes, reason="fan_in_timeout",
+            task_criteria_verdicts=self._unverified(fi.manifest.task_criteria, "fan-in timeout")), tid)
+
+    @staticmethod
+    def _unverified(crits: list[Criterion], why: str) -> list[CriterionVerdict]:
+        return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                 failure_class=FailureClass.ENVIRONMENTAL, evidence=f"not verified: {why}"[:300])
+                for c in crits] or [CriterionVerdict(
+                    criterion="the merged result is verified", verdict=Verdict.FAIL,
+                    failure_class=FailureClass.ENVIRONMENTAL, evidence=why[:300])]
+
+    def _forget_round(self, fi: _FanIn) -> None:
+        for sid in fi.manifest.subtask_ids:
+            self._subtasks.pop(sid, None)
 
     def _ordered(self, fi: _FanIn) -> list[SubTaskOutcome]:
         return [fi.outcomes[s] for s in fi.manifest.subtask_ids if s in fi.outcomes]
@@ -152,6 +193,7 @@ class MetaValidator(RoleBase):
         fi.done = True
         if fi.timer:
             fi.timer.cancel()
+        self._forget_round(fi)
         outcomes = self._ordered(fi)
         failed = [o for o in outcomes if o.status == OutcomeStatus.FAILED]
         if failed:  # the code gate: no LLM call
@@ -185,13 +227,7 @@ class MetaValidator(RoleBase):
                 task_id=tid, intent=self._intent(fi),
                 gap_summary=f"the meta-validator could not verify the result: {e}"[:600],
                 correction_count=self._corrections(outcomes), elapsed_ms=self._elapsed_ms(tid),
-                outcomes=outcomes,
-                task_criteria_verdicts=[CriterionVerdict(
-                    criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
-                    failure_class=FailureClass.ENVIRONMENTAL, evidence=f"not verified: {e}"[:300])
-                    for c in crits] or [CriterionVerdict(
-                        criterion="the merged result is verified", verdict=Verdict.FAIL,
-                        failure_class=FailureClass.ENVIRONMENTAL, evidence=str(e)[:300])],
+                outcomes=outcomes, task_criteria_verdicts=self._unverified(crits, str(e)),
                 reason="meta_validator_error"), tid)
             return
         verdicts = []

@@ -247,7 +247,7 @@ async def test_task_criteria_failure_reaches_ggs_as_real_failure(fakellm, tmp_pa
     [req] = r.of("ReplanRequest")
     assert req.reason == "task_criteria" and req.task_criteria_verdicts[0].verdict.value == "fail"
     [d] = r.of("PlanDirective")
-    assert d.loss.D == 0.5 and d.loss.D > 0  # one subtask criterion passed, the task criterion failed
+    assert d.loss.D == 1.0  # the only task criterion failed: a passing subtask criterion cannot dilute it
     assert r.final.directive.value == "accept"
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 

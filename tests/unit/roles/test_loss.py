@@ -73,7 +73,29 @@ def test_distance_weights_plausible_by_k_over_n():
 
 def test_task_criteria_failures_count_in_D():
     ok = SubTaskOutcome(subtask_id="s", parent_task_id="t", status="matched", criteria_verdicts=[_v("a", "pass")])
-    assert L.distance([ok], [_v("merged output lists 3 files", fc="logical")], failure=True) == 0.5
+    assert L.distance([ok], [_v("merged output lists 3 files", fc="logical")], failure=True) == 1.0
+
+
+def test_task_criteria_failure_cannot_be_diluted_by_passing_subtask_criteria():
+    # issue #13: 3 passing subtask criteria + 1 failed task criterion was D = 0.25 ≤ δ → success
+    ok = SubTaskOutcome(subtask_id="s", parent_task_id="t", status="matched",
+                        criteria_verdicts=[_v(c, "pass") for c in "abc"])
+    d = L.distance([ok], [_v("the answer is a number")], failure=True)
+    assert d == 1.0 and L.macro_state(d, 1.0, 0.0, 0.0, CFG).value != "success"
+    # half the task criteria failing is D_task = 0.5 whatever the subtasks say
+    assert L.distance([ok], [_v("x"), _v("y", "pass")], failure=True) == 0.5
+
+
+def test_never_run_criteria_count_in_D_but_not_in_P():
+    ran = _o([_v("a", "pass"), _v("b", "pass"), _v("c", "pass"), _v("d", fc="environmental")])
+    skipped = _o([CriterionVerdict(criterion="e", verdict="fail", failure_class="logical",
+                                   evidence=L.NOT_RUN + "skipped")])
+    assert L.distance([ran, skipped], failure=True) == pytest.approx(2 / 5)
+    failed = L.failed_verdicts([ran, skipped])
+    assert [v.criterion for v in failed] == ["d"] and L.implausibility(failed) == 0.0
+    # a failed subtask with no verdicts at all still counts as one failed criterion
+    bare = SubTaskOutcome(subtask_id="s2", parent_task_id="t", status="failed")
+    assert L.distance([ran, bare], failure=True) == pytest.approx(2 / 5)
 
 
 def test_failure_without_criteria_is_never_zero():

@@ -1,0 +1,123 @@
+"""Issue #13: the loop tells the truth. Whole tasks over the fake LLM with real tools: a failed
+task criterion, an unverified result, a fan-in timeout, skipped steps and a denied confirmation
+must never end in `success`/`accept`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.fakellm import Reply
+from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub
+
+ONE_REPLAN = {"ggs": {"max_replans": 1, "time_budget_ms": 10**9}}
+
+
+def grounded(*vs: str, quote: str = "alpha") -> Reply:
+    """R4a verdicts whose passes quote `quote` (which the tools printed)."""
+    out: list[dict[str, Any]] = []
+    for v in vs:
+        if v == "pass":
+            out.append({"verdict": "pass", "evidence": quote})
+        else:
+            out.append({"verdict": "fail", "failure_class": v.split(":")[1], "evidence": "not met",
+                        "what_to_do": "do it properly"})
+    return Reply.json({"verdicts": out})
+
+
+def _echo_executor(fake, word: str = "alpha") -> None:
+    """Every attempt: one real shell call printing `word`, then finish with it."""
+    fake.responder("executor", lambda r: call("shell", command=f"echo {word}")
+                   if len(r["messages"]) == 2 else finish(word))
+
+
+async def test_failed_task_criterion_is_not_diluted_into_success(fakellm, tmp_path):
+    # 3 passing subtask criteria + 1 failing task criterion was D = 0.25 ≤ δ → success, exit 0
+    fakellm.script("perceiver", [perceive("name the largest file")])
+    fakellm.responder("planner", lambda _r: plan(["the largest file is named"],
+                                                 sub("find the largest file", "a", "b", "c", tools=["shell"])))
+    _echo_executor(fakellm)
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", "pass", "pass"))
+    fakellm.responder("meta_validator", lambda _r: merge("alpha", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, "largest file?", **ONE_REPLAN)
+    first = r.of("PlanDirective")[0]
+    assert first.loss.D == 1.0
+    assert r.final.directive.value == "abandon"
+
+
+async def test_unverified_result_is_not_success(fakellm, tmp_path):
+    # R4b could not verify (its LLM answered garbage): the task criteria count as failed, so no success
+    fakellm.script("perceiver", [perceive("name the largest file")])
+    fakellm.responder("planner", lambda _r: plan(["the largest file is named"],
+                                                 sub("find the largest file", "a", "b", "c", tools=["shell"])))
+    _echo_executor(fakellm)
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", "pass", "pass"))
+    fakellm.responder("meta_validator", lambda _r: Reply.fault("garbage"))
+    r = await run_task(fakellm, tmp_path, "largest file?", **ONE_REPLAN)
+    reqs = r.of("ReplanRequest")
+    assert reqs and all(q.reason == "meta_validator_error" for q in reqs)
+    assert r.final.directive.value == "abandon"
+
+
+async def test_fan_in_timeout_is_not_success(fakellm, tmp_path):
+    # one subtask matches with 3 criteria, its sibling never reports: that is not "close enough"
+    fakellm.script("perceiver", [perceive("two things at once")])
+    fakellm.responder("planner", lambda _r: plan(["both reported"],
+                                                 sub("quick part", "a", "b", "c", tools=["shell"]),
+                                                 sub("slow part", "d", tools=["shell"])))
+
+    def executor(r):
+        if "Subtask: slow part" in r["messages"][1]["content"]:
+            return Reply.fault("hang")
+        return call("shell", command="echo alpha") if len(r["messages"]) == 2 else finish("alpha")
+
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", "pass", "pass"))
+    r = await run_task(fakellm, tmp_path, "both", pipeline={"fan_in_timeout_s": 0.5}, **ONE_REPLAN)
+    reqs = r.of("ReplanRequest")
+    assert reqs and reqs[0].reason == "fan_in_timeout"
+    missing = [o for o in reqs[0].outcomes if o.intent == "slow part"]
+    assert missing and [v.verdict.value for v in missing[0].criteria_verdicts] == ["fail"]
+    assert reqs[0].task_criteria_verdicts and reqs[0].task_criteria_verdicts[0].verdict.value == "fail"
+    assert r.final.directive.value == "abandon"
+
+
+async def test_skipped_steps_count_as_failed(fakellm, tmp_path):
+    # step 1 fails 1 of 4 criteria; steps 2 and 3 never run: was D = 0.25 → success
+    fakellm.script("perceiver", [perceive("three steps")])
+    fakellm.responder("planner", lambda _r: plan(
+        ["all three done"], sub("step one", "a", "b", "c", "d", seq=1, tools=["shell"]),
+        sub("step two", "e", seq=2), sub("step three", "f", seq=3)))
+    _echo_executor(fakellm)
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", "pass", "pass", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, "three steps", **ONE_REPLAN)
+    req = r.of("ReplanRequest")[0]
+    skipped = [o for o in req.outcomes if o.intent in ("step two", "step three")]
+    assert len(skipped) == 2 and all(o.criteria_verdicts[0].verdict.value == "fail" for o in skipped)
+    d = r.of("PlanDirective")[0]
+    assert d.loss.D == 0.5  # 3 of 6 criteria failed or never ran
+    assert d.loss.P == 1.0  # the skipped ones say nothing about P: the one real failure was logical
+    assert r.final.directive.value == "abandon"
+    assert len([c for c in fakellm.calls("executor") if "Subtask: step two" in c["messages"][1]["content"]]) == 0
+
+
+async def test_denied_deletion_cannot_be_accepted(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "junk.txt").write_text("still here")
+    fakellm.script("perceiver", [perceive("delete junk.txt")])
+    fakellm.responder("planner", lambda _r: plan(["junk.txt no longer exists"],
+                                                 sub("delete junk.txt with rm", "junk.txt is deleted",
+                                                     tools=["shell"])))
+    # the executor claims success after the user said no; a lenient validator would pass it
+    fakellm.responder("executor", lambda r: call("shell", command="rm junk.txt")
+                      if len(r["messages"]) == 2 else finish("junk.txt deleted"))
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="junk.txt deleted"))
+    fakellm.responder("meta_validator", lambda _r: merge("junk.txt deleted", "pass"))
+    r = await run_task(fakellm, tmp_path, "delete junk.txt", **ONE_REPLAN)
+    assert (ws / "junk.txt").read_text() == "still here"
+    outcome = r.of("SubTaskOutcome")[0]
+    assert outcome.status.value == "failed"
+    v = outcome.criteria_verdicts[0]
+    assert v.failure_class.value == "environmental" and "denied" in v.evidence
+    assert r.of("ReplanRequest")[0].reason == "gate"  # the denied round went back to GGS, not to accept
+    assert len(fakellm.calls("agent_validator")) < len(r.of("ExecutionResult"))  # a denial needs no LLM
