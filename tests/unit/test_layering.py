@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORE = ["agentui.contracts", "agentui.config", "agentui.paths", "agentui.bus", "agentui.cli"]
+CORE = ["agentui.contracts", "agentui.config", "agentui.paths", "agentui.bus", "agentui.cli", "agentui.history"]
 OPTIONAL_CORE = [
     "agentui.llm", "agentui.memory", "agentui.tools", "agentui.roles", "agentui.runtime",
 ]
