@@ -4,24 +4,21 @@ Main screen: task input, bus stream, pipeline line, stage spinner with GGS's rat
 feed, result panel; header with model, endpoint, memory counts and data dir. Other screens:
 Megram browser (Ctrl+O), task detail (Ctrl+D), audit reports (Ctrl+R), help (F1). R1's questions
 and the safety gate's confirmations are modals the pipeline awaits without freezing the UI.
+The bus feed (feed.py), the key actions (actions.py) and replay (replay.py) are mixins.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from textual import work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from agentui.clock import Clock, SystemClock
@@ -33,35 +30,18 @@ from agentui.contracts import (
     ConfirmationChoice,
     ConfirmationRequest,
     Envelope,
-    FinalResult,
-    PerceiverReply,
-    PlanDirective,
-    TaskCancelled,
 )
 from agentui.ids import IdFactory, UuidIds
 from agentui.paths import DataLayout
-from agentui.ui.modals import ClarifyModal, ConfirmModal, PayloadModal, YesNoModal, steady_cursors
-from agentui.ui.screens import AuditScreen, HelpScreen, MemoryScreen, TaskDetailScreen
+from agentui.ui.actions import Actions
+from agentui.ui.feed import BusFeed
+from agentui.ui.modals import ClarifyModal, ConfirmModal, steady_cursors
+from agentui.ui.replay import Replayer
 from agentui.ui.themes import load_themes
 from agentui.ui.widgets import AuditFeed, BusView, PipelineLine, ResultPanel, StageLine, TaskInput
 
-STAGES = {
-    "UserInput": "R1 perceiving the request…",
-    "TaskSpec": "R2 planning…",
-    "DispatchManifest": "executing subtasks…",
-    "SubTask": "dispatching…",
-    "ExecutionResult": "R4a validating…",
-    "CorrectionSignal": "R3 retrying after a correction…",
-    "SubTaskOutcome": "waiting for the other subtasks…",
-    "ReplanRequest": "GGS computing the gradient…",
-    "OutcomeSummary": "GGS closing the task…",
-    "PlanDirective": "R2 replanning",
-    "ClarificationRequest": "waiting for your answer…",
-    "ConfirmationRequest": "waiting for your confirmation…",
-}
 
-
-class AgentApp(App[int]):
+class AgentApp(Actions, BusFeed, Replayer, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "agentui"
     BINDINGS = [
@@ -261,113 +241,6 @@ class AgentApp(App[int]):
         self.audit_history.append(item)
         self.query_one(AuditFeed).add(item)
 
-    # -- what the bus shows ---------------------------------------------------------------------
-    def stage(self, text: str, *, busy: bool, rationale: str = "") -> None:
-        if self._in_batch:
-            self._stage_pending = (text, busy, rationale)
-            return
-        s = self.query_one(StageLine)
-        s.rationale = rationale
-        s.stage = text
-        s.busy = busy
-        s._paint()
-
-    def on_envelope(self, env: Envelope) -> None:
-        """Queue an envelope; the screen is updated in batches (every 100 ms) so a flood of bus
-        messages never starves keystrokes (at most ten screen updates a second)."""
-        self._pending.append(env)
-        if self._flush_timer is None:
-            self._flush_timer = self.set_timer(0.1, self._flush_bus)
-
-    def _flush_bus(self) -> None:
-        self._flush_timer = None
-        batch, self._pending = self._pending, []
-        if not batch:
-            return
-        try:
-            bus = self.query_one(BusView)
-        except NoMatches:  # shutting down: the main screen is already gone
-            return
-        bus.add_many(batch)
-        # one stage repaint and one memory-browser refresh per batch, whatever its size
-        self._stage_pending: tuple[str, bool, str] | None = None
-        self._megrams_changed = False
-        self._in_batch = True
-        try:
-            for env in batch:
-                self._apply(env)
-        finally:
-            self._in_batch = False
-        if self._stage_pending is not None:
-            text, busy, rationale = self._stage_pending
-            self.stage(text, busy=busy, rationale=rationale)
-        if self._megrams_changed and isinstance(self.screen, MemoryScreen):
-            self.screen.action_refresh()  # the browser follows GGS's writes
-
-    def _apply(self, env: Envelope) -> None:
-        if env.task_id and env.task_id == self.current or (self.replay_path and env.task_id):
-            if env.type != "LLMUsage":
-                self.task_envs.append(env)
-                if len(self.task_envs) > 5000:
-                    del self.task_envs[:1000]
-        p = env.payload
-        if self.replay_path is not None and env.task_id:
-            self._count_replayed(env)
-        if env.type in STAGES:
-            if isinstance(p, PlanDirective):
-                self.stage(f"R2 replanning ({p.directive.value}, round {p.round})", busy=True, rationale=p.rationale)
-            else:
-                self.stage(STAGES[env.type], busy=True)
-        if isinstance(p, PlanDirective):
-            self.query_one(PipelineLine).show(p)
-        elif isinstance(p, FinalResult):
-            self.query_one(PipelineLine).show(p)
-            self.query_one(ResultPanel).show_final(p, self.task_stats(p.task_id))
-            self.stage(f"{p.directive.value} — ready for the next goal", busy=False)
-            self._task_done()
-        elif isinstance(p, PerceiverReply):
-            self.query_one(ResultPanel).show_text(p.text, self.task_stats(p.task_id))
-            self.stage("ready — type a goal", busy=False)
-            self._task_done()
-        elif isinstance(p, TaskCancelled):
-            self.query_one(ResultPanel).show_text(f"cancelled: {p.reason}")
-            self.stage("cancelled — ready for the next goal", busy=False)
-            self._task_done()
-        elif env.type == "Megram":
-            self._megrams_changed = True
-        elif env.type == "AuditEvent":  # replayed recordings may carry them
-            self._on_audit(p)  # type: ignore[arg-type]
-
-    def task_stats(self, task_id: str) -> dict[str, Any]:
-        """The per-role cost table: the runtime's live figures, or rebuilt from a recording."""
-        if self.runtime is not None:
-            return self.runtime.task_stats(task_id)
-        st = self._replay_stats.get(task_id)
-        return st.as_dict(st.ended or st.started) if st else {}
-
-    def _count_replayed(self, env: Envelope) -> None:
-        from agentui.clock import parse_iso
-        from agentui.contracts import ExecutionResult, LLMUsage
-        from agentui.runtime import TaskStats
-
-        assert env.task_id
-        t = parse_iso(env.ts).timestamp()
-        st = self._replay_stats.get(env.task_id)
-        if st is None:
-            st = self._replay_stats[env.task_id] = TaskStats(started=t)
-        st.ended = t
-        p = env.payload
-        if isinstance(p, LLMUsage):
-            st.add_usage(p)
-        elif isinstance(p, ExecutionResult):
-            st.tool_calls += len(p.tool_calls)
-            st.tool_seconds += sum(c.duration_s or 0.0 for c in p.tool_calls)
-
-    def _task_done(self) -> None:
-        self.current = None
-        if self.memory is not None and self.replay_path is None:
-            self.refresh_memory_counts()
-
     # -- input and actions ----------------------------------------------------------------------
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "bus-filter":
@@ -399,177 +272,3 @@ class AgentApp(App[int]):
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "bus-filter":
             self.query_one(BusView).set_filter(event.value)
-
-    def on_bus_view_opened(self, event: BusView.Opened) -> None:
-        self.push_screen(PayloadModal(event.env))
-
-    def action_open_message(self) -> None:
-        """Focus the bus stream (↑/↓ pick a line, Enter opens it); again opens the picked line."""
-        bus = self.query_one(BusView)
-        if bus.has_focus:
-            bus.action_open()
-        else:
-            bus.focus()
-            if bus.rows:
-                self.notify("↑/↓ pick a line · Enter opens its payload · Esc back to the task input", timeout=4)
-
-    async def action_abort(self) -> None:
-        f = self.query_one("#bus-filter", Input)
-        if f.has_focus:
-            f.add_class("hidden")
-            self.query_one(TaskInput).focus()
-            return
-        if self.current and self.runtime:
-            await self.runtime.cancel(self.current, "aborted from the UI")
-        elif not self.query_one(TaskInput).has_focus:
-            self.query_one(TaskInput).focus()
-
-    async def action_ctrl_c(self) -> None:
-        if self.current and self.runtime:
-            await self.runtime.cancel(self.current, "aborted from the UI (Ctrl+C)")
-            return
-        now = time.monotonic()
-        if now - self._quit_armed < 3:
-            await self.action_quit_app()
-            return
-        self._quit_armed = now
-        self.notify("Press Ctrl+C again to quit", timeout=3)
-
-    async def action_quit_app(self) -> None:
-        if self.current:
-            def done(yes: bool | None) -> None:
-                if yes:
-                    self.run_worker(self._stop_and_exit())
-
-            self.push_screen(YesNoModal("A task is running. Abort it and quit?"), done)
-            return
-        await self._stop_and_exit()
-
-    async def _stop_and_exit(self) -> None:
-        if self.runtime is not None:
-            with contextlib.suppress(Exception):
-                await self.runtime.stop()
-        elif self.memory is not None:
-            with contextlib.suppress(Exception):
-                await self.memory.close()
-        self.exit(0)
-
-    def action_memory(self) -> None:
-        if isinstance(self.screen, MemoryScreen):
-            return
-        if self.memory is None:
-            self.notify("the memory is still opening — try again in a moment", severity="warning")
-            return
-        self.push_screen(MemoryScreen(self.memory, self.clock))
-
-    def action_task_detail(self) -> None:
-        if isinstance(self.screen, TaskDetailScreen):
-            return
-        self.push_screen(TaskDetailScreen(list(self.task_envs)))
-
-    def action_audit(self) -> None:
-        from agentui.roles.auditor import AuditLog
-
-        if isinstance(self.screen, AuditScreen):
-            return
-        stored = AuditLog(self.data_layout.audit_dir).reports()
-        self.push_screen(AuditScreen(list(self.audit_history), stored))
-
-    def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
-            return
-        self.push_screen(HelpScreen())
-
-    def action_filter(self) -> None:
-        f = self.query_one("#bus-filter", Input)
-        f.remove_class("hidden")
-        f.focus()
-
-    def action_next_theme(self) -> None:
-        if not self.theme_names:
-            return
-        i = self.theme_names.index(self.theme) if self.theme in self.theme_names else -1
-        self.theme = self.theme_names[(i + 1) % len(self.theme_names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
-
-    def set_theme(self, name: str) -> None:
-        if name in self.theme_names:
-            self.theme = name
-            self.notify(f"theme: {name}", timeout=2)
-
-    def action_retry_llm(self) -> None:
-        if self.llm_error:
-            if self.runtime is not None:
-                rt, self.runtime = self.runtime, None
-                self.run_worker(rt.stop())
-            self.memory = None
-            self.run_worker(self._reopen())
-
-    async def _reopen(self) -> None:
-        await asyncio.sleep(0.2)
-        from agentui.config import load_config
-
-        with contextlib.suppress(Exception):
-            self.config = load_config().config
-        self.setup_runtime()
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Abort task", "Cancel the running task", self.action_abort)
-        yield SystemCommand("Memory browser", "Browse, filter, remember, forget Megrams", self.action_memory)
-        yield SystemCommand("Task detail", "Subtasks, verdicts, gap trajectory, rounds", self.action_task_detail)
-        yield SystemCommand("Audit reports", "The Auditor's reports and events", self.action_audit)
-        yield SystemCommand("Open a message", "Pick a recent bus message and see its payload",
-                            self.action_open_message)
-        yield SystemCommand("Filter bus", "Show only matching bus lines", self.action_filter)
-        yield SystemCommand("Next theme", "Switch between the themes in themes/", self.action_next_theme)
-        for name in self.theme_names:
-            yield SystemCommand(f"Theme: {name}", "Use this theme from themes/", lambda n=name: self.set_theme(n))
-        yield SystemCommand("Retry LLM", "Re-read the config and check the endpoint again", self.action_retry_llm)
-        yield SystemCommand("Help", "Keys and what they do", self.action_help)
-
-    # -- replay ---------------------------------------------------------------------------------
-    @work(exclusive=True, group="replay")
-    async def run_replay(self) -> None:
-        from agentui.clock import parse_iso
-
-        path = self.replay_path
-        assert path is not None
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            self.notify(f"cannot read {path}: {e}", severity="error")
-            return
-        from agentui.roles.auditor import AuditCore
-
-        # the Auditor replays too: its detectors over the recorded envelopes, unless the
-        # recording already carries its AuditEvents
-        auditor = None if any('"AuditEvent"' in raw for raw in lines) else AuditCore(self.config, self.clock, self.ids)
-        found: list[AuditEvent] = []
-        prev = None
-        n = 0
-        for i, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                env = Envelope.from_json(raw)
-            except Exception as e:  # noqa: BLE001 - a bad line is reported, the replay goes on
-                self.notify(f"line {i}: {e}", severity="warning")
-                continue
-            ts = parse_iso(env.ts)
-            if prev is not None and self.speed > 0:
-                await asyncio.sleep(min(1.5, max(0.0, (ts - prev).total_seconds()) / self.speed))
-            prev = ts
-            self.on_envelope(env)
-            if auditor is not None:
-                for ev in auditor.observe(env, ts.timestamp()):
-                    found.append(ev)
-                    self._on_audit(ev)
-            n += 1
-        if auditor is not None and prev is not None:
-            from agentui.clock import iso
-            from agentui.roles.auditor import build_report
-
-            self._on_audit(build_report(auditor.stats(), found, trigger="on_demand", ids=self.ids,
-                                        now=iso(prev), window_start=None))
-        self.stage(f"replay finished: {n} messages", busy=False)
