@@ -1,4 +1,4 @@
-"""Entry point: `agentui [run|memory|audit|bench|doctor|replay]`; no subcommand opens the TUI.
+"""Entry point: `agentui [run|memory|audit|bench|doctor|replay|tree]`; no subcommand opens the TUI.
 
 Each subcommand lives in `agentui/commands/<name>.py` with `configure(parser)` and
 `run(args) -> int`. Those modules keep their top-level imports light so `--help` stays fast;
@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("agentui.commands.bench", "run a task suite and measure success, calls and tokens"),
     "doctor": ("agentui.commands.doctor", "check config, data dir, LLM endpoint and LevelDB"),
     "replay": ("agentui.commands.replay", "replay a recorded bus JSONL in the UI"),
+    "tree": ("agentui.commands.tree", "work a goal tree leaf by leaf (init, validate, select, status, start, step, run)"),
     "ui": ("agentui.commands.ui", "open the terminal UI (the default)"),
 }
 

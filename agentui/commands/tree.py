@@ -1,0 +1,181 @@
+"""`agentui tree`: the deterministic goal-tree runner (issue #16).
+
+    agentui tree init "GOAL" [--title T] [--id ID] [--acceptance A]... [--guard CMD]
+    agentui tree validate | select | status [--json]
+    agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes]
+
+Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_COMPLETE, EXIT_STUCK = 0, 1, 2, 3
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", metavar="DIR", help="the repository holding .agentui/ (default: cwd)")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    p = sub.add_parser("init", help="write .agentui/ (layout, schema, config) and a one-node tree from a goal")
+    p.add_argument("goal", nargs="+", help="the goal in plain language")
+    p.add_argument("--title", help="short title (default: the goal's first line)")
+    p.add_argument("--id", dest="node_id", help="root node id (default: a slug of the title)")
+    p.add_argument("--acceptance", "-a", action="append", default=[], metavar="TEXT",
+                   help="an acceptance criterion (repeatable)")
+    p.add_argument("--guard", default="", metavar="CMD", help="guard command run after `done` (exit 0 = pass)")
+    p.add_argument("--max-attempts", type=int, default=3, metavar="N", help="attempts before a leaf is stuck")
+    p.add_argument("--force", action="store_true", help="replace an existing tree")
+    sub.add_parser("validate", help="check tree.json against schema.json and the invariants (all errors)")
+    sub.add_parser("select", help="print the leftmost open leaf")
+    p = sub.add_parser("status", help="the tree with node states, attempts and the run state")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = sub.add_parser("start", help="create branch runner/<run-id> and commit the state")
+    p.add_argument("--run-id", metavar="ID", help="run id (default: UTC time + random suffix)")
+    for name, text in (("step", "run one iteration on the selected leaf"),
+                       ("run", "run iterations until complete, stuck, an error or --max-iterations")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--yes", "-y", action="store_true", help="approve every safety confirmation")
+        p.add_argument("--no-preflight", action="store_true", help=argparse.SUPPRESS)
+        if name == "run":
+            p.add_argument("--max-iterations", type=int, metavar="N", help="override config max_iterations")
+    for sp in sub.choices.values():
+        sp.add_argument("--repo", metavar="DIR", default=argparse.SUPPRESS, help="repository (default: cwd)")
+
+
+def _err(msg: str) -> int:
+    print(f"agentui tree: {msg}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _exit_for(status: str) -> int:
+    return {"open": EXIT_OK, "complete": EXIT_COMPLETE, "stuck": EXIT_STUCK}.get(status, EXIT_ERROR)
+
+
+def run(args: argparse.Namespace) -> int:
+    from agentui.tree.layout import StateError, TreeLayout
+    from agentui.tree.model import TreeInvalid
+
+    repo = Path(getattr(args, "repo", None) or Path.cwd()).expanduser()
+    if not repo.is_dir():
+        return _err(f"--repo {repo} is not a directory")
+    action = getattr(args, "action", None) or "status"
+    lay = TreeLayout(repo)
+    try:
+        if action == "init":
+            return _init(args, repo)
+        if not lay.exists():
+            return _err(f"no tree at {lay.tree}; start with: agentui tree init \"your goal\" --guard \"make test\"")
+        if action == "validate":
+            return _validate(lay)
+        if action == "select":
+            from agentui.tree.model import load_tree, select
+
+            s = select(load_tree(lay.tree))
+            print(s.line())
+            return _exit_for(s.status)
+        if action == "status":
+            return _status(lay, as_json=bool(getattr(args, "json", False)))
+        return _drive(args, lay, action)
+    except TreeInvalid as e:
+        print(f"agentui tree: invalid state in {e.source}:", file=sys.stderr)
+        for line in e.errors:
+            print(f"  - {line}", file=sys.stderr)
+        return EXIT_ERROR
+    except StateError as e:
+        return _err(str(e))
+
+
+def _init(args: argparse.Namespace, repo: Path) -> int:
+    from agentui.tree.layout import init_layout
+
+    goal = " ".join(args.goal).strip()
+    if not goal:
+        return _err('give a goal, e.g. agentui tree init "add a --version flag" --guard "make test"')
+    if args.max_attempts < 1:
+        return _err("--max-attempts must be at least 1")
+    lay = init_layout(repo, goal, title=args.title, node_id=args.node_id, acceptance=args.acceptance,
+                      guard=args.guard, max_attempts=args.max_attempts, force=args.force)
+    print(f"wrote {lay.root}/ (state/tree.json, schema.json, config.toml, assumptions.md, questions.md)")
+    if not args.guard:
+        print(f"note: no guard command yet; set `guard` in {lay.config} (a `done` cannot pass without one)")
+    print("next: commit .agentui/, then `agentui tree start`")
+    return EXIT_OK
+
+
+def _validate(lay: Any) -> int:
+    from agentui.tree.model import load_tree
+
+    root = load_tree(lay.tree)  # raises TreeInvalid with every error
+    lay.load_config()
+    lay.load_run_state()
+    nodes = list(root.walk())
+    passed = sum(1 for _, n in nodes if n.passes)
+    print(f"valid: {len(nodes)} node(s), {passed} passed ({lay.tree})")
+    return EXIT_OK
+
+
+def _status(lay: Any, *, as_json: bool) -> int:
+    from agentui.tree.model import load_tree, select
+    from agentui.tree.view import outline, status_doc
+
+    root = load_tree(lay.tree)
+    s = select(root)
+    rs = lay.load_run_state()
+    if as_json:
+        print(json.dumps(status_doc(root, s, rs), sort_keys=True, ensure_ascii=False))
+        return _exit_for(s.status)
+    if rs:
+        last = rs.get("last") or {}
+        print(f"run {rs['run_id']} · next iteration {rs['next_iteration']}"
+              + (f" · last: {last.get('node')} {last.get('status')} (guard {last.get('guard')})" if last else ""))
+    else:
+        print("run: not started (agentui tree start)")
+    for line in outline(root, s):
+        print(line)
+    print(s.line())
+    return _exit_for(s.status)
+
+
+def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
+    import asyncio
+
+    from agentui.cli import load_from_args
+    from agentui.tree.git import GitError
+    from agentui.tree.runner import TreeRunner
+
+    runner = TreeRunner(lay, load_from_args(args).config, yes=bool(getattr(args, "yes", False)),
+                        preflight=not getattr(args, "no_preflight", False))
+    try:
+        if action == "start":
+            rid = runner.start(getattr(args, "run_id", None))
+            print(f"started run {rid} on branch runner/{rid}; next: agentui tree step (or run)")
+            return EXIT_OK
+        if action == "run" and args.max_iterations is not None and args.max_iterations < 1:
+            return _err("--max-iterations must be at least 1")
+        runner.listeners.append(_printer)
+        if action == "step":
+            res = asyncio.run(runner.step())
+        else:
+            res = asyncio.run(runner.run(getattr(args, "max_iterations", None)))
+    except GitError as e:
+        return _err(str(e))
+    if res.iteration is None or res.status != "open":
+        print(res.message if res.iteration is None else f"tree {res.status}")
+    if res.status == "error":
+        print(f"agentui tree: runner error in iteration {res.iteration}: {res.error} (no attempt used; "
+              f"see {lay.iterations}/)", file=sys.stderr)
+    return _exit_for(res.status)
+
+
+def _printer(event: dict[str, Any]) -> None:
+    if event.get("kind") != "iteration":
+        return
+    if event["phase"] == "start":
+        print(f"iteration {event['iteration']} · {event['path']}", flush=True)
+    else:
+        print(f"  {event['agent_status']} · guard {event['guard']} · {event['message']}", flush=True)

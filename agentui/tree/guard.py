@@ -1,0 +1,70 @@
+"""The guard: a shell command run in the repository after an agent `done` (exit 0 = pass).
+
+Its stdout and stderr are each capped (default 100 KB) in guard.log with "[truncated N bytes]".
+The remaining iteration budget is its timeout; a timeout or a spawn error is a runner-internal
+failure (no attempt consumed), not a guard fail (issue #16).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class GuardRun:
+    outcome: str  # "pass" | "fail" | "timeout" | "error"
+    exit_code: int | None
+    log: str
+    seconds: float
+    error: str = ""
+
+
+def cap(data: bytes, limit: int) -> str:
+    text = data[:limit].decode("utf-8", errors="replace")
+    if len(data) > limit:
+        text += f"\n[truncated {len(data) - limit} bytes]\n"
+    return text
+
+
+def format_log(command: str, stdout: bytes, stderr: bytes, limit: int, tail: str = "") -> str:
+    return (f"$ {command}\n=== stdout ===\n{cap(stdout, limit)}\n=== stderr ===\n{cap(stderr, limit)}\n"
+            + (f"=== {tail} ===\n" if tail else ""))
+
+
+async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: int) -> GuardRun:
+    t0 = time.monotonic()
+    if timeout_s <= 0:
+        return GuardRun("timeout", None, f"$ {command}\nno time left in the iteration budget\n", 0.0,
+                        "no time left for the guard")
+    try:
+        proc = await asyncio.create_subprocess_shell(
+            command, cwd=repo, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        return GuardRun("error", None, f"$ {command}\ncould not start: {e}\n", time.monotonic() - t0,
+                        f"guard could not start: {e}")
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
+    except TimeoutError:
+        _kill_group(proc.pid)
+        with contextlib.suppress(Exception):
+            out, err = await asyncio.wait_for(proc.communicate(), timeout=5)
+        log = format_log(command, b"", b"", output_cap, f"guard timed out after {timeout_s:.0f} s")
+        return GuardRun("timeout", None, log, time.monotonic() - t0, f"guard timed out after {timeout_s:.0f} s")
+    code = proc.returncode
+    log = format_log(command, out, err, output_cap, f"exit {code}")
+    if code == 127 and not out:
+        # the shell could not find the command: a broken guard, not a failing one
+        return GuardRun("error", code, log, time.monotonic() - t0, f"guard command not found: {command}")
+    return GuardRun("pass" if code == 0 else "fail", code, log, time.monotonic() - t0)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,174 @@
+"""Files under `.agentui/` in the repository being worked on, the tree's config.toml and the
+run state (issue #16; decision log 2026-01-17 "Directory structure split").
+
+    .agentui/.gitignore             ignores context/ and iterations/
+    .agentui/state/tree.json        canonical tree (source of truth)
+    .agentui/state/schema.json      its JSON Schema
+    .agentui/state/config.toml      guard, timeouts, caps, max_iterations
+    .agentui/state/run_state.json   run id, next iteration, last status/summary/guard
+    .agentui/state/assumptions.md   appended, never blocking
+    .agentui/state/questions.md     appended, never blocking
+    .agentui/context/               rewritten every iteration
+    .agentui/iterations/<run>/<n>/  append-only iteration logs
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentui.tree.model import Node, TreeInvalid, atomic_write, canonical_json_text, write_tree
+from agentui.tree.schema import ID_PATTERN, SCHEMA
+
+DIR = ".agentui"
+GITIGNORE = "# agentui tree runner: local-only logs and per-iteration context\ncontext/\niterations/\n"
+
+
+class TreeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    guard: str = Field("", description="shell command run after an agent `done`; exit 0 = pass")
+    iteration_timeout_s: float = Field(1800.0, gt=0, description="agent + guard wall clock per iteration")
+    guard_output_cap_bytes: int = Field(100_000, ge=1, description="cap for stdout and for stderr")
+    max_iterations: int = Field(50, ge=1, description="`run` stops after this many iterations")
+    max_attempts: int = Field(3, ge=1, description="max_attempts for nodes the runner creates")
+    decompose: bool = Field(True, description="let the planner split a leaf into children")
+    max_depth: int = Field(3, ge=0, description="leaves at this depth are never decomposed")
+    max_children: int = Field(6, ge=1, description="at most this many children per decomposition")
+
+
+CONFIG_TEMPLATE = """\
+# agentui tree runner settings (`agentui tree`). Unknown keys are an error.
+# guard: shell command run in the repository after the agent says `done`; exit 0 = pass.
+# A node's own "guard" field wins over this one.
+guard = {guard}
+# wall-clock budget per iteration (agent + guard), seconds; a timeout stops the run
+iteration_timeout_s = {timeout}
+# guard stdout and stderr are each capped at this many bytes in guard.log
+guard_output_cap_bytes = {cap}
+# `agentui tree run` stops after this many iterations
+max_iterations = {max_iterations}
+# max_attempts for nodes the runner creates (decomposition)
+max_attempts = {max_attempts}
+# may the planner split a leaf that is too large into children? how deep? how many?
+decompose = {decompose}
+max_depth = {max_depth}
+max_children = {max_children}
+"""
+
+
+def render_config(cfg: TreeConfig) -> str:
+    return CONFIG_TEMPLATE.format(
+        guard=json.dumps(cfg.guard, ensure_ascii=False), timeout=_num(cfg.iteration_timeout_s),
+        cap=cfg.guard_output_cap_bytes, max_iterations=cfg.max_iterations, max_attempts=cfg.max_attempts,
+        decompose="true" if cfg.decompose else "false", max_depth=cfg.max_depth, max_children=cfg.max_children)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+class StateError(Exception):
+    """A state file that is missing or invalid; the message names the file and the fix."""
+
+
+class TreeLayout:
+    def __init__(self, repo: Path) -> None:
+        self.repo = Path(repo).resolve()
+        self.root = self.repo / DIR
+        self.state = self.root / "state"
+        self.context = self.root / "context"
+        self.iterations = self.root / "iterations"
+
+    tree = property(lambda self: self.state / "tree.json")
+    schema = property(lambda self: self.state / "schema.json")
+    config = property(lambda self: self.state / "config.toml")
+    run_state = property(lambda self: self.state / "run_state.json")
+    assumptions = property(lambda self: self.state / "assumptions.md")
+    questions = property(lambda self: self.state / "questions.md")
+    gitignore = property(lambda self: self.root / ".gitignore")
+
+    def iteration_dir(self, run_id: str, n: int) -> Path:
+        return self.iterations / run_id / str(n)
+
+    def exists(self) -> bool:
+        return self.tree.is_file()
+
+    # -- config ---------------------------------------------------------------------------------
+    def load_config(self) -> TreeConfig:
+        if not self.config.is_file():
+            return TreeConfig()
+        try:
+            doc = tomllib.loads(self.config.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise StateError(f"{self.config}: not valid TOML: {e}; fix or delete the file") from None
+        try:
+            return TreeConfig.model_validate(doc)
+        except ValidationError as e:
+            probs = sorted(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors())
+            raise StateError(f"{self.config}: " + "; ".join(probs)) from None
+
+    # -- run state ------------------------------------------------------------------------------
+    def load_run_state(self) -> dict[str, Any] | None:
+        if not self.run_state.is_file():
+            return None
+        try:
+            doc = json.loads(self.run_state.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise StateError(f"{self.run_state}: not valid JSON ({e}); run `agentui tree start` again") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("run_id"), str) \
+                or not isinstance(doc.get("next_iteration"), int):
+            raise StateError(f"{self.run_state}: needs run_id and next_iteration; run `agentui tree start` again")
+        return doc
+
+    def write_run_state(self, doc: dict[str, Any]) -> None:
+        atomic_write(self.run_state, canonical_json_text(doc))
+
+    def append_note(self, which: str, lines: list[str], header: str) -> None:
+        """Append to assumptions.md / questions.md (always proceed: never blocks the loop)."""
+        lines = [ln.strip() for ln in lines if ln and ln.strip()]
+        if not lines:
+            return
+        path = self.assumptions if which == "assumptions" else self.questions
+        with path.open("a", encoding="utf-8", newline="\n") as fh:
+            fh.write(f"\n## {header}\n\n" + "".join(f"- {ln}\n" for ln in lines))
+
+
+def slug(text: str, fallback: str = "goal") -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40].strip("-")
+    s = s or fallback
+    return s if re.match(ID_PATTERN, s) else fallback
+
+
+def init_layout(repo: Path, goal: str, *, title: str | None = None, node_id: str | None = None,
+                acceptance: list[str] | None = None, guard: str = "", max_attempts: int = 3,
+                force: bool = False) -> TreeLayout:
+    """Write the layout, schema, config and a one-node tree. Refuses to overwrite a tree."""
+    lay = TreeLayout(repo)
+    if lay.tree.exists() and not force:
+        raise StateError(f"{lay.tree} already exists; use --force to replace it")
+    nid = node_id or slug(title or goal)
+    if not re.match(ID_PATTERN, nid):
+        raise StateError(f"node id {nid!r} must match {ID_PATTERN}")
+    root = Node(id=nid, title=(title or goal.splitlines()[0])[:200] or nid, goal=goal,
+                acceptance=list(acceptance or []), max_attempts=max_attempts)
+    lay.state.mkdir(parents=True, exist_ok=True)
+    atomic_write(lay.gitignore, GITIGNORE)
+    atomic_write(lay.schema, canonical_json_text(SCHEMA))
+    if not lay.config.exists() or force:
+        atomic_write(lay.config, render_config(TreeConfig(guard=guard, max_attempts=max_attempts)))
+    for path, head in ((lay.assumptions, "# Assumptions\n"), (lay.questions, "# Open questions\n")):
+        if not path.exists():
+            atomic_write(path, head)
+    if force and lay.run_state.exists():
+        lay.run_state.unlink()
+    write_tree(lay.tree, root)
+    return lay
+
+
+__all__ = ["DIR", "StateError", "TreeConfig", "TreeInvalid", "TreeLayout", "init_layout", "render_config", "slug"]

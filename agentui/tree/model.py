@@ -1,0 +1,225 @@
+"""The goal tree: nodes, canonical JSON, invariants and leftmost-open-leaf selection.
+
+Decision log (runner-decisions.md): JSON only, siblings sorted by (order, id), all validation
+errors collected and reported together, sorted; selection is depth-first over sorted siblings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentui.tree.schema import schema_errors
+
+
+@dataclass
+class Node:
+    id: str
+    title: str
+    goal: str = ""
+    order: int = 0
+    acceptance: list[str] = field(default_factory=list)
+    passes: bool = False
+    attempts: int = 0
+    max_attempts: int = 3
+    children: list[Node] = field(default_factory=list)
+    guard: str | None = None  # optional per-node guard; the config's guard otherwise
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    def key(self) -> tuple[int, str]:
+        return (self.order, self.id)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id, "order": self.order, "title": self.title, "goal": self.goal,
+            "acceptance": list(self.acceptance), "passes": self.passes, "attempts": self.attempts,
+            "max_attempts": self.max_attempts, "children": [c.to_dict() for c in self.children],
+        }
+        if self.guard is not None:
+            d["guard"] = self.guard
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Node:
+        """From a schema-valid dict (call `schema_errors` first)."""
+        return cls(id=d["id"], order=d["order"], title=d["title"], goal=d["goal"],
+                   acceptance=list(d["acceptance"]), passes=d["passes"], attempts=d["attempts"],
+                   max_attempts=d["max_attempts"], guard=d.get("guard"),
+                   children=[cls.from_dict(c) for c in d["children"]])
+
+    def copy(self) -> Node:
+        return Node.from_dict(self.to_dict())
+
+    def sort_children(self) -> None:
+        self.children.sort(key=Node.key)
+        for c in self.children:
+            c.sort_children()
+
+    def walk(self, path: str = "") -> Iterator[tuple[str, Node]]:
+        """(path, node) depth-first, siblings in stored order; path is ids joined by '/'."""
+        here = f"{path}/{self.id}" if path else self.id
+        yield here, self
+        for c in self.children:
+            yield from c.walk(here)
+
+    def find(self, node_id: str) -> Node | None:
+        for _, n in self.walk():
+            if n.id == node_id:
+                return n
+        return None
+
+    def parent_of(self, node_id: str) -> Node | None:
+        for _, n in self.walk():
+            if any(c.id == node_id for c in n.children):
+                return n
+        return None
+
+    def path_of(self, node_id: str) -> str | None:
+        for p, n in self.walk():
+            if n.id == node_id:
+                return p
+        return None
+
+
+# -- canonical JSON ------------------------------------------------------------------------------
+
+
+def canonical_text(root: Node) -> str:
+    """Sorted keys, two-space indent, siblings sorted by (order, id), UTF-8, trailing newline."""
+    t = root.copy()
+    t.sort_children()
+    return json.dumps(t.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def canonical_json_text(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file and rename, so a crash never leaves half a state file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_tree(path: Path, root: Node) -> None:
+    atomic_write(path, canonical_text(root))
+
+
+# -- validation ----------------------------------------------------------------------------------
+
+
+class TreeInvalid(Exception):
+    """A tree that failed parsing, its schema or its invariants; `errors` is sorted."""
+
+    def __init__(self, errors: list[str], source: str = "tree.json") -> None:
+        self.errors = sorted(errors)
+        self.source = source
+        super().__init__(f"{source}: " + "; ".join(self.errors))
+
+
+def invariant_errors(root: Node) -> list[str]:
+    """Semantic checks the schema cannot express, all collected, sorted."""
+    errors: list[str] = []
+    seen: dict[str, str] = {}
+    for path, n in root.walk():
+        if n.id in seen:
+            errors.append(f"duplicate id '{n.id}' at {path} (first at {seen[n.id]})")
+        else:
+            seen[n.id] = path
+        if n.max_attempts <= 0:
+            errors.append(f"{path}: max_attempts must be > 0 (is {n.max_attempts})")
+        if not 0 <= n.attempts <= max(n.max_attempts, 0):
+            errors.append(f"{path}: attempts {n.attempts} outside 0..max_attempts {n.max_attempts}")
+        keys = [c.key() for c in n.children]
+        if keys != sorted(keys):
+            errors.append(f"{path}: children must be sorted by (order, id)")
+    return sorted(errors)
+
+
+def parse_tree(text: str, *, source: str = "tree.json", canonicalize: bool = False) -> Node:
+    """Parse + schema + invariants. `canonicalize` sorts siblings before the invariant check
+    (for trees the agent edited; the runner rewrites them canonically)."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise TreeInvalid([f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"], source) from None
+    errs = schema_errors(doc)
+    if errs:
+        raise TreeInvalid(errs, source)
+    root = Node.from_dict(doc)
+    if canonicalize:
+        root.sort_children()
+    errs = invariant_errors(root)
+    if errs:
+        raise TreeInvalid(errs, source)
+    return root
+
+
+def load_tree(path: Path, *, canonicalize: bool = False) -> Node:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TreeInvalid([f"{path} does not exist (run `agentui tree init`)"], str(path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise TreeInvalid([f"cannot read {path}: {e}"], str(path)) from None
+    return parse_tree(text, source=str(path), canonicalize=canonicalize)
+
+
+# -- selection -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    status: str  # "open" | "stuck" | "complete"
+    node: Node | None = None
+    path: str = ""
+
+    def line(self) -> str:
+        if self.node is None:
+            return f"select: status={self.status}"
+        n = self.node
+        return f"select: status={self.status} id={n.id} path={self.path} attempts={n.attempts}/{n.max_attempts}"
+
+
+def derive_passes(root: Node) -> None:
+    """Parents pass exactly when all their children pass (bottom-up); leaves keep theirs."""
+    for c in root.children:
+        derive_passes(c)
+    if root.children:
+        root.passes = all(c.passes for c in root.children)
+
+
+def select(root: Node) -> Selection:
+    """The leftmost open leaf (siblings by (order, id)); stuck when its attempts are exhausted."""
+
+    def visit(n: Node, path: str) -> Selection | None:
+        here = f"{path}/{n.id}" if path else n.id
+        if n.children:
+            for c in sorted(n.children, key=Node.key):
+                found = visit(c, here)
+                if found is not None:
+                    return found
+            return None
+        if n.passes:
+            return None
+        status = "stuck" if n.attempts >= n.max_attempts else "open"
+        return Selection(status, n, here)
+
+    return visit(root, "") or Selection("complete")
+
+
+def depth_of(root: Node, node_id: str) -> int:
+    p = root.path_of(node_id)
+    return 0 if p is None else p.count("/")

@@ -1,0 +1,317 @@
+"""The iteration runner: `start`, `step` (one iteration) and `run` (until complete/stuck/error).
+
+One iteration (issue #16): validate state → select the leftmost open leaf → clean tree check →
+rewrite context/ → agent (tree planner, then one pipeline task) → guard when `done` → runner-owned
+transitions → canonical tree + run state → iteration logs → one commit. Runner-internal failures
+(timeout, LLM down or unparseable, guard spawn error, git failure) keep the previous tree and
+consume no attempt, and the run stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from agentui.clock import Clock, SystemClock
+from agentui.ids import IdFactory, UuidIds
+from agentui.tree import git as G
+from agentui.tree.agent import (
+    AgentOutcome,
+    PlannerDecision,
+    decomposition_problems,
+    goal_md,
+    map_task_end,
+    outcome_file,
+    planner_messages,
+    task_text,
+)
+from agentui.tree.guard import run_guard
+from agentui.tree.layout import StateError, TreeConfig, TreeLayout
+from agentui.tree.model import (
+    Node,
+    TreeInvalid,
+    atomic_write,
+    canonical_json_text,
+    canonical_text,
+    depth_of,
+    load_tree,
+    select,
+    write_tree,
+)
+from agentui.tree.transitions import add_children, apply_iteration
+from agentui.tree.view import outline
+
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass
+class StepResult:
+    status: str  # open | complete | stuck | error — the tree after the iteration (or why none ran)
+    iteration: int | None = None
+    node: str | None = None
+    agent_status: str | None = None  # done | retry | decomposed | error
+    guard: str | None = None
+    message: str = ""
+    commit: str | None = None
+    error: str = ""
+
+    def line(self) -> str:
+        if self.iteration is None:
+            return self.message or f"tree {self.status}"
+        s = f"iteration {self.iteration} · {self.node} · {self.agent_status} · guard {self.guard}"
+        return s + (f" · {self.message}" if self.message else "")
+
+
+Listener = Callable[[dict[str, Any]], None]
+
+
+class TreeRunner:
+    def __init__(self, layout: TreeLayout, agent_config: Any, *, clock: Clock | None = None,
+                 ids: IdFactory | None = None, yes: bool = False, preflight: bool = True) -> None:
+        self.lay = layout
+        self.repo = layout.repo
+        self.agent_config = agent_config
+        self.clock = clock or SystemClock()
+        self.ids = ids or UuidIds()
+        self.yes = yes
+        self.preflight = preflight
+        self.listeners: list[Listener] = []
+        self.runtime: Any = None  # the running iteration's Runtime (the TUI taps its bus)
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        for fn in list(self.listeners):
+            with contextlib.suppress(Exception):
+                fn(event)
+
+    # -- start ----------------------------------------------------------------------------------
+    def start(self, run_id: str | None = None) -> str:
+        G.require_repo(self.repo)
+        load_tree(self.lay.tree)
+        self.lay.load_config()
+        rid = run_id or f"{self.clock.now():%Y%m%d-%H%M%S}-{self.ids.new('run').replace('-', '')[-6:]}"
+        if not RUN_ID.match(rid):
+            raise StateError(f"run id {rid!r} must match {RUN_ID.pattern}")
+        G.require_clean(self.repo, allow=(".agentui/",))  # start commits .agentui/ itself
+        branch = f"runner/{rid}"
+        G.create_branch(self.repo, branch)
+        self.lay.write_run_state({"run_id": rid, "branch": branch, "next_iteration": 1, "last": None})
+        G.commit_all(self.repo, f"chore(tree): start run {rid}\n\nbranch {branch}\n")
+        return rid
+
+    # -- step -----------------------------------------------------------------------------------
+    async def step(self) -> StepResult:  # noqa: C901, PLR0912, PLR0915 - one iteration, in order
+        lay = self.lay
+        G.require_repo(self.repo)
+        G.require_step_branch(self.repo)  # refuse main/master before anything else
+        cfg = lay.load_config()
+        rs = lay.load_run_state()
+        if rs is None:
+            raise StateError("no run started here; run `agentui tree start` first")
+        tree = load_tree(lay.tree)
+        sel = select(tree)
+        if sel.status != "open":
+            return StepResult(sel.status, message=sel.line())
+        G.require_clean(self.repo)
+        run_id, n = rs["run_id"], int(rs["next_iteration"])
+        it = lay.iteration_dir(run_id, n)
+        if it.exists():
+            raise StateError(f"{it} already exists (iteration logs are append-only); fix next_iteration "
+                             f"in {lay.run_state}")
+        it.mkdir(parents=True)
+        node = sel.node
+        assert node is not None
+        t0 = time.monotonic()
+        deadline = t0 + cfg.iteration_timeout_s
+        last = rs.get("last") or {}
+        history, failure = self._write_context(node, sel.path, last, run_id)
+        atomic_write(it / "tree.before.json", canonical_text(tree))
+        self._emit({"kind": "iteration", "phase": "start", "iteration": n, "node": node.id, "path": sel.path})
+
+        out = await self._agent(tree, node, cfg, it, deadline, history, failure)
+        t_agent = time.monotonic() - t0
+        guard, guard_exit, t_guard = "skipped", None, 0.0
+        if not out.internal and out.status == "done":
+            cmd = node.guard or cfg.guard
+            if not cmd:
+                out.internal, out.detail = "guard", f"no guard configured: set `guard` in {lay.config}"
+            else:
+                g = await run_guard(cmd, self.repo, timeout_s=deadline - time.monotonic(),
+                                    output_cap=cfg.guard_output_cap_bytes)
+                atomic_write(it / "guard.log", g.log)
+                t_guard, guard_exit = g.seconds, g.exit_code
+                if g.outcome in ("timeout", "error"):
+                    out.internal = "timeout" if g.outcome == "timeout" else "guard"
+                    out.detail = g.error
+                else:
+                    guard = g.outcome
+
+        agent_errors = list(out.agent_errors)
+        if out.internal:
+            new_tree, status = tree, "error"
+            atomic_write(it / "runner_error.log", f"runner error ({out.internal}): {out.detail}\n")
+        else:
+            if out.status == "decomposed":
+                nxt = add_children(tree, node.id, out.children, max_attempts=cfg.max_attempts) \
+                    if out.children else tree
+            else:
+                try:
+                    nxt = load_tree(lay.tree, canonicalize=True)  # the tree as the agent left it
+                except TreeInvalid as e:
+                    nxt, out.status, guard = tree, "retry", "skipped"
+                    agent_errors += [f"tree.json after the agent: {x}" for x in e.errors]
+            applied = apply_iteration(tree, nxt, node.id, out.status, guard)
+            new_tree, status = applied.tree, applied.status
+            agent_errors += applied.agent_errors
+            if applied.status != out.status:
+                guard = "skipped"
+            if agent_errors:
+                atomic_write(it / "agent_error.log", "".join(f"agent error: {e}\n" for e in sorted(agent_errors)))
+        write_tree(lay.tree, new_tree)  # also restores a tree the agent broke
+        atomic_write(it / "tree.after.json", canonical_text(new_tree))
+        atomic_write(it / "output.json", canonical_json_text(outcome_file(out)))
+        header = f"iteration {n} · {node.id}"
+        lay.append_note("assumptions", out.assumptions, header)
+        lay.append_note("questions", out.questions, header)
+        after = new_tree.find(node.id) or node
+        summary = (out.summary or out.detail)[:2000]
+        rs["next_iteration"] = n + 1
+        rs["last"] = {"iteration": n, "node": node.id, "status": status, "guard": guard, "summary": summary,
+                      "error": out.internal or None}
+        lay.write_run_state(rs)
+        msg = G.commit_message(node.id, status, guard, attempts=after.attempts, max_attempts=after.max_attempts,
+                               run_id=run_id, iteration=n, error=out.internal,
+                               children=len(after.children) - len(node.children))
+        commit, git_error = None, ""
+        try:
+            commit = G.commit_all(self.repo, msg)
+        except G.GitError as e:
+            git_error = str(e)
+            atomic_write(it / "runner_error.log", f"runner error (git): {e}\n")
+        meta = {
+            "run_id": run_id, "iteration": n, "node_id": node.id, "path": sel.path, "status": status,
+            "guard": guard, "guard_exit": guard_exit, "summary": summary,
+            "runner_error": (out.internal or ("git" if git_error else None)),
+            "agent_errors": sorted(agent_errors), "commit": commit, "commit_message": msg.splitlines()[0],
+            "durations_s": {"agent": round(t_agent, 3), "guard": round(t_guard, 3),
+                            "total": round(time.monotonic() - t0, 3)},
+            "tokens": out.stats, "task_id": out.task_id or None,
+        }
+        atomic_write(it / "meta.json", canonical_json_text(meta))
+        after_sel = select(new_tree)
+        res = StepResult("error" if (out.internal or git_error) else after_sel.status, iteration=n,
+                         node=node.id, agent_status=status, guard=guard, commit=commit,
+                         message=msg.splitlines()[0], error=out.detail if out.internal else git_error)
+        self._emit({"kind": "iteration", "phase": "end", **asdict(res)})
+        return res
+
+    async def run(self, max_iterations: int | None = None) -> StepResult:
+        cfg = self.lay.load_config()
+        limit = max_iterations or cfg.max_iterations
+        res = StepResult("open", message="no iteration ran")
+        for _ in range(limit):
+            res = await self.step()
+            if res.status != "open":
+                return res
+        return res
+
+    # -- context/ -------------------------------------------------------------------------------
+    def _write_context(self, node: Node, path: str, last: dict[str, Any], run_id: str) -> tuple[str, str]:
+        ctx = self.lay.context
+        if ctx.exists():
+            shutil.rmtree(ctx)
+        ctx.mkdir(parents=True)
+        atomic_write(ctx / "goal.md", goal_md(node, path))
+        history = failure = ""
+        same = last.get("node") == node.id
+        if same and last.get("status") == "retry" and last.get("summary"):
+            history = str(last["summary"])
+            atomic_write(ctx / "history.md", f"# Last attempt (retry)\n\n{history}\n")
+        if same and last.get("status") == "done" and last.get("guard") == "fail":
+            log = self.lay.iteration_dir(run_id, int(last.get("iteration", 0))) / "guard.log"
+            with contextlib.suppress(OSError):
+                failure = log.read_text(encoding="utf-8", errors="replace")
+                atomic_write(ctx / "failure.md", f"# Guard failed last time\n\n```\n{failure}\n```\n")
+        return history, failure
+
+    # -- the agent ------------------------------------------------------------------------------
+    async def _agent(self, tree: Node, node: Node, cfg: TreeConfig, it: Path, deadline: float,
+                     history: str, failure: str) -> AgentOutcome:
+        from agentui.llm import LLMError, LLMParseError, LLMPool
+
+        def left() -> float:
+            return deadline - time.monotonic()
+
+        try:
+            pool = LLMPool(self.agent_config)
+        except LLMError as e:
+            return AgentOutcome(internal="llm", detail=str(e))
+        try:
+            if self.preflight:
+                bad = [r for r in await pool.preflight(timeout_s=max(1.0, min(10.0, left())), completion=False)
+                       if not r.ok]
+                if bad:
+                    return AgentOutcome(internal="llm", detail=f"LLM endpoint {bad[0].url} is not answering: "
+                                                               f"{bad[0].error}")
+            if cfg.decompose and depth_of(tree, node.id) < cfg.max_depth:
+                msgs = planner_messages(node, outline(tree), max_children=cfg.max_children)
+                try:
+                    d = await asyncio.wait_for(pool.for_role("tree_planner").structured(msgs, PlannerDecision),
+                                               timeout=max(0.1, left()))
+                except TimeoutError:
+                    return AgentOutcome(internal="timeout", detail="the tree planner timed out")
+                except LLMParseError as e:
+                    return AgentOutcome(internal="parse", detail=str(e))
+                except LLMError as e:
+                    return AgentOutcome(internal="llm", detail=str(e))
+                atomic_write(it / "planner_output.json", canonical_json_text(d.model_dump(mode="json")))
+                if d.decision == "decompose":
+                    probs = decomposition_problems(d, max_children=cfg.max_children)
+                    return AgentOutcome(
+                        status="decomposed", summary=d.reason or f"split {node.id}",
+                        children=[] if probs else [c.model_dump() for c in d.children], agent_errors=probs,
+                        assumptions=d.assumptions, questions=d.questions, stats=pool.totals())
+                notes = (d.assumptions, d.questions)
+            else:
+                notes = ([], [])
+            out = await self._pipeline(pool, task_text(node, history=history, failure=failure), it, left())
+            out.assumptions[:0], out.questions[:0] = notes[0], notes[1]
+            out.stats = {**pool.totals(), **({"pipeline": out.stats} if out.stats else {})}
+            return out
+        finally:
+            with contextlib.suppress(Exception):
+                await pool.aclose()
+
+    async def _pipeline(self, pool: Any, text: str, it: Path, timeout: float) -> AgentOutcome:
+        from agentui.contracts import ConfirmationChoice
+        from agentui.runtime import Runtime
+
+        if timeout <= 0:
+            return AgentOutcome(internal="timeout", detail="no time left for the pipeline task")
+
+        async def confirm(_req: Any) -> ConfirmationChoice:
+            return ConfirmationChoice.APPROVE if self.yes else ConfirmationChoice.DENY
+
+        rt = Runtime(self.agent_config, workspace=self.repo, data_dir=it / "pipeline", clock=self.clock,
+                     ids=self.ids, pool=pool, confirm=confirm)
+        self.runtime = rt
+        try:
+            await rt.start()
+            self._emit({"kind": "runtime", "runtime": rt})
+            end = await rt.run_task(text, timeout=timeout)
+            stats = rt.task_stats(end.task_id)
+        finally:
+            await rt.stop()
+            self.runtime = None
+        out = map_task_end(end)
+        out.task_id, out.stats = end.task_id, stats
+        return out
+
+
+__all__ = ["StepResult", "TreeRunner"]

@@ -1,0 +1,131 @@
+"""Runner-owned state transitions (decision log 2026-01-17 "Runner-owned state transition
+semantics" and "Agent-declared status model").
+
+Order of application: reset runner-owned fields from the previous tree → check immutability and
+the status invariant → apply the transition row to the selected leaf → derive parents' `passes`
+bottom-up → sort siblings. A violation by the agent turns the iteration into a `retry` on the
+previous tree (attempts + 1); it never raises past `apply_iteration`.
+
+| status     | guard   | passes    | attempts            |
+|------------|---------|-----------|---------------------|
+| done       | pass    | true      | unchanged           |
+| done       | fail    | unchanged | +1 (saturates)      |
+| retry      | skipped | unchanged | +1 (saturates)      |
+| decomposed | skipped | unchanged | unchanged           |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentui.tree.model import Node, derive_passes, invariant_errors
+
+STATUSES = ("done", "retry", "decomposed")
+GUARDS = ("pass", "fail", "skipped")
+
+
+def reset_runner_owned(prev: Node, nxt: Node) -> None:
+    """Overwrite `passes`/`attempts` in `nxt` from `prev`; nodes new in `nxt` start open at 0."""
+    owned = {n.id: (n.passes, n.attempts) for _, n in prev.walk()}
+    for _, n in nxt.walk():
+        n.passes, n.attempts = owned.get(n.id, (False, 0))
+
+
+def immutability_errors(prev: Node, nxt: Node) -> list[str]:
+    """Passed nodes must exist in `nxt`, under the same parent, identical by value (sorted)."""
+    errors: list[str] = []
+    for _, n in prev.walk():
+        if not n.passes:
+            continue
+        m = nxt.find(n.id)
+        if m is None:
+            errors.append(f"passed node '{n.id}' missing in the new tree")
+            continue
+        pp, np_ = prev.parent_of(n.id), nxt.parent_of(n.id)
+        if (pp.id if pp else None) != (np_.id if np_ else None):
+            errors.append(f"passed node '{n.id}' moved from parent '{pp.id if pp else None}' to "
+                          f"'{np_.id if np_ else None}'")
+        a, b = n.copy(), m.copy()
+        a.sort_children()
+        b.sort_children()
+        if a.to_dict() != b.to_dict():
+            errors.append(f"passed node '{n.id}' changed in the new tree")
+    return sorted(errors)
+
+
+def status_errors(prev: Node, nxt: Node, selected: str, status: str) -> list[str]:
+    before = prev.find(selected)
+    after = nxt.find(selected)
+    if after is None:
+        return [f"selected node '{selected}' missing in the new tree"]
+    b, a = len(before.children) if before else 0, len(after.children)
+    if status == "decomposed" and a <= b:
+        return [f"status=decomposed but selected node '{selected}' did not gain children (prev={b}, next={a})"]
+    if status in ("done", "retry") and a > b:
+        return [f"status={status} but selected node '{selected}' gained children (prev={b}, next={a})"]
+    return []
+
+
+def _bump(n: Node) -> None:
+    if n.attempts < n.max_attempts:  # attempts saturate at max_attempts (stuck), never overflow
+        n.attempts += 1
+
+
+@dataclass
+class Applied:
+    tree: Node
+    status: str  # the effective status (an agent violation turns it into "retry")
+    agent_errors: list[str] = field(default_factory=list)
+    newly_passed: list[str] = field(default_factory=list)
+
+
+def apply_iteration(prev: Node, nxt: Node, selected: str, status: str, guard: str) -> Applied:
+    """The tree after one iteration. `nxt` is the tree as the agent left it (may equal `prev`)."""
+    if status not in STATUSES or guard not in GUARDS:
+        raise ValueError(f"bad status/guard {status!r}/{guard!r}")
+    nxt = nxt.copy()
+    reset_runner_owned(prev, nxt)
+    problems = immutability_errors(prev, nxt) + status_errors(prev, nxt, selected, status)
+    nxt.sort_children()
+    problems += [f"tree invariant: {e}" for e in invariant_errors(nxt)]
+    if problems:
+        # an agent error: its edits are discarded and it costs an attempt (issue #16)
+        nxt = prev.copy()
+        status, guard = "retry", "skipped"
+    node = nxt.find(selected)
+    if node is None:  # cannot happen after the checks above; keep the tree consistent anyway
+        raise ValueError(f"selected node {selected!r} not in tree")
+    if status == "done" and guard == "pass":
+        node.passes = True
+    elif (status == "done" and guard == "fail") or status == "retry":
+        _bump(node)
+    was = {n.id for _, n in prev.walk() if n.passes}
+    derive_passes(nxt)
+    nxt.sort_children()
+    newly = sorted(n.id for _, n in nxt.walk() if n.passes and n.id not in was)
+    return Applied(tree=nxt, status=status, agent_errors=sorted(problems), newly_passed=newly)
+
+
+def add_children(tree: Node, parent_id: str, specs: list[dict], *, max_attempts: int) -> Node:
+    """A copy of `tree` with runner-numbered children `<parent>.<i>` under `parent_id`.
+
+    IDs are assigned by the runner, never by an LLM (v0.6 invariant); order follows the list.
+    """
+    out = tree.copy()
+    parent = out.find(parent_id)
+    if parent is None:
+        raise ValueError(f"no node {parent_id!r}")
+    taken = {n.id for _, n in out.walk()}
+    base = len(parent.children)
+    for i, spec in enumerate(specs, start=1):
+        k = base + i
+        nid = f"{parent_id}.{k}"
+        while nid in taken:
+            k += 1
+            nid = f"{parent_id}.{k}"
+        taken.add(nid)
+        parent.children.append(Node(id=nid[:64], order=base + i, title=str(spec["title"])[:200],
+                                    goal=str(spec.get("goal", "")), acceptance=[str(a) for a in spec.get("acceptance", [])],
+                                    max_attempts=max_attempts))
+    out.sort_children()
+    return out

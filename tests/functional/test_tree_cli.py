@@ -1,0 +1,130 @@
+"""`agentui tree` as a user runs it: real subprocesses, a temp git repo, the fake LLM (#16)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.functional.treeharness import config_toml, file_agent, git, make_repo, subjects
+
+
+def _tree(repo, *args, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), *args],
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_three_node_tree_runs_to_completion(fakellm, tmp_path):
+    """root → decomposed into a.txt and b.txt; a.txt fails its guard once, b.txt is retried once."""
+    repo = make_repo(tmp_path / "repo")
+    cfg = config_toml(tmp_path / "agentui.toml", fakellm, tmp_path / "data")
+
+    def children(user: str):
+        if "Node root:" in user:
+            return [{"title": "write a.txt", "goal": "create a.txt", "acceptance": ["a.txt exists"]},
+                    {"title": "write b.txt", "goal": "create b.txt", "acceptance": ["b.txt exists"]}]
+        return None
+
+    def behaviour(name, text):
+        if name == "a.txt":
+            return "write" if "FIX" in text else "finish"  # first `done` leaves no file: guard fails
+        return "write" if "RETRY" in text else "infeasible"  # first try abandons: retry
+
+    file_agent(fakellm, decompose=children, behaviour=behaviour)
+    r = _tree(repo, "init", "write a.txt and b.txt", "--id", "root", "--guard", "test -f a.txt")
+    assert r.returncode == 0, r.stderr
+    r = _tree(repo, "start", "--run-id", "r1")
+    assert r.returncode == 0, r.stderr
+    assert git(repo, "branch", "--show-current").strip() == "runner/r1"
+    r = _tree(repo, "--config", str(cfg), "run", "--yes")
+    assert r.returncode == 2, (r.stdout, r.stderr)  # 2 = complete
+    assert subjects(repo)[1:] == [
+        "chore(tree): start run r1",
+        "chore(tree): root decomposed into 2",
+        "fix(tree): root.1 guard failed 1/3",
+        "feat(tree): root.1 done",
+        "chore(tree): root.2 retry 1/3",
+        "feat(tree): root.2 done",
+    ]
+    assert (repo / "a.txt").read_text() == "A.TXT" and (repo / "b.txt").read_text() == "B.TXT"
+    assert git(repo, "status", "--porcelain") == ""  # every iteration ended in a commit
+    tree = json.loads((repo / ".agentui/state/tree.json").read_text())
+    assert tree["passes"] is True
+    assert [(c["id"], c["passes"], c["attempts"]) for c in tree["children"]] == [("root.1", True, 1),
+                                                                                  ("root.2", True, 1)]
+    it = repo / ".agentui/iterations/r1"
+    assert sorted(int(p.name) for p in it.iterdir()) == [1, 2, 3, 4, 5]
+    meta2 = json.loads((it / "2/meta.json").read_text())
+    assert (meta2["node_id"], meta2["status"], meta2["guard"], meta2["guard_exit"]) == ("root.1", "done", "fail", 1)
+    assert meta2["tokens"]["llm_calls"] >= 6 and meta2["task_id"]
+    assert "=== stdout ===" in (it / "2/guard.log").read_text()
+    assert (it / "2/pipeline/tasks").is_dir() and (it / "2/pipeline/recordings").is_dir()
+    assert json.loads((it / "1/planner_output.json").read_text())["decision"] == "decompose"
+    assert json.loads((it / "1/tree.before.json").read_text())["children"] == []
+    # the FIX marker proves failure.md's guard log reached iteration 3; RETRY proves history.md reached 5
+    assert "files are plain text" in (repo / ".agentui/state/assumptions.md").read_text()
+    # the loop ends cleanly; a further step reports complete
+    assert _tree(repo, "step").returncode == 2
+    s = _tree(repo, "status", "--json")
+    assert s.returncode == 2 and json.loads(s.stdout)["counts"] == {"nodes": 3, "passed": 3, "stuck": 0}
+    assert "iteration 5 · root/root.2" in r.stdout
+
+
+def test_init_validate_select_status_and_errors(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    assert _tree(repo, "validate").returncode == 1
+    r = _tree(repo, "init", "ship", "it", "-a", "tests pass", "--guard", "true")
+    assert r.returncode == 0, r.stderr
+    assert (repo / ".agentui/.gitignore").read_text().splitlines()[1:] == ["context/", "iterations/"]
+    assert json.loads((repo / ".agentui/state/schema.json").read_text())["$defs"]["node"]["additionalProperties"] is False
+    r = _tree(repo, "select")
+    assert (r.returncode, r.stdout.strip()) == (0, "select: status=open id=ship-it path=ship-it attempts=0/3")
+    assert _tree(repo, "init", "again").returncode == 1  # never overwrites a tree silently
+    doc = json.loads((repo / ".agentui/state/tree.json").read_text())
+    doc["attempts"] = 5
+    doc["extra"] = 1
+    doc["children"] = [{"id": "bad id"}]
+    (repo / ".agentui/state/tree.json").write_text(json.dumps(doc))
+    r = _tree(repo, "validate")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    lines = [x[4:] for x in r.stderr.splitlines() if x.startswith("  - ")]
+    assert lines == sorted(lines) and len(lines) >= 9
+    assert "$: unknown field 'extra' (additionalProperties is false)" in lines
+    doc = json.loads((repo / ".agentui/state/tree.json").read_text())
+    doc.pop("extra")
+    doc["children"] = []
+    (repo / ".agentui/state/tree.json").write_text(json.dumps(doc))
+    r = _tree(repo, "validate")
+    assert r.returncode == 1 and "attempts 5 outside 0..max_attempts 3" in r.stderr
+    doc["attempts"] = 3
+    (repo / ".agentui/state/tree.json").write_text(json.dumps(doc))
+    assert _tree(repo, "select").returncode == 3  # stuck
+    assert "[!] ship-it" in _tree(repo, "status").stdout
+    (repo / ".agentui/state/config.toml").write_text("gaurd = 'x'\n")
+    r = _tree(repo, "validate")
+    assert r.returncode == 1 and "gaurd" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_step_refuses_main_and_start_requires_git(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert _tree(plain, "init", "x", "--guard", "true").returncode == 0
+    r = _tree(plain, "start")
+    assert r.returncode == 1 and "not a git repository" in r.stderr
+    repo = make_repo(tmp_path / "repo")
+    assert _tree(repo, "init", "x", "--guard", "true").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tree")
+    git(repo, "checkout", "-q", "-b", "runner/manual")
+    (repo / ".agentui/state/run_state.json").write_text('{"run_id": "m", "next_iteration": 1, "last": null}')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "state")
+    git(repo, "checkout", "-q", "main")
+    r = _tree(repo, "step")
+    assert r.returncode == 1 and "refusing to step on 'main'" in r.stderr
+    git(repo, "checkout", "-q", "runner/manual")
+    (repo / "stray.txt").write_text("x")
+    r = _tree(repo, "step")
+    assert r.returncode == 1 and "not clean (stray.txt)" in r.stderr

@@ -1,0 +1,188 @@
+"""The iteration runner in-process over the fake LLM, real guards, temp git repos (#16)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from agentui.tree.layout import TreeConfig, init_layout, render_config
+from agentui.tree.model import Node, load_tree, write_tree
+from agentui.tree.runner import TreeRunner
+from tests.fakellm import Reply
+from tests.functional.treeharness import agent_config, file_agent, git, make_repo, subjects
+
+
+def _setup(tmp_path, fake, *, guard="test -f a.txt", tree: Node | None = None, **cfg):
+    repo = make_repo(tmp_path / "repo")
+    lay = init_layout(repo, "write a.txt", node_id="a", guard=guard, acceptance=["a.txt exists"])
+    if tree is not None:
+        write_tree(lay.tree, tree)
+    lay.config.write_text(render_config(TreeConfig(guard=guard, **cfg)))
+    runner = TreeRunner(lay, agent_config(fake, tmp_path / "data"), yes=True)
+    runner.start("r")
+    return repo, lay, runner
+
+
+async def test_timeout_consumes_no_attempt_and_stops(fakellm, tmp_path):
+    file_agent(fakellm)
+    fakellm.script("perceiver", [Reply.fault("hang")])
+    repo, lay, runner = _setup(tmp_path, fakellm, iteration_timeout_s=1.5, decompose=False)
+    res = await runner.run()
+    assert (res.status, res.agent_status, res.iteration) == ("error", "error", 1)
+    assert "timed out" in res.error
+    a = load_tree(lay.tree)
+    assert (a.attempts, a.passes) == (0, False)  # no attempt consumed
+    assert subjects(repo)[-1] == "chore(tree): a runner error (timeout)"
+    it = lay.iteration_dir("r", 1)
+    assert (it / "runner_error.log").read_text().startswith("runner error (timeout)")
+    assert json.loads((it / "meta.json").read_text())["runner_error"] == "timeout"
+    assert lay.load_run_state()["next_iteration"] == 2
+
+
+async def test_endpoint_down_is_runner_internal(tmp_path):
+    from tests.fakellm import FakeLLM
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with FakeLLM() as fake:
+        repo, lay, runner = _setup(tmp_path, fake)
+    runner.agent_config = runner.agent_config.model_copy(
+        update={"llm": runner.agent_config.llm.model_copy(update={"base_url": f"http://127.0.0.1:{port}"})})
+    res = await runner.step()
+    assert res.status == "error" and f"127.0.0.1:{port}" in res.error
+    assert load_tree(lay.tree).attempts == 0
+    assert subjects(repo)[-1] == "chore(tree): a runner error (llm)"
+
+
+async def test_guard_spawn_error_and_missing_guard_are_runner_internal(fakellm, tmp_path):
+    file_agent(fakellm)
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="definitely-not-a-command-xyz")
+    res = await runner.step()
+    assert res.status == "error" and "not found" in res.error and load_tree(lay.tree).attempts == 0
+    assert "definitely-not-a-command-xyz" in (lay.iteration_dir("r", 1) / "guard.log").read_text()
+
+
+async def test_guard_output_is_capped_and_fed_back_as_failure_md(fakellm, tmp_path):
+    seen = []
+
+    def behaviour(_name, text):
+        seen.append(text)
+        return "finish"
+
+    file_agent(fakellm, behaviour=behaviour)
+    guard = "python3 -c \"import sys; print('x'*500); print('E'*300, file=sys.stderr); sys.exit(3)\""
+    repo, lay, runner = _setup(tmp_path, fakellm, guard=guard, guard_output_cap_bytes=100, decompose=False)
+    res = await runner.step()
+    assert (res.agent_status, res.guard, load_tree(lay.tree).attempts) == ("done", "fail", 1)
+    log = (lay.iteration_dir("r", 1) / "guard.log").read_text()
+    assert "[truncated 401 bytes]" in log and "[truncated 201 bytes]" in log and "=== exit 3 ===" in log
+    await runner.step()
+    assert (lay.context / "failure.md").read_text().startswith("# Guard failed last time")
+    assert not (lay.context / "history.md").exists()
+    assert subjects(repo)[-2:] == ["fix(tree): a guard failed 1/3", "fix(tree): a guard failed 2/3"]
+
+
+async def test_stuck_after_max_attempts_exit_status(fakellm, tmp_path):
+    file_agent(fakellm, behaviour=lambda _n, _t: "infeasible")
+    repo, lay, runner = _setup(tmp_path, fakellm, decompose=False)
+    res = await runner.run()
+    assert res.status == "stuck" and load_tree(lay.tree).attempts == 3
+    assert subjects(repo)[-3:] == ["chore(tree): a retry 1/3", "chore(tree): a retry 2/3", "chore(tree): a retry 3/3"]
+    assert "Previous attempt:" in json.dumps(fakellm.calls("perceiver")[-1]["messages"])  # history.md fed back
+    assert (lay.context / "history.md").is_file()
+    again = await runner.step()
+    assert again.status == "stuck" and again.iteration is None
+
+
+async def test_agent_edit_of_a_passed_node_is_an_agent_error_retry(fakellm, tmp_path):
+    tree = Node(id="root", title="root", children=[
+        Node(id="a", order=0, title="done already", passes=True),
+        Node(id="b", order=1, title="write b.txt", goal="write b.txt", acceptance=["b.txt exists"])])
+    file_agent(fakellm)
+    # the executor rewrites the tree, changing the passed node `a`
+    edited = tree.copy()
+    edited.find("a").title = "rewritten by the agent"
+    fakellm.script("executor", [
+        Reply.json({"tool": "write_file", "args": {"path": ".agentui/state/tree.json",
+                                                   "content": json.dumps(edited.to_dict())}}),
+        Reply.json({"tool": "finish", "output": "edited"})])
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="true", tree=tree, decompose=False)
+    res = await runner.step()
+    assert (res.agent_status, res.guard) == ("retry", "skipped")
+    after = load_tree(lay.tree)
+    assert after.find("a").title == "done already" and after.find("b").attempts == 1 and not after.find("b").passes
+    assert "passed node 'a' changed" in (lay.iteration_dir("r", 1) / "agent_error.log").read_text()
+
+
+async def test_agent_may_edit_open_nodes_but_not_runner_fields(fakellm, tmp_path):
+    tree = Node(id="root", title="root", children=[
+        Node(id="b", order=1, title="write b.txt", goal="write b.txt", acceptance=["b.txt exists"]),
+        Node(id="c", order=2, title="later")])
+    edited = tree.copy()
+    edited.find("c").title = "later, reworded"
+    edited.find("c").passes = True
+    edited.find("c").attempts = 2
+    file_agent(fakellm)
+    fakellm.script("executor", [
+        Reply.json({"tool": "write_file", "args": {"path": ".agentui/state/tree.json",
+                                                   "content": json.dumps(edited.to_dict())}}),
+        Reply.json({"tool": "write_file", "args": {"path": "b.txt", "content": "B"}}),
+        Reply.json({"tool": "finish", "output": "edited"})])
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="test -f b.txt", tree=tree, decompose=False)
+    res = await runner.step()
+    assert (res.agent_status, res.guard, res.status) == ("done", "pass", "open")
+    after = load_tree(lay.tree)
+    c = after.find("c")
+    assert (c.title, c.passes, c.attempts) == ("later, reworded", False, 0)
+    assert after.find("b").passes and not after.passes
+
+
+async def test_broken_tree_from_agent_is_restored_and_costs_an_attempt(fakellm, tmp_path):
+    file_agent(fakellm)
+    fakellm.script("executor", [
+        Reply.json({"tool": "write_file", "args": {"path": ".agentui/state/tree.json", "content": "{oops"}}),
+        Reply.json({"tool": "finish", "output": "x"})])
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="true", decompose=False)
+    res = await runner.step()
+    assert res.agent_status == "retry" and load_tree(lay.tree).attempts == 1
+    assert "not valid JSON" in (lay.iteration_dir("r", 1) / "agent_error.log").read_text()
+
+
+async def test_invalid_decomposition_is_a_retry(fakellm, tmp_path):
+    file_agent(fakellm, decompose=lambda _u: [{"title": "only one"}])
+    repo, lay, runner = _setup(tmp_path, fakellm)
+    res = await runner.step()
+    a = load_tree(lay.tree)
+    assert (res.agent_status, a.attempts, a.children) == ("retry", 1, [])
+    log = (lay.iteration_dir("r", 1) / "agent_error.log").read_text()
+    assert "decompose needs 2..6 children, got 1" in log and "did not gain children" in log
+
+
+async def test_decomposition_stops_at_max_depth(fakellm, tmp_path):
+    file_agent(fakellm, decompose=lambda _u: [{"title": "x"}, {"title": "y"}])
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="true", max_depth=1)
+    await runner.step()
+    assert [c.id for c in load_tree(lay.tree).children] == ["a.1", "a.2"]
+    res = await runner.step()  # a.1 is at depth 1 = max_depth: executed, not split again
+    assert (res.node, res.agent_status, res.guard) == ("a.1", "done", "pass")
+    assert len(fakellm.calls("tree_planner")) == 1
+
+
+async def test_runs_are_byte_stable(tmp_path):
+    """Same script twice → identical tree.json bytes, run state and commit subjects."""
+    from tests.fakellm import FakeLLM
+
+    outs = []
+    for k in (1, 2):
+        with FakeLLM() as fake:
+            file_agent(fake, decompose=lambda u: [{"title": "write a.txt"}, {"title": "write b.txt"}]
+                       if "Node a:" in u else None)
+            repo, lay, runner = _setup(tmp_path / str(k), fake, guard="true")
+            res = await runner.run()
+        assert res.status == "complete"
+        outs.append((lay.tree.read_bytes(), lay.run_state.read_bytes(), subjects(repo),
+                     git(repo, "ls-files").splitlines()))
+    assert outs[0] == outs[1]
+    assert outs[0][0].endswith(b"}\n")
