@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentui.config import LLMConfig
-from agentui.llm.client import ChatResult, LLMNotConfigured, LLMUnavailable, Message
+from agentui.llm.base import ChatResult, LLMNotConfigured, LLMUnavailable, Message
 
 _MODELS: dict[str, Any] = {}
 _MODELS_LOCK = threading.Lock()
