@@ -44,6 +44,19 @@ class TierConfig(_Section):
     api_key: str | None = None
 
 
+class RoleBudgets(_Section):
+    """Completion-token budget per role (#12): the reply schema's bounded size plus headroom over the
+    replies measured with Qwen2.5-Coder 0.5B/1.5B; a reply that reaches it is cut and counted as a
+    parse failure of the role. `[llm] max_tokens` caps them all."""
+
+    perceiver: int = Field(256, ge=16)
+    planner: int = Field(512, ge=16)
+    executor: int = Field(768, ge=16, description="room for a write_file's content")
+    agent_validator: int = Field(384, ge=16)
+    meta_validator: int = Field(512, ge=16)
+    dreamer: int = Field(512, ge=16)
+
+
 class LLMConfig(_Section):
     provider: Literal["auto", "http", "local"] = Field(
         "auto", description="auto: configured URL, else Ollama on localhost, else a local GGUF"
@@ -57,11 +70,17 @@ class LLMConfig(_Section):
     max_retries: int = Field(3, ge=0, le=10)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(8.0, ge=0)
-    max_tokens: int = Field(1024, ge=16)
+    max_tokens: int = Field(1024, ge=16, description="budget of other calls; caps every role budget")
+    budgets: RoleBudgets = Field(default_factory=RoleBudgets)
     temperature: float = Field(0.0, ge=0, le=2)
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
     brain: TierConfig = Field(default_factory=TierConfig)
     tool: TierConfig = Field(default_factory=TierConfig)
+
+    def budget_for(self, role: str) -> int:
+        """Completion tokens a call of `role` may use: its budget, capped by max_tokens."""
+        own = getattr(self.budgets, role, None) if role in RoleBudgets.model_fields else None
+        return min(own, self.max_tokens) if isinstance(own, int) else self.max_tokens
 
 
 class RolesConfig(_Section):

@@ -282,6 +282,9 @@ class DispatchManifest(Contract):
     planner_error: str | None = Field(
         default=None, description="set (with no subtasks) when R2 could not produce a valid plan"
     )
+    planner_error_kind: Literal["plan", "model_output"] | None = Field(
+        default=None, description="model_output: the model's replies were unusable, not the plan wrong (#12)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,7 +398,7 @@ class ReplanRequest(Contract):
         description="R4b's per-criterion verification of task_criteria (so a failed task criterion "
         "reaches GGS as D > 0, never as D = 0).",
     )
-    reason: Literal["gate", "task_criteria", "fan_in_timeout", "meta_validator_error"] = "gate"
+    reason: Literal["gate", "task_criteria", "fan_in_timeout", "meta_validator_error", "model_output"] = "gate"
 
 
 class OutcomeSummary(Contract):
@@ -589,6 +592,9 @@ class LLMUsage(Contract):
     ok: bool = True
     parse_repairs: int = Field(default=0, ge=0)
     error: str | None = None
+    failure: Literal["output", "infra"] | None = Field(
+        default=None, description="output: the reply was unusable (a parse failure); infra: the endpoint failed")
+    cut: str | None = Field(default=None, description="length | runaway:<how> | deadline | invalid")
 
 
 PAYLOAD_TYPES: dict[str, type[Contract]] = {

@@ -64,6 +64,8 @@ class TaskStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     parse_repairs: int = 0
+    parse_failures: int = 0  # unusable replies (invalid, cut at length, runaway cut): #12
+    runaways_cut: int = 0
     tool_calls: int = 0
     tool_seconds: float = 0.0
     by_role: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -73,20 +75,28 @@ class TaskStats:
         self.prompt_tokens += u.prompt_tokens
         self.completion_tokens += u.completion_tokens
         self.parse_repairs += u.parse_repairs
+        failed = int(u.failure == "output")
+        cut = int(bool(u.cut and u.cut.startswith(("runaway", "deadline"))))
+        self.parse_failures += failed
+        self.runaways_cut += cut
         r = self.by_role.setdefault(u.role.value, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                                   "seconds": 0.0, "parse_repairs": 0, "errors": 0})
+                                                   "seconds": 0.0, "parse_repairs": 0, "errors": 0,
+                                                   "parse_failures": 0, "runaways_cut": 0})
         r["calls"] += 1
         r["prompt_tokens"] += u.prompt_tokens
         r["completion_tokens"] += u.completion_tokens
         r["seconds"] = round(r["seconds"] + u.latency_s, 4)
         r["parse_repairs"] += u.parse_repairs
         r["errors"] += 0 if u.ok else 1
+        r["parse_failures"] += failed
+        r["runaways_cut"] += cut
 
     def as_dict(self, now: float) -> dict[str, Any]:
         end = self.ended if self.ended is not None else now
         return {
             "llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens, "parse_repairs": self.parse_repairs,
+            "parse_failures": self.parse_failures, "runaways_cut": self.runaways_cut,
             "by_role": {k: dict(v) for k, v in sorted(self.by_role.items())},
             "tool_calls": self.tool_calls, "tool_seconds": round(self.tool_seconds, 3),
             "wall_s": round(end - self.started, 3),
@@ -100,6 +110,9 @@ class TaskEnd:
     reply: PerceiverReply | None = None
     cancelled: bool = False
     reason: str = ""
+    # the LLM endpoint failed (#12): {"kind", "endpoint", "model", "said", "fix", "message"}; the
+    # task ended there — no replan, no Megram, not a verdict on the approach
+    infra: dict[str, str] | None = None
 
     def as_json_doc(self) -> dict[str, Any] | None:
         if self.final is not None:
@@ -184,6 +197,7 @@ class Runtime:
         if self.pool is not None:
             self.pool.on_usage = self._on_usage
             self.pool.tracer = self._trace_llm
+            self.pool.on_infra_failure = self._on_infra_failure
         ctx = RoleContext(bus=self.bus, config=self.config, clock=self.clock, ids=self.ids, pool=self.pool,
                           memory=self.memory, tools=self.tools, workspace=self.workspace, trace=self._log)
         self.ctx = ctx
@@ -292,6 +306,26 @@ class Runtime:
         await asyncio.sleep(0)
         self._finish(TaskEnd(task_id=task_id, cancelled=True, reason=reason))
 
+    def _on_infra_failure(self, e: Any) -> None:
+        """An LLM endpoint failed inside a task's handler: end that task now (#12). Dropping the task
+        first, synchronously, keeps the failing role's fallback (an empty plan, R1's pass-through)
+        off the bus — so no replan, no Megram, nothing for the Auditor to call thrashing."""
+        tid = current_task.get()
+        fut = self._ends.get(tid or "")
+        if not tid or fut is None or fut.done() or self.bus is None:
+            return
+        self.bus.drop_task(tid)
+        info = e.as_dict() if hasattr(e, "as_dict") else {"kind": "unavailable", "message": str(e)}
+        self._log(tid, {"kind": "infra_failure", **info})
+        asyncio.get_running_loop().create_task(self._end_infra(tid, info))
+
+    async def _end_infra(self, tid: str, info: dict[str, str]) -> None:
+        with contextlib.suppress(BusClosed):
+            await self.bus.publish(Role.RUNTIME, Role.USER, TaskCancelled(
+                task_id=tid, reason=f"LLM endpoint failed: {info.get('message', '')}"[:500]), task_id=tid)
+        await asyncio.sleep(0)
+        self._finish(TaskEnd(task_id=tid, reason=info.get("message", ""), infra=info))
+
     def task_stats(self, task_id: str) -> dict[str, Any]:
         st = self.stats.get(task_id)
         return st.as_dict(time.monotonic()) if st else {}
@@ -304,7 +338,7 @@ class Runtime:
         if fut is not None and not fut.done():
             fut.set_result(end)
         self._log(end.task_id, {"kind": "end", "cancelled": end.cancelled, "reason": end.reason,
-                                "stats": self.task_stats(end.task_id)})
+                                "infra": end.infra, "stats": self.task_stats(end.task_id)})
         for store in (self._logs, self._recs):
             fh = store.pop(end.task_id, None)
             if fh is not None:

@@ -1,7 +1,8 @@
 """`agentui run "TASK"`: one task, headless, with the pipeline printed as it happens.
 
 Exit codes: 0 accept/success (or a conversational reply), 1 abandon or timeout, 2 usage/config
-error (including an LLM endpoint that fails the preflight check), 130 interrupted.
+error or an LLM endpoint failure (the preflight's tiny completion, or refused/timeouts/401/404/5xx
+during the task: #12), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -73,11 +74,11 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path) ->
         err.print(f"agentui run: {escape(str(e))}")
         return EXIT_USAGE
     if not args.no_preflight:
-        results = await pool.preflight(timeout_s=10.0, completion=False)
+        results = await pool.preflight(timeout_s=10.0, completion=True)
         bad = [r for r in results if not r.ok]
         if bad:
             for r in bad:
-                err.print(f"agentui run: LLM endpoint {escape(r.url)} is not answering: {escape(r.error)}")
+                err.print(f"agentui run: {escape(r.error)}")
             await pool.aclose()
             return EXIT_USAGE
     layout = DataLayout(config.data_path())
@@ -168,11 +169,16 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path) ->
 
     if args.json:
         doc = {"task_id": tid, "final": end.as_json_doc(), "stats": stats}
-        if end.cancelled:
+        if end.infra is not None:
+            doc["infra_failure"] = end.infra
+        elif end.cancelled:
             doc["cancelled"] = end.reason
         out.print(json.dumps(doc, ensure_ascii=False, default=str), markup=False, highlight=False)
     else:
         _render(out, end, stats, layout, tid)
+    if end.infra is not None:
+        err.print(f"agentui run: {escape(end.infra.get('message', ''))}")
+        return EXIT_USAGE
     if end.cancelled:
         return EXIT_INTERRUPTED if interrupted.is_set() else EXIT_FAIL
     if end.final is not None:
@@ -184,7 +190,9 @@ def _render(out, end, stats, layout, tid) -> None:  # noqa: ANN001
     from rich.markup import escape
     from rich.table import Table
 
-    if end.cancelled:
+    if end.infra is not None:
+        out.print("[bold red]LLM endpoint failed[/] — the task was not judged")
+    elif end.cancelled:
         out.print(f"[bold red]cancelled[/]: {escape(end.reason)}")
     elif end.reply is not None:
         out.print(escape(end.reply.text))
@@ -200,13 +208,15 @@ def _render(out, end, stats, layout, tid) -> None:  # noqa: ANN001
         for m in f.next_moves:
             out.print(f"  → {escape(m)}")
     t = Table(title="cost", box=None, header_style="bold")
-    for col in ("role", "calls", "prompt tok", "completion tok", "seconds", "repairs"):
+    for col in ("role", "calls", "prompt tok", "completion tok", "seconds", "repairs", "parse fail", "cut"):
         t.add_column(col, justify="right" if col != "role" else "left")
     for role, r in stats.get("by_role", {}).items():
         t.add_row(role, str(r["calls"]), str(r["prompt_tokens"]), str(r["completion_tokens"]),
-                  f"{r['seconds']:.1f}", str(r["parse_repairs"]))
+                  f"{r['seconds']:.1f}", str(r["parse_repairs"]), str(r.get("parse_failures", 0)),
+                  str(r.get("runaways_cut", 0)))
     t.add_row("[bold]total[/]", str(stats.get("llm_calls", 0)), str(stats.get("prompt_tokens", 0)),
-              str(stats.get("completion_tokens", 0)), "", str(stats.get("parse_repairs", 0)))
+              str(stats.get("completion_tokens", 0)), "", str(stats.get("parse_repairs", 0)),
+              str(stats.get("parse_failures", 0)), str(stats.get("runaways_cut", 0)))
     t.add_row("tools", str(stats.get("tool_calls", 0)), "", "", f"{stats.get('tool_seconds', 0):.1f}", "")
     out.print(t)
     out.print(f"[dim]wall {stats.get('wall_s', 0):.1f} s · log {layout.task_log(tid)}[/]")

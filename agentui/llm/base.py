@@ -28,29 +28,70 @@ class LLMError(Exception):
         self.url = url
 
 
-class LLMUnavailable(LLMError):
-    """The endpoint did not answer (refused, DNS, timeout, repeated 5xx/429)."""
+class LLMInfraError(LLMError):
+    """The endpoint failed, not the model's reply (#12): the task ends with its own outcome — no
+    replan, no Megram. `said` is what the server said; `fix` is what the user should do."""
+
+    kind = "unavailable"
+
+    def __init__(self, message: str, *, model: str = "", said: str = "", fix: str = "", **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.model = model
+        self.said = said
+        self.fix = fix
+
+    def describe(self) -> str:
+        """One message: endpoint, model, what the server said, the fix."""
+        head = f"LLM endpoint {self.url or '(none)'}" + (f", model {self.model!r}" if self.model else "")
+        said = f": {self.said}" if self.said else f": {self}"
+        fix = f" — fix: {self.fix}" if self.fix else ""
+        return f"{head}{said}{fix}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "endpoint": self.url, "model": self.model, "role": self.role,
+                "said": self.said or str(self), "fix": self.fix, "message": self.describe()}
 
 
-class LLMHTTPError(LLMError):
+class LLMUnavailable(LLMInfraError):
+    """The endpoint did not answer (refused, reset, DNS, timeouts or 5xx/429 after retries)."""
+
+
+class LLMHTTPError(LLMInfraError):
     """A non-retryable HTTP error (4xx other than 429)."""
+
+    kind = "http"
 
     def __init__(self, message: str, *, status: int, body: str = "", **kw: Any) -> None:
         super().__init__(message, **kw)
         self.status = status
         self.body = body
+        self.kind = {401: "unauthorized", 403: "unauthorized", 404: "model_not_found"}.get(status, "http")
 
 
-class LLMParseError(LLMError):
-    """The reply could not be turned into the requested value, even after one re-ask."""
+class LLMNotOpenAI(LLMInfraError):
+    """The server answered, but not as an OpenAI-compatible chat completion."""
 
-    def __init__(self, message: str, *, raw: str = "", **kw: Any) -> None:
+    kind = "not_openai"
+
+
+class LLMNotConfigured(LLMInfraError):
+    """No endpoint and no local model: says exactly what to set."""
+
+    kind = "not_configured"
+
+
+class LLMOutputError(LLMError):
+    """The model answered but its reply is unusable — a failure of the model's output, not of the
+    approach (#12). `cut` says why: "invalid", "length" (finish_reason), "runaway:<how>", "deadline"."""
+
+    def __init__(self, message: str, *, raw: str = "", cut: str = "invalid", **kw: Any) -> None:
         super().__init__(message, **kw)
         self.raw = raw
+        self.cut = cut
 
 
-class LLMNotConfigured(LLMError):
-    """No endpoint and no local model: says exactly what to set."""
+class LLMParseError(LLMOutputError):
+    """The reply could not be turned into the requested value, even after one re-ask."""
 
 
 class ResponseFormatRejected(LLMError):
@@ -65,6 +106,7 @@ class ChatResult:
     completion_tokens: int = 0
     latency_s: float = 0.0
     model: str = ""
+    cut: str | None = None  # why the client stopped reading early: "runaway:<how>", "deadline" (#12)
 
 
 @dataclass
@@ -75,6 +117,9 @@ class RoleUsage:
     seconds: float = 0.0
     parse_repairs: int = 0
     errors: int = 0
+    parse_failures: int = 0
+    runaways_cut: int = 0
+    infra_failures: int = 0
 
     def add(self, u: LLMUsage) -> None:
         self.calls += 1
@@ -83,6 +128,9 @@ class RoleUsage:
         self.seconds += u.latency_s
         self.parse_repairs += u.parse_repairs
         self.errors += 0 if u.ok else 1
+        self.parse_failures += u.failure == "output"
+        self.runaways_cut += bool(u.cut and u.cut.startswith(("runaway", "deadline")))
+        self.infra_failures += u.failure == "infra"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +140,9 @@ class RoleUsage:
             "seconds": round(self.seconds, 3),
             "parse_repairs": self.parse_repairs,
             "errors": self.errors,
+            "parse_failures": self.parse_failures,
+            "runaways_cut": self.runaways_cut,
+            "infra_failures": self.infra_failures,
         }
 
 

@@ -31,6 +31,7 @@ from agentui.llm.base import (
     ChatBackend,
     ChatResult,
     LLMError,
+    LLMInfraError,
     LLMParseError,
     LLMUnavailable,
     Message,
@@ -69,6 +70,8 @@ class LLMClient:
         # called with every exchange: {"role", "messages", "reply", "finish_reason", tokens…};
         # the runtime routes it to the task log (prompts and replies kept whole)
         self.tracer: Callable[[dict[str, Any]], None] | None = None
+        # told of every endpoint failure before it is raised (the pool: health + the runtime)
+        self.on_infra: Callable[[LLMInfraError], None] | None = None
 
     def _trace(self, messages: Sequence[Message], res: ChatResult | None, error: str | None = None) -> None:
         if self.tracer is None:
@@ -81,6 +84,7 @@ class LLMClient:
                 "prompt_tokens": res.prompt_tokens if res else 0,
                 "completion_tokens": res.completion_tokens if res else 0,
                 "latency_s": round(res.latency_s, 4) if res else 0.0, "error": error,
+                "cut": res.cut if res else None,
             })
         except Exception:  # noqa: BLE001 - a broken log must not break the call
             pass
@@ -94,7 +98,7 @@ class LLMClient:
         return self.backend.url
 
     def _usage(self, res: ChatResult | None, *, ok: bool, repairs: int = 0, error: str | None = None,
-               latency: float = 0.0) -> None:
+               latency: float = 0.0, failure: str | None = None, cut: str | None = None) -> None:
         if self._on_usage is None:
             return
         try:
@@ -107,8 +111,27 @@ class LLMClient:
             prompt_tokens=res.prompt_tokens if res else 0,
             completion_tokens=res.completion_tokens if res else 0,
             latency_s=res.latency_s if res else latency,
-            ok=ok, parse_repairs=repairs, error=error,
+            ok=ok, parse_repairs=repairs, error=error, failure=failure, cut=cut,
         ))
+
+    @property
+    def budget(self) -> int:
+        """This role's completion-token budget (#12: derived from its reply schema, configurable)."""
+        return self._cfg.budget_for(self.role)
+
+    async def _infra(self, e: LLMInfraError) -> LLMInfraError:
+        """Name the endpoint and model, add the fix, tell the pool (the runtime ends the task)."""
+        e.role = e.role or self.role
+        e.url = e.url or self.url
+        e.model = e.model or self.backend.model
+        if not e.fix:
+            e.fix = await infra_fix(e, self.backend)
+        if self.on_infra is not None:
+            try:
+                self.on_infra(e)
+            except Exception:  # noqa: BLE001 - a broken listener must not hide the error
+                pass
+        return e
 
     async def _send(self, messages: Sequence[Message], *, response_format: dict[str, Any] | None,
                     max_tokens: int | None, timeout_s: float | None) -> ChatResult:
@@ -119,12 +142,15 @@ class LLMClient:
             try:
                 res = await self.backend.complete(
                     messages, role=self.role,
-                    max_tokens=max_tokens or self._cfg.max_tokens,
+                    max_tokens=max_tokens or self.budget,
                     temperature=self._cfg.temperature,
                     response_format=response_format, timeout_s=timeout_s,
                 )
                 self._trace(messages, res)
                 return res
+            except LLMInfraError as e:
+                self._trace(messages, None, str(e)[:300])
+                raise await self._infra(e) from None
             except LLMError as e:
                 if not isinstance(e, ResponseFormatRejected):
                     self._trace(messages, None, str(e)[:300])
@@ -139,9 +165,10 @@ class LLMClient:
                 if e.retry_after is not None:
                     delay = min(self._cfg.backoff_max_s, max(delay, e.retry_after))
                 await self._sleep(delay)
-        raise LLMUnavailable(
-            f"{last} — gave up after {attempts} attempt(s); {WHAT_TO_SET}", role=self.role, url=self.url
-        )
+        raise await self._infra(LLMUnavailable(
+            f"{last} — gave up after {attempts} attempt(s); {WHAT_TO_SET}", role=self.role, url=self.url,
+            said=f"{last} (after {attempts} attempt(s))",
+        ))
 
     async def chat(self, messages: Sequence[Message], *, max_tokens: int | None = None,
                    timeout_s: float | None = None) -> ChatResult:
@@ -151,7 +178,8 @@ class LLMClient:
         try:
             res = await self._send(messages, response_format=None, max_tokens=max_tokens, timeout_s=timeout_s)
         except LLMError as e:
-            self._usage(None, ok=False, error=str(e)[:200], latency=time.monotonic() - t0)
+            self._usage(None, ok=False, error=str(e)[:200], latency=time.monotonic() - t0,
+                        failure="infra" if isinstance(e, LLMInfraError) else None)
             raise
         self._usage(res, ok=True)
         return res
@@ -164,25 +192,28 @@ class LLMClient:
         max_tokens: int | None = None,
         timeout_s: float | None = None,
     ) -> T:
-        """A validated `model` instance, or LLMParseError / LLMUnavailable / LLMHTTPError."""
+        """A validated `model` instance, or LLMParseError (the model's output) / LLMInfraError."""
         msgs = _with_schema(messages, model)
         want = "object" if schema_for(model).get("type") == "object" else "any"
         last_text = ""
         for attempt in (1, 2):
             res = await self._negotiated(msgs, model, max_tokens=max_tokens, timeout_s=timeout_s)
             last_text = res.text
+            cut = res.cut or ("length" if res.finish_reason == "length" else None)
             try:
-                if res.finish_reason == "length":
-                    raise JSONExtractError("reply was cut off at max_tokens (finish_reason=length)", truncated=True)
+                if cut is not None:
+                    raise JSONExtractError(f"reply was cut off ({cut})", truncated=True)
                 ex = extract_json(res.text, want=want)
                 value = model.model_validate(ex.value)
             except (JSONExtractError, ValidationError) as e:
                 problem = _describe(e)
-                self._usage(res, ok=attempt == 1, repairs=1, error=problem if attempt == 2 else None)
+                # every unusable reply is a parse failure of this role (#12), the re-ask included
+                self._usage(res, ok=attempt == 1, repairs=1, error=problem if attempt == 2 else None,
+                            failure="output", cut=cut or "invalid")
                 if attempt == 2:
                     raise LLMParseError(
                         f"{self.role}: reply still invalid after a re-ask: {problem}",
-                        raw=last_text, role=self.role, url=self.url,
+                        raw=last_text, role=self.role, url=self.url, cut=cut or "invalid",
                     ) from e
                 shown = res.text if len(res.text) <= 1200 else res.text[:600] + " … " + res.text[-400:]
                 msgs = [
@@ -191,7 +222,7 @@ class LLMClient:
                     {"role": "user", "content": (
                         f"That reply was not valid: {problem}. Answer again with exactly one JSON "
                         "object that matches the schema, with no other text."
-                        + (" Keep it short." if res.finish_reason == "length" else "")
+                        + (" Keep it short." if cut is not None else "")
                     )},
                 ]
                 continue
@@ -211,8 +242,31 @@ class LLMClient:
             except ResponseFormatRejected:
                 continue  # the server refused this dialect: try the next one, remember the outcome
             except LLMError as e:
-                self._usage(None, ok=False, error=str(e)[:200], latency=time.monotonic() - t0)
+                self._usage(None, ok=False, error=str(e)[:200], latency=time.monotonic() - t0,
+                            failure="infra" if isinstance(e, LLMInfraError) else None)
                 raise
             self.backend.format_mode = mode
             return res
         raise AssertionError("prompt mode sends no response_format and cannot be rejected")  # pragma: no cover
+
+
+async def infra_fix(e: LLMInfraError, backend: ChatBackend) -> str:
+    """The fix for an endpoint failure; a missing model lists what the server has (#12)."""
+    status = getattr(e, "status", 0)
+    said = f"{e} {e.said}".lower()
+    if status in (401, 403):
+        return "set a valid key in AGENTUI_API_KEY or [llm] api_key"
+    if status == 404 or "model" in said and ("not found" in said or "not exist" in said):
+        try:
+            models = await backend.list_models(timeout_s=3.0)
+        except Exception:  # noqa: BLE001 - the fix is best-effort
+            models = []
+        have = f"; the server has: {', '.join(models[:8])}" if models else ""
+        model = e.model or backend.model or "<model>"
+        return (f"pull the model (Ollama: `ollama pull {model}`) or set AGENTUI_MODEL to one the "
+                f"server has{have}")
+    if "refused" in said or "connect" in said:
+        return f"start the server at {e.url or backend.url}, or {WHAT_TO_SET}"
+    if "timeout" in said or "did not answer" in said or "no answer" in said:
+        return "the server is overloaded or stuck: check its log, or use a smaller model"
+    return f"check the server's log; {WHAT_TO_SET}"

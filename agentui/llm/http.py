@@ -14,8 +14,8 @@ import httpx
 from agentui.config import LLMConfig
 from agentui.llm.base import (
     ChatResult,
-    LLMError,
     LLMHTTPError,
+    LLMNotOpenAI,
     LLMUnavailable,
     Message,
     ResponseFormatRejected,
@@ -93,9 +93,7 @@ class HttpBackend:
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as e:
             raise Retryable(f"cannot connect to {self.url} ({type(e).__name__}: {e})") from e
         except httpx.TimeoutException as e:
-            raise LLMUnavailable(
-                f"{self.url} did not answer within {timeout.read:.0f} s", role=role, url=self.url
-            ) from e
+            raise Retryable(f"no answer within {timeout.read:g} s (timeout)") from e
         except httpx.HTTPError as e:
             raise Retryable(f"HTTP error talking to {self.url}: {e}") from e
         latency = time.monotonic() - t0
@@ -111,7 +109,8 @@ class HttpBackend:
             hint = " (check AGENTUI_API_KEY)" if r.status_code in (401, 403) else ""
             raise LLMHTTPError(
                 f"HTTP {r.status_code} from {self.url}{hint}: {text[:300]}",
-                status=r.status_code, body=text, role=role, url=self.url,
+                status=r.status_code, body=text, role=role, url=self.url, model=self.model,
+                said=f"HTTP {r.status_code} {_said(text)}",
             )
         try:
             data = r.json()
@@ -129,9 +128,10 @@ class HttpBackend:
                 model=str(data.get("model") or self.model),
             )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
-            raise LLMError(
+            raise LLMNotOpenAI(
                 f"{self.url} sent a reply that is not an OpenAI chat completion: {text[:200]!r}",
-                role=role, url=self.url,
+                role=role, url=self.url, model=self.model, said=f"not a chat completion: {_said(text)}",
+                fix="point AGENTUI_BASE_URL at an OpenAI-compatible /v1 endpoint",
             ) from e
 
     async def list_models(self, *, timeout_s: float) -> list[str]:
@@ -151,6 +151,18 @@ class HttpBackend:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def _said(body: str) -> str:
+    """What the server said, short: the `error.message` of a JSON error body, else the text."""
+    try:
+        data = json.loads(body)
+        err = data.get("error", data) if isinstance(data, dict) else data
+        msg = err.get("message") or err.get("detail") or err if isinstance(err, dict) else err
+        text = msg if isinstance(msg, str) else json.dumps(msg, ensure_ascii=False)
+    except (ValueError, AttributeError):
+        text = body
+    return " ".join(text.split())[:200]
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -17,14 +17,29 @@ from agentui.llm.base import (
     ChatBackend,
     LLMError,
     LLMHTTPError,
+    LLMInfraError,
     LLMNotConfigured,
+    LLMUnavailable,
     Retryable,
     RoleUsage,
 )
-from agentui.llm.client import LLMClient, UsageSink
+from agentui.llm.client import LLMClient, UsageSink, infra_fix
 from agentui.llm.http import HttpBackend, normalise_base_url
 
 ROLE_TIERS = ("perceiver", "planner", "executor", "agent_validator", "meta_validator", "dreamer")
+
+
+@dataclass
+class EndpointHealth:
+    url: str
+    model: str = ""
+    state: str = "unknown"  # unknown | ok | down
+    message: str = ""
+    since: float = 0.0
+
+
+# passing preflights, per process: (url, model, completion) → result (#12)
+_PREFLIGHT_OK: dict[tuple[str, str, bool], PreflightResult] = {}
 
 
 @dataclass
@@ -88,13 +103,39 @@ class LLMPool:
         self.usage_by_role: dict[str, RoleUsage] = {}
         self.on_usage = on_usage  # called after the pool's own accounting (the runtime sets it)
         self.tracer: Callable[[dict[str, Any]], None] | None = None
+        # told of every endpoint failure (the runtime ends the task: #12)
+        self.on_infra_failure: Callable[[LLMInfraError], None] | None = None
+        self.health: dict[str, EndpointHealth] = {}
         self._backends: dict[tuple[str, str, str], ChatBackend] = {}
         self._clients: dict[str, LLMClient] = {}
 
-    def _record(self, u: LLMUsage) -> None:
+    def _record(self, u: LLMUsage, b: ChatBackend | None = None) -> None:
         self.usage_by_role.setdefault(u.role.value, RoleUsage()).add(u)
+        if b is not None and u.failure != "infra" and (u.ok or u.failure == "output"):
+            self._mark(b, "ok", "")  # the endpoint answered, whatever the reply was worth
         if self.on_usage is not None:
             self.on_usage(u)
+
+    def _mark(self, b: ChatBackend, state: str, message: str) -> None:
+        h = self.health.get(b.url)
+        if h is None or h.state != state or h.message != message:
+            self.health[b.url] = EndpointHealth(url=b.url, model=b.model, state=state, message=message,
+                                                since=time.time())
+
+    def _infra(self, b: ChatBackend, e: LLMInfraError) -> None:
+        self._mark(b, "down", e.describe())
+        if self.on_infra_failure is not None:
+            self.on_infra_failure(e)
+
+    def health_report(self) -> list[dict[str, Any]]:
+        """Per endpoint: state ("unknown" until a preflight or call, "ok", "down") and the message
+        naming endpoint, model, what the server said and the fix — what the TUI header shows."""
+        out = []
+        for b in self.endpoints():
+            h = self.health.get(b.url) or EndpointHealth(url=b.url, model=b.model)
+            out.append({"url": h.url, "model": b.model or h.model, "state": h.state,
+                        "message": h.message, "since": h.since})
+        return out
 
     def _backend_for(self, role: str) -> ChatBackend:
         if self._fixed is not None:
@@ -117,8 +158,10 @@ class LLMPool:
         name = str(role)
         tier_role = name if name in ROLE_TIERS else "planner"
         if name not in self._clients:
-            c = LLMClient(self._backend_for(tier_role), name, self.config.llm, on_usage=self._record)
+            b = self._backend_for(tier_role)
+            c = LLMClient(b, name, self.config.llm, on_usage=lambda u, b=b: self._record(u, b))
             c.tracer = lambda rec: self.tracer(rec) if self.tracer else None
+            c.on_infra = lambda e, b=b: self._infra(b, e)
             self._clients[name] = c
         return self._clients[name]
 
@@ -130,10 +173,18 @@ class LLMPool:
         return list(self._backends.values())
 
     async def preflight(self, *, timeout_s: float = 10.0, completion: bool = True) -> list[PreflightResult]:
-        """Does every endpoint answer? Model list + one tiny completion, all within `timeout_s`."""
+        """Does every endpoint answer? Model list + one tiny real completion on the configured model,
+        all within `timeout_s`; a pass is cached per process (#12: `doctor` and `run` share it)."""
         out = []
         for b in self.endpoints():
-            out.append(await preflight_backend(b, timeout_s=timeout_s, completion=completion))
+            key = (b.url, b.model, completion)
+            r = _PREFLIGHT_OK.get(key)
+            if r is None:
+                r = await preflight_backend(b, timeout_s=timeout_s, completion=completion)
+                if r.ok:
+                    _PREFLIGHT_OK[key] = r
+            self._mark(b, "ok" if r.ok else "down", r.error)
+            out.append(r)
         return out
 
     def totals(self) -> dict[str, Any]:
@@ -143,6 +194,8 @@ class LLMPool:
             "prompt_tokens": sum(x.prompt_tokens for x in u),
             "completion_tokens": sum(x.completion_tokens for x in u),
             "parse_repairs": sum(x.parse_repairs for x in u),
+            "parse_failures": sum(x.parse_failures for x in u),
+            "runaways_cut": sum(x.runaways_cut for x in u),
             "by_role": {k: v.as_dict() for k, v in sorted(self.usage_by_role.items())},
         }
 
@@ -177,9 +230,17 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
                 res.reply = c.text.strip()[:40]
             res.ok = True
     except TimeoutError:
-        res.error = f"{b.url} did not answer within {timeout_s:.0f} s; {WHAT_TO_SET}"
+        res.error = LLMUnavailable(
+            "", url=b.url, model=b.model,
+            said=f"no tiny completion within {timeout_s:.0f} s (busy with another generation, or too slow)",
+            fix="wait for the server to finish, check its log, or use a smaller model").describe()
     except Retryable as e:
-        res.error = f"{e}; {WHAT_TO_SET}"
+        res.error = LLMUnavailable("", url=b.url, model=b.model, said=str(e),
+                                   fix=f"start the server, or {WHAT_TO_SET}").describe()
+    except LLMInfraError as e:
+        e.url, e.model = e.url or b.url, e.model or b.model
+        e.fix = e.fix or await infra_fix(e, b)
+        res.error = e.describe()
     except LLMError as e:
         res.error = f"{e}" if "AGENTUI_" in str(e) else f"{e}; {WHAT_TO_SET}"
     res.latency_s = time.monotonic() - t0

@@ -34,6 +34,7 @@ from agentui.contracts import (
     ToolCallRecord,
     Verdict,
 )
+from agentui.llm.base import LLMInfraError
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
 from agentui.roles.loss import NOT_RUN
@@ -160,6 +161,8 @@ class AgentValidator(RoleBase):
         ]
         try:
             j = await self.ctx.llm("agent_validator").structured(messages, Judgement)
+        except LLMInfraError:
+            raise  # the endpoint failed, not this role: the runtime ends the task (#12)
         except Exception as e:  # noqa: BLE001 - cannot validate → not accepted, and said why
             return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
                                      failure_class=FailureClass.ENVIRONMENTAL,

@@ -22,6 +22,7 @@ from agentui.clock import Clock, SystemClock
 from agentui.config import Config
 from agentui.contracts import Contract, Envelope, Role
 from agentui.ids import IdFactory, UuidIds
+from agentui.llm.base import LLMInfraError
 
 log = logging.getLogger("agentui.roles")
 
@@ -119,6 +120,9 @@ class RoleBase:
             raise
         except BusClosed:
             pass
+        except LLMInfraError as e:  # the runtime has ended the task (#12): no role fallback, no replan
+            self.ctx.log(env.task_id, {"kind": "role_infra_failure", "role": self.role.value, "on": env.type,
+                                       "error": str(e)[:300]})
         except Exception as e:  # noqa: BLE001 - a role error must surface, never hang the task
             log.exception("%s failed on %s", self.role.value, env.type)
             self.ctx.log(env.task_id, {"kind": "role_error", "role": self.role.value, "on": env.type,

@@ -38,6 +38,7 @@ from agentui.contracts import (
     ToolCallRecord,
     canonical_json,
 )
+from agentui.llm.base import LLMInfraError
 from agentui.roles.base import RoleBase, RoleContext
 
 SKIPPED = "skipped: an earlier step of this plan failed"
@@ -213,6 +214,8 @@ class Executor(RoleBase):
         for _step in range(cfg.pipeline.executor_max_steps):
             try:
                 act = await llm.structured(messages, Action)
+            except LLMInfraError:
+                raise  # the endpoint failed, not this role: the runtime ends the task (#12)
             except Exception as e:  # noqa: BLE001 - the executor's LLM failing is an honest failure
                 return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
                                        output=None, tool_calls=calls,

@@ -43,6 +43,7 @@ class _TaskState:
     directives: int = 0  # PlanDirectives issued (FinalResult.replans)
     tried_targets: list[str] = field(default_factory=list)  # accumulates across rounds
     last_matched: dict[str, Any] = field(default_factory=dict)  # subtask intent → output
+    last_directive: PlanDirective | None = None  # re-sent after a model-output failure (#12)
 
 
 def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
@@ -136,7 +137,39 @@ class GGS(RoleBase):
         await self._write(tid, [self._megram("accept", intent_space(p.intent or p.summary), ENV_LOCAL, content)])
         await self.publish(Role.USER, final, tid)
 
+    async def _model_output(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
+        """The model's replies were unusable (#12): no evidence about the approach, so the same
+        directive again (no new blocks, no Megram), until the replan budget says stop."""
+        st.requests += 1
+        D, P = 1.0, 0.0
+        Om = L.resource_cost(st.requests, req.elapsed_ms, self.cfg)
+        sig = L.signals(D, P, Om, st.L_prev, self.cfg)
+        if Om >= self.cfg.theta or st.directives >= self.cfg.max_replans:
+            self._state.pop(tid, None)
+            await self.publish(Role.USER, FinalResult(
+                task_id=tid, summary=f"Abandoned: the model's replies could not be used. {req.gap_summary}",
+                loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives, prev_directive=st.prev,
+                directive=TerminalDirective.ABANDON, partial_result=dict(st.last_matched) or None,
+                next_moves=["Use a larger or better instruction-following model (AGENTUI_MODEL)",
+                            "Raise this role's budget in [llm.budgets]", "Retry the task"]), tid)
+            return
+        st.directives += 1
+        why = f"The previous reply could not be parsed; keep the approach, answer shorter. {req.gap_summary[:300]}"
+        if st.last_directive is not None:  # the same directive, blocks included
+            directive = st.last_directive.model_copy(update={
+                "round": st.directives, "budget_pressure": round(Om, 6), "rationale": why})
+        else:
+            directive = PlanDirective(
+                task_id=tid, loss=sig.loss(), prev_directive=st.prev, directive=ActionDirective.REFINE,
+                failed_criterion="a parseable plan", failure_class=DirectiveFailureClass.ENVIRONMENTAL,
+                budget_pressure=round(Om, 6), grad_l=round(sig.grad_l, 6), urgency=Urgency.NORMAL,
+                rationale=why, round=st.directives)
+        await self.publish(Role.PLANNER, directive, tid)
+
     async def _replan(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
+        if req.reason == "model_output":
+            await self._model_output(tid, st, req)
+            return
         from agentui.memory.tags import (
             ENV_LOCAL,
             intent_space,
@@ -229,6 +262,7 @@ class GGS(RoleBase):
             megrams.append(self._megram(state.value, tool_space(tool), path_entity(target),
                                         f"{state.value}: {tool} on {target} failed while: {req.intent}"))
         await self._write(tid, megrams)
+        st.last_directive = directive
         await self.publish(Role.PLANNER, directive, tid)
 
     def _rationale(self, state: MacroState, sig: L.Signals, urg: Urgency, req: ReplanRequest,

@@ -32,6 +32,7 @@ from agentui.contracts import (
     SubTaskOutcome,
     Verdict,
 )
+from agentui.llm.base import LLMInfraError
 from agentui.roles.base import RoleBase, RoleContext
 
 SYSTEM = (
@@ -179,13 +180,15 @@ class MetaValidator(RoleBase):
 
     async def _planner_failed(self, tid: str, m: DispatchManifest) -> None:
         why = m.planner_error or "the planner produced no subtasks"
+        output = m.planner_error_kind == "model_output"  # the model's output, not the approach (#12)
         await self.publish(Role.GGS, ReplanRequest(
             task_id=tid, intent=m.task_spec.intent if m.task_spec else "",
             gap_summary=f"no plan: {why}"[:600], elapsed_ms=self._elapsed_ms(tid),
             task_criteria_verdicts=[CriterionVerdict(
-                criterion="a valid plan exists", verdict=Verdict.FAIL, failure_class=FailureClass.LOGICAL,
+                criterion="a valid plan exists", verdict=Verdict.FAIL,
+                failure_class=FailureClass.ENVIRONMENTAL if output else FailureClass.LOGICAL,
                 evidence=why[:300])],
-            reason="gate"), tid)
+            reason="model_output" if output else "gate"), tid)
 
     async def _maybe_complete(self, tid: str, fi: _FanIn) -> None:
         if fi.done or any(s not in fi.outcomes for s in fi.manifest.subtask_ids):
@@ -222,6 +225,8 @@ class MetaValidator(RoleBase):
         ]
         try:
             out = await self.ctx.llm("meta_validator").structured(messages, MergeOut)
+        except LLMInfraError:
+            raise  # the endpoint failed, not this role: the runtime ends the task (#12)
         except Exception as e:  # noqa: BLE001 - R4b failure → ReplanRequest, never silence
             await self.publish(Role.GGS, ReplanRequest(
                 task_id=tid, intent=self._intent(fi),

@@ -25,6 +25,7 @@ from agentui.contracts import (
     TaskSpec,
     UserInput,
 )
+from agentui.llm.base import LLMInfraError
 from agentui.roles.base import RoleBase, RoleContext
 
 _GREETING = re.compile(
@@ -98,6 +99,8 @@ class Perceiver(RoleBase):
         for rnd in range(1, max_rounds + 2):
             try:
                 out = await self.ctx.llm("perceiver").structured(self._messages(u, answers), PerceiverOut)
+            except LLMInfraError:
+                raise  # the endpoint failed, not this role: the runtime ends the task (#12)
             except Exception as e:  # noqa: BLE001 - R1 down: carry the user's words through untouched
                 self.ctx.log(tid, {"kind": "perceiver_fallback", "error": str(e)[:300]})
                 out = None

@@ -29,6 +29,7 @@ from agentui.contracts import (
     SubTask,
     TaskSpec,
 )
+from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles.base import RoleBase, RoleContext
 
 
@@ -170,8 +171,11 @@ class Planner(RoleBase):
             return []
         return [s["name"] for s in reg.specs(exclude=blocked)]
 
-    def _messages(self, st: _Task, must_not: list[str], prefer: list[str], problem: str | None) -> list[dict[str, str]]:
+    def _messages(self, st: _Task, must_not: list[str], prefer: list[str], problem: str | None,
+                  *, short: bool = False) -> list[dict[str, str]]:
         spec = st.spec
+        if short:  # after an unusable reply: no example, no memory advice (#12)
+            prefer = []
         tools = self._tool_names(st.blocked_tools)
         lines = [f"Workspace: {self.ctx.workspace}", f"Tools: {', '.join(tools)}",
                  f"Request (verbatim): {spec.raw_input}", f"Intent: {spec.intent}"]
@@ -192,7 +196,8 @@ class Planner(RoleBase):
                 lines.append(f"Previous plan: {prev}")
         if problem:
             lines.append(f"Your previous plan was rejected: {problem}. Produce a corrected plan.")
-        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+        system = SYSTEM.split("\nExample")[0] + " One subtask if you can." if short else SYSTEM
+        return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
 
     def validate(self, plan: PlanOut, st: _Task) -> str | None:
         """The code plan validator. Returns the problem, or None if the plan is acceptable."""
@@ -222,9 +227,25 @@ class Planner(RoleBase):
         must_not, prefer = await self.calibrate(spec)
         problem: str | None = None
         plan: PlanOut | None = None
+        output_failures = 0
+        llm = self.ctx.llm("planner")
         for _attempt in range(self.ctx.config.pipeline.plan_reasks + 1):
+            # after an unusable reply: the same directive, a tighter budget and a shorter prompt (#12)
+            short = output_failures > 0
+            budget = max(128, llm.budget * 2 // 3) if short else None
             try:
-                cand = await self.ctx.llm("planner").structured(self._messages(st, must_not, prefer, problem), PlanOut)
+                cand = await llm.structured(self._messages(st, must_not, prefer, problem, short=short),
+                                            PlanOut, max_tokens=budget)
+            except LLMInfraError:
+                raise  # the endpoint failed, not the plan: the runtime ends the task (#12)
+            except LLMOutputError as e:
+                output_failures += 1
+                problem = None
+                self.ctx.log(tid, {"kind": "plan_output_failure", "round": st.round, "cut": e.cut,
+                                   "error": str(e)[:300]})
+                if output_failures >= 2:
+                    break
+                continue
             except Exception as e:  # noqa: BLE001 - an LLM failure is a planner failure GGS must see
                 problem = f"planner LLM failed: {e}"
                 break
@@ -235,9 +256,12 @@ class Planner(RoleBase):
                 plan = cand
                 break
         if plan is None:
+            kind = "model_output" if problem is None and output_failures else "plan"
+            if kind == "model_output":
+                problem = f"the model's replies could not be parsed ({output_failures} in a row)"
             await self.publish(Role.META_VALIDATOR, DispatchManifest(
                 task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),
-                round=st.round, planner_error=problem or "no valid plan"), tid)
+                round=st.round, planner_error=problem or "no valid plan", planner_error_kind=kind), tid)
             return
         st.last_plan = plan
         subtasks = []

@@ -25,6 +25,7 @@ from typing import Any
 FAULTS = (
     "garbage", "truncated", "think", "fenced", "prose", "concatenated", "empty",
     "http500", "http429", "http400", "slow", "hang", "length", "not_openai", "drop",
+    "http401", "model_not_found",
 )
 
 
@@ -78,6 +79,11 @@ class Reply:
             return cls(content=body[: max(1, len(body) // 2)], finish_reason="length", kind=kind, **kw)
         if kind == "http500":
             return cls(status=500, kind=kind, content="internal error", **kw)
+        if kind == "http401":
+            return cls(status=401, kind=kind, content='{"error":{"message":"Invalid API key"}}', **kw)
+        if kind == "model_not_found":  # what Ollama says for a model that was never pulled
+            return cls(status=404, kind=kind, **kw,
+                       content='{"error":{"message":"model \\"qwen2.5-coder:1.5b\\" not found, try pulling it first"}}')
         if kind == "http400":
             return cls(status=400, kind=kind, content='{"error":"bad request"}', **kw)
         if kind == "http429":

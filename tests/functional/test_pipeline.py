@@ -267,7 +267,9 @@ async def test_meta_validator_parse_failure_becomes_replan_request(fakellm, tmp_
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
-async def test_role_llm_down_mid_task_ends_in_abandon_not_a_hang(fakellm, tmp_path):
+async def test_role_llm_down_mid_task_ends_with_the_infra_outcome_not_a_hang(fakellm, tmp_path):
+    """An endpoint failing mid-task (5xx after retries) ends the task as an endpoint failure (#12):
+    no FinalResult from GGS, no replan, no Megram, the message names the endpoint."""
     (tmp_path / "ws").mkdir()
     fakellm.script("perceiver", [perceive("do it")])
     fakellm.responder("planner", lambda _r: plan(["done"], sub("do it", "it is done")))
@@ -275,10 +277,10 @@ async def test_role_llm_down_mid_task_ends_in_abandon_not_a_hang(fakellm, tmp_pa
     t0 = time.monotonic()
     r = await run_task(fakellm, tmp_path, "do it", ggs={"max_replans": 1, "time_budget_ms": 10**9})
     assert time.monotonic() - t0 < 20
-    f = r.final
-    assert f.directive.value == "abandon"
-    results = r.of("ExecutionResult")
-    assert all("executor LLM unavailable" in (x.infeasible_reason or "") for x in results)
+    assert r.end.final is None and r.end.infra is not None
+    assert r.end.infra["endpoint"] == fakellm.base_url and "HTTP 500" in r.end.infra["said"]
+    assert not r.of("PlanDirective") and not r.of("Megram") and not r.of("FinalResult")
+    assert len(fakellm.calls("planner")) == 1
     assert r.stats["by_role"]["executor"]["errors"] >= 1
 
 
@@ -406,13 +408,23 @@ async def test_empty_clarification_answer_proceeds(fakellm, tmp_path):
     assert r.final.directive.value == "accept"
 
 
-async def test_perceiver_down_carries_raw_text(fakellm, tmp_path):
+async def test_perceiver_unusable_reply_carries_raw_text(fakellm, tmp_path):
+    happy(fakellm)
+    fakellm._scripts["perceiver"].clear()
+    fakellm.script("perceiver", [Reply.fault("garbage"), Reply.fault("garbage")])
+    r = await run_task(fakellm, tmp_path, "how many txt files?", **FAST)
+    assert r.of("TaskSpec")[0].intent == "how many txt files?"
+    assert r.final.directive.value == "accept"
+    assert r.stats["by_role"]["perceiver"]["parse_failures"] == 2
+
+
+async def test_perceiver_endpoint_down_ends_the_task_as_an_endpoint_failure(fakellm, tmp_path):
+    """v0.7 §R1's pass-through is for an unusable reply; a failing endpoint ends the task (#12)."""
     happy(fakellm)
     fakellm._scripts["perceiver"].clear()
     fakellm.script("perceiver", [Reply.fault("http500")])
     r = await run_task(fakellm, tmp_path, "how many txt files?", **FAST)
-    assert r.of("TaskSpec")[0].intent == "how many txt files?"
-    assert r.final.directive.value == "accept"
+    assert r.end.infra is not None and not r.of("TaskSpec") and not fakellm.calls("planner")
 
 
 async def test_denied_confirmation_is_an_environmental_failure(fakellm, tmp_path):

@@ -1,0 +1,125 @@
+"""Endpoint failures are not task failures (#12): `agentui run` as a user runs it, against the fake
+server failing in each way mid-task — exit 2, one message naming endpoint, model, what the server
+said and the fix; no replan, no Megram, no audit thrashing."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tests.fakellm import Reply
+from tests.functional.pipeline import perceive, plan, sub
+
+
+def _run(args, env, timeout=60):
+    return subprocess.run([sys.executable, "-m", "agentui.cli", "run", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def _config(tmp_path, **llm):
+    base = {"max_retries": 1, "backoff_base_s": 0.01, "backoff_max_s": 0.02, "read_timeout_s": 1.0,
+            "connect_timeout_s": 1.0, **llm}
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[llm]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in base.items()))
+    return cfg
+
+
+def _recorded_types(data, tid):
+    rec = data / "recordings" / f"{tid}.bus.jsonl"
+    return [json.loads(line)["type"] for line in rec.read_text().splitlines()] if rec.is_file() else []
+
+
+def _audit_kinds(data):
+    out = []
+    for f in (data / "audit").glob("*.jsonl") if (data / "audit").is_dir() else []:
+        out += [json.loads(line).get("kind") for line in f.read_text().splitlines() if line.strip()]
+    return out
+
+
+FAULTS = {
+    "refused_or_reset": ("drop", "fix: start the server"),
+    "timeout_after_retries": ("hang", "no answer"),
+    "unauthorized": ("http401", "AGENTUI_API_KEY"),
+    "model_not_found": ("model_not_found", "ollama pull"),
+    "server_error_after_retries": ("http500", "HTTP 500"),
+    "not_openai": ("not_openai", "OpenAI-compatible"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_endpoint_failure_mid_task_is_its_own_outcome(fakellm, tmp_path, name):
+    fault, expect = FAULTS[name]
+    fakellm.script("perceiver", [perceive("count files")])
+    fakellm.responder("planner", lambda _r: Reply.fault(fault, delay_s=5.0) if fault == "hang"
+                      else Reply.fault(fault))
+    data = tmp_path / "d"
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "AGENTUI_MODEL": "qwen2.5-coder:1.5b"}
+    r = _run(["--json", "--yes", "--config", str(_config(tmp_path)), "--workspace", str(tmp_path),
+              "--data-dir", str(data), "count the files here"], env)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, r.stderr
+    msg = lines[0]
+    assert fakellm.base_url in msg and "qwen2.5-coder:1.5b" in msg and expect in msg, msg
+    doc = json.loads(r.stdout)
+    assert doc["final"] is None and doc["infra_failure"]["endpoint"] == fakellm.base_url
+    if fault == "model_not_found":
+        assert "not found, try pulling it first" in doc["infra_failure"]["said"]
+        assert "fake-model" in doc["infra_failure"]["fix"]  # the models the server does have
+    types = _recorded_types(data, doc["task_id"])
+    assert "TaskSpec" in types  # it did get as far as the planner
+    assert not {"PlanDirective", "Megram", "FinalResult", "DispatchManifest"} & set(types), types
+    assert "ggs_thrashing" not in _audit_kinds(data)
+    # one logical planner call (its retries included): no replan, no re-plan attempt
+    assert len(fakellm.calls("planner")) == (2 if fault in ("drop", "hang", "http500") else 1)
+
+
+def test_preflight_is_a_real_completion_on_the_configured_model(fakellm, tmp_path):
+    """/v1/models answers but the model was never pulled: the preflight's tiny completion catches
+    it before the task starts (exit 2, `ollama pull`), not as a planning failure."""
+    fakellm.responder("runtime", lambda _r: Reply.fault("model_not_found"))
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "AGENTUI_MODEL": "qwen2.5-coder:1.5b"}
+    r = _run(["--json", "--config", str(_config(tmp_path)), "--workspace", str(tmp_path),
+              "--data-dir", str(tmp_path / "d"), "count the files here"], env)
+    assert r.returncode == 2, r.stderr
+    assert "ollama pull qwen2.5-coder:1.5b" in r.stderr and "fake-model" in r.stderr, r.stderr
+    assert not fakellm.calls("perceiver")
+
+
+def test_refused_endpoint_fails_preflight_with_the_fix(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "AGENTUI_BASE_URL": f"http://127.0.0.1:{port}/v1", "AGENTUI_MODEL": "m"}
+    r = _run(["--json", "--config", str(_config(tmp_path)), "--workspace", str(tmp_path),
+              "--data-dir", str(tmp_path / "d"), "x"], env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"127.0.0.1:{port}" in r.stderr and "fix:" in r.stderr, r.stderr
+
+
+async def test_unparseable_plan_is_a_model_output_failure_not_break_symmetry(fakellm, tmp_path):
+    """A planner reply cut off at max_tokens is the model's output failing: the planner retries
+    the same directive with a tighter budget and a shorter prompt; it is counted as a parse
+    failure; GGS never orders break_symmetry / change_approach for it and writes no Megram."""
+    from tests.functional.pipeline import run_task
+
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("x")])
+    fakellm.responder("planner", lambda _r: Reply.fault("length", {"task_criteria": ["a" * 200]}))
+    r = await run_task(fakellm, tmp_path, "x", ggs={"max_replans": 2, "time_budget_ms": 10**9},
+                       pipeline={"plan_reasks": 2})
+    assert r.final.directive.value == "abandon" and "could not be used" in r.final.summary
+    directives = r.of("PlanDirective")
+    assert directives and all(d.directive.value == "refine" and not d.blocked_tools for d in directives)
+    assert not r.of("Megram")
+    assert r.stats["parse_failures"] >= 4 and r.stats["by_role"]["planner"]["parse_failures"] >= 4
+    budgets = [c["max_tokens"] for c in fakellm.calls("planner")]
+    assert min(budgets) < max(budgets)  # the retry asked for less
+    systems = [c["messages"][0]["content"] for c in fakellm.calls("planner")]
+    assert any("Example" not in s for s in systems) and any("Example" in s for s in systems)
