@@ -20,6 +20,8 @@ from pydantic import BaseModel, Field
 
 from agentui.contracts import (
     CorrectionSignal,
+    Criterion,
+    CriterionMode,
     CriterionVerdict,
     Envelope,
     ExecutionResult,
@@ -35,6 +37,7 @@ from agentui.contracts import (
     Verdict,
 )
 from agentui.llm.base import LLMInfraError
+from agentui.roles import grounding as G
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
 from agentui.roles.loss import NOT_RUN
@@ -50,14 +53,19 @@ ENV_PATTERNS = re.compile(
 SYSTEM = (
     "You are the Agent-Validator. Judge whether the executor's result meets each success criterion, "
     "using only the evidence shown (its output and tool results). Be strict: an empty, vague or "
-    "invented result fails. For each criterion give verdict pass or fail; for a fail give "
-    "failure_class \"environmental\" if the environment blocked it (missing file, permission, "
-    "network, tool unavailable) or \"logical\" if the approach or answer was wrong, the evidence "
-    "(quote the relevant output), and what_to_do next."
+    "invented result fails. For each criterion give verdict pass or fail. For a pass, evidence must "
+    "quote the exact text of a tool result that proves it (the executor's own words prove nothing). "
+    "For a fail give failure_class \"environmental\" if the environment blocked it (missing file, "
+    "permission, network, tool unavailable) or \"logical\" if the approach or answer was wrong, the "
+    "evidence, and what_to_do next.\n"
+    'Example: {"verdicts": [{"criterion": "the line count is reported", "verdict": "pass", '
+    '"evidence": "3 notes.txt"}, {"criterion": "the count is for docs/", "verdict": "fail", '
+    '"failure_class": "logical", "evidence": "ran in the wrong folder", "what_to_do": "run wc in docs/"}]}'
 )
 
 
 class CriterionJudgement(BaseModel):
+    criterion: str = ""  # echoed by the model; verdicts are matched by it, then by order
     verdict: Literal["pass", "fail"]
     failure_class: Literal["logical", "environmental"] | None = None
     evidence: str = ""
@@ -79,6 +87,25 @@ def environmental_evidence(calls: list[ToolCallRecord], extra: str = "") -> str 
     if extra and ENV_PATTERNS.search(extra):
         return extra.strip()[:300]
     return None
+
+
+def match_verdicts(criteria: list[str], verdicts: list[CriterionJudgement]) -> list[CriterionJudgement | None]:
+    """Each criterion's verdict: the one that names it (normalised text), else the next unclaimed
+    one in order (v0.6 §R4a; small models reorder or skip)."""
+    out: list[CriterionJudgement | None] = [None] * len(criteria)
+    used: set[int] = set()
+    keys = [G.norm(c) for c in criteria]
+    for i, k in enumerate(keys):
+        for j, v in enumerate(verdicts):
+            if j not in used and v.criterion and G.norm(v.criterion) == k:
+                out[i] = v
+                used.add(j)
+                break
+    free = [j for j, v in enumerate(verdicts) if j not in used and not (v.criterion and G.norm(v.criterion) in keys)]
+    for i in range(len(criteria)):
+        if out[i] is None and free:
+            out[i] = verdicts[free.pop(0)]
+    return out
 
 
 def unresolved_denial(calls: list[ToolCallRecord]) -> ToolCallRecord | None:
@@ -109,6 +136,25 @@ def _evidence_text(r: ExecutionResult, budget: int = 2400) -> str:
 class _Sub:
     subtask: SubTask
     trajectory: list[GapAttempt] = field(default_factory=list)
+
+
+def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: list[ToolCallRecord]
+                  ) -> CriterionJudgement:
+    """A model's `pass`, kept only if code can ground it (issue #13): a criterion asking for a value
+    needs one in the output; a verifiable one needs evidence found in what the tools returned."""
+    why = G.missing_value(c.criterion, output, G.tool_text(calls))
+    if why is not None:
+        return CriterionJudgement(verdict="fail", failure_class="logical", evidence=f"not met: {why}",
+                                  what_to_do="report the actual value the tools showed in the output")
+    wants_number = G.asks_for(c.criterion) == "number"
+    if c.mode == CriterionMode.VERIFIABLE and not G.grounded(v.evidence, output, calls, wants_number=wants_number):
+        quoted = (v.evidence or "").strip()[:120]
+        return CriterionJudgement(
+            verdict="fail", failure_class="logical",
+            evidence=(f"not grounded: {quoted!r} is not in any tool output" if quoted else
+                      "not grounded: no tool output shows it"),
+            what_to_do="run a tool whose output shows the result, and report exactly what it printed")
+    return v
 
 
 class AgentValidator(RoleBase):
@@ -168,9 +214,12 @@ class AgentValidator(RoleBase):
                                      failure_class=FailureClass.ENVIRONMENTAL,
                                      evidence=f"validator unavailable: {e}"[:500]) for c in crits]
         out = []
-        for i, c in enumerate(crits):
-            v = j.verdicts[i] if i < len(j.verdicts) else CriterionJudgement(
-                verdict="fail", failure_class="logical", evidence="the validator gave no verdict for this criterion")
+        for c, v in zip(crits, match_verdicts([c.criterion for c in crits], j.verdicts), strict=True):
+            if v is None:
+                v = CriterionJudgement(verdict="fail", failure_class="logical",
+                                       evidence="the validator gave no verdict for this criterion")
+            if v.verdict == "pass":
+                v = _checked_pass(c, v, r.output, r.tool_calls)
             if v.verdict == "pass":
                 out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                             evidence=v.evidence[:500]))

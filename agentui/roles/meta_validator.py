@@ -33,6 +33,7 @@ from agentui.contracts import (
     Verdict,
 )
 from agentui.llm.base import LLMInfraError
+from agentui.roles import grounding as G
 from agentui.roles.base import RoleBase, RoleContext
 
 SYSTEM = (
@@ -236,9 +237,19 @@ class MetaValidator(RoleBase):
                 reason="meta_validator_error"), tid)
             return
         verdicts = []
+        merged_text = out.merged_output if out.merged_output not in (None, "", [], {}) else \
+            " ".join(str(o.output) for o in outcomes)
+        hay = G.tool_text(c for o in outcomes for c in o.tool_calls)
         for i, c in enumerate(crits):
             v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(
                 verdict="fail", failure_class="logical", evidence="no verdict given (rejected by default)")
+            if v.verdict == "pass":
+                # a task that asks for a value cannot pass on a result holding none (issue #13)
+                why = G.missing_value(c.criterion, merged_text, hay) or (
+                    G.missing_value(spec.raw_input, merged_text) if spec and G.asks_for(spec.raw_input) == "number"
+                    else None)
+                if why:
+                    v = TaskVerdict(verdict="fail", failure_class="logical", evidence=f"not met: {why}")
             if v.verdict == "pass":
                 verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                                  evidence=v.evidence[:500]))

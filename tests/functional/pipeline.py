@@ -40,12 +40,13 @@ def infeasible(why: str) -> Reply:
     return Reply.json({"tool": "infeasible", "output": why})
 
 
-def verdicts(*vs: str) -> Reply:
-    """'pass', 'fail:logical', 'fail:environmental'."""
+def verdicts(*vs: str, quote: str = "seen in the output") -> Reply:
+    """'pass', 'pass:<evidence>', 'fail:logical', 'fail:environmental'. R4a keeps a verifiable pass
+    only when its evidence is found in what the tools returned (#13): `quote` is that evidence."""
     out = []
     for v in vs:
-        if v == "pass":
-            out.append({"verdict": "pass", "evidence": "seen in the output"})
+        if v == "pass" or v.startswith("pass:"):
+            out.append({"verdict": "pass", "evidence": v[5:] if v.startswith("pass:") else quote})
         else:
             out.append({"verdict": "fail", "failure_class": v.split(":")[1], "evidence": f"not met ({v})",
                         "what_to_do": "do it properly"})

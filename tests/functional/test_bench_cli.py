@@ -22,7 +22,7 @@ def test_bench_runs_a_suite_and_reports(fakellm, tmp_path):
                                plan(["ok.txt exists"], sub("create ok.txt", "file exists"))])
     fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3"),
                                 finish("I could not create it")])
-    fakellm.script("agent_validator", [verdicts("pass"), verdicts("pass")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="3"), verdicts("pass")])
     fakellm.script("meta_validator", [merge("notes.txt has 3 lines", "pass"), merge("created", "pass")])
     out = tmp_path / "results.jsonl"
     env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "COLUMNS": "160"}

@@ -29,7 +29,7 @@ def _script_happy(fake):
     fake.script("perceiver", [perceive("count the txt files")])
     fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]))])
     fake.script("executor", [call("shell", command="ls *.txt | wc -l"), finish("2")])
-    fake.script("agent_validator", [verdicts("pass")])
+    fake.script("agent_validator", [verdicts("pass", quote="2")])
     fake.script("meta_validator", [merge("2", "pass", summary="2 txt files")])
 
 
@@ -57,6 +57,8 @@ def test_run_json_prints_final_and_stats(fakellm, tmp_path):
 def test_run_renders_pipeline_and_cost_table(fakellm, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
+    (ws / "a.txt").write_text("a")
+    (ws / "b.txt").write_text("b")
     _script_happy(fakellm)
     r = _run(["--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "how", "many", "txt", "files?"],
              _env(fakellm, COLUMNS="160"))
@@ -121,7 +123,7 @@ def test_run_yes_approves(fakellm, tmp_path):
     fakellm.script("perceiver", [perceive("delete junk.txt")])
     fakellm.script("planner", [plan(["junk.txt is gone"], sub("rm junk.txt", "gone", tools=["shell"]))])
     fakellm.script("executor", [call("shell", command="rm junk.txt"), finish("removed junk.txt")])
-    fakellm.script("agent_validator", [verdicts("pass")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="rm junk.txt")])
     fakellm.script("meta_validator", [merge("removed", "pass")])
     r = _run(["--json", "--yes", "--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "delete junk.txt"],
              _env(fakellm))

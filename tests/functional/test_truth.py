@@ -120,4 +120,60 @@ async def test_denied_deletion_cannot_be_accepted(fakellm, tmp_path):
     v = outcome.criteria_verdicts[0]
     assert v.failure_class.value == "environmental" and "denied" in v.evidence
     assert r.of("ReplanRequest")[0].reason == "gate"  # the denied round went back to GGS, not to accept
+    assert r.final.directive.value == "abandon"  # round 2's bare claim is not grounded in any tool output
     assert len(fakellm.calls("agent_validator")) < len(r.of("ExecutionResult"))  # a denial needs no LLM
+
+
+async def test_rubber_stamped_pass_without_a_value_is_rejected(fakellm, tmp_path):
+    # the held-out failure: glob listed the entries, the executor "finished" with no answer, R4a
+    # passed "a single integer value" quoting that sentence, R4b passed, GGS accepted, exit 0
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for n in ("a.csv", "b.csv", "c.csv", "d.csv"):
+        (ws / n).write_text("x")
+    fakellm.script("perceiver", [perceive("how many csv files are there")])
+    fakellm.responder("planner", lambda _r: plan(["the answer is a single integer"],
+                                                 sub("count the csv files", "a single integer value is reported",
+                                                     tools=["glob"])))
+    fakellm.responder("executor", lambda r: call("glob", pattern="*.csv")
+                      if len(r["messages"]) == 2 else finish("The result was already provided."))
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="The result was already provided."))
+    fakellm.responder("meta_validator", lambda _r: merge("The result was already provided.", "pass"))
+    r = await run_task(fakellm, tmp_path, "how many csv files are there?", **ONE_REPLAN)
+    v = r.of("SubTaskOutcome")[0].criteria_verdicts[0]
+    assert v.verdict.value == "fail" and v.failure_class.value == "logical"
+    assert "what to do" in v.evidence and "number" in v.evidence
+    assert r.final.directive.value == "abandon"
+
+
+async def test_pass_quoting_nothing_the_tools_returned_is_rejected(fakellm, tmp_path):
+    # a number IS reported, but no tool ever printed it: the validator's quote is the executor's own text
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("a\nb\nc\n")
+    fakellm.script("perceiver", [perceive("count the lines of notes.txt")])
+    fakellm.responder("planner", lambda _r: plan(["the line count is given"],
+                                                 sub("count lines in notes.txt", "the line count is reported",
+                                                     tools=["read_file"])))
+    fakellm.responder("executor", lambda r: call("read_file", path="notes.txt")
+                      if len(r["messages"]) == 2 else finish("notes.txt has 7 lines"))
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="notes.txt has 7 lines"))
+    fakellm.responder("meta_validator", lambda _r: merge("7", "pass"))
+    r = await run_task(fakellm, tmp_path, "lines in notes.txt?", **ONE_REPLAN)
+    v = r.of("SubTaskOutcome")[0].criteria_verdicts[0]
+    assert v.verdict.value == "fail" and "not grounded" in v.evidence
+    assert r.final.directive.value == "abandon"
+
+
+async def test_grounded_pass_is_kept(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("a\nb\nc\n")
+    fakellm.script("perceiver", [perceive("count the lines of notes.txt")])
+    fakellm.script("planner", [plan(["the line count is given"],
+                                    sub("count lines in notes.txt", "the line count is reported", tools=["shell"]))])
+    fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("notes.txt has 3 lines")])
+    fakellm.script("agent_validator", [grounded("pass", quote="wc -l says: 3")])  # paraphrased, value printed
+    fakellm.script("meta_validator", [merge("3", "pass")])
+    r = await run_task(fakellm, tmp_path, "lines in notes.txt?", **ONE_REPLAN)
+    assert r.final.directive.value == "accept" and r.final.output == "3"

@@ -45,8 +45,8 @@ async def wait_for(pilot, cond, steps: int = 200) -> None:
 def script_happy(fake) -> None:
     fake.script("perceiver", [perceive("count the txt files")])
     fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]))])
-    fake.script("executor", [call("shell", command="ls *.txt | wc -l"), finish("2")])
-    fake.script("agent_validator", [verdicts("pass")])
+    fake.script("executor", [call("shell", command="echo 2"), finish("2")])
+    fake.script("agent_validator", [verdicts("pass", quote="2")])
     fake.script("meta_validator", [merge("2", "pass", summary="2 txt files")])
 
 
@@ -96,7 +96,7 @@ async def _confirm_flow(fakellm, tmp_path, key: str) -> Path:
     fakellm.responder("planner", lambda _r: plan(["junk.txt gone"], sub("rm junk.txt", "gone", tools=["shell"])))
     fakellm.responder("executor", lambda r: call("shell", command="rm junk.txt") if len(r["messages"]) == 2
                       else finish("done"))
-    fakellm.responder("agent_validator", lambda _r: verdicts("pass"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="rm junk.txt"))
     fakellm.responder("meta_validator", lambda _r: merge("removed", "pass"))
     app = make_app(fakellm, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -1,0 +1,78 @@
+"""Issue #13 item 4: code grounding of validator verdicts, and R4a's verdict matching (item 13)."""
+
+from __future__ import annotations
+
+from agentui.contracts import ToolCallRecord
+from agentui.roles import grounding as G
+from agentui.roles.agent_validator import CriterionJudgement, match_verdicts, unresolved_denial
+
+
+def rec(evidence: str = "", *, tool: str = "shell", target: str = "ls", ok: bool = True, error: str | None = None,
+        exit_code: int | None = 0) -> ToolCallRecord:
+    return ToolCallRecord(tool=tool, target=target, ok=ok, evidence=evidence, error=error, exit_code=exit_code)
+
+
+def test_quote_must_be_in_what_the_tools_returned():
+    calls = [rec("a.csv\nb.csv\nc.csv\nd.csv", tool="glob", target="*.csv")]
+    assert G.grounded("b.csv", "4", calls) is True
+    assert G.grounded('The glob printed "c.csv\nd.csv"', "ok", calls) is True  # a quoted fragment
+    assert G.grounded("The result was already provided.", "The result was already provided.", calls) is False
+    assert G.grounded("anything", "anything", []) is False  # no tool ran: nothing can ground a pass
+
+
+def test_normalised_match_ignores_case_spacing_and_outer_punctuation():
+    calls = [rec("Total:   42 ITEMS\n")]
+    assert G.grounded("'total: 42 items.'", "42", calls) is True
+
+
+def test_values_of_the_output_ground_a_paraphrase():
+    calls = [rec("3\n", target="wc -l < notes.txt")]
+    assert G.grounded("the tool shows three lines", "notes.txt has 3 lines", calls) is True  # the call named it
+    assert G.grounded("the tool shows three lines", "notes.txt has 4 lines", calls) is False
+    assert G.grounded("the tool shows three lines", "todo.txt has 3 lines", calls) is False
+
+
+def test_a_number_nobody_printed_is_not_grounded():
+    calls = [rec("0\n", target="ls *.txt | wc -l")]
+    # quoting the command proves it ran, not that it said 2
+    assert G.grounded("ls *.txt | wc -l", "2", calls, wants_number=True) is False
+    assert G.grounded("ls *.txt | wc -l", "0", calls, wants_number=True) is True
+
+
+def test_an_effect_is_grounded_by_its_successful_call():
+    calls = [rec("", target="rm junk.txt")]
+    assert G.grounded("rm junk.txt", "junk.txt removed", calls) is True
+    failed = [rec("", target="rm junk.txt", ok=False, error="exit code 1", exit_code=1)]
+    assert G.grounded("rm junk.txt", "junk.txt removed", failed) is False
+
+
+def test_asking_for_a_value():
+    assert G.asks_for("a single integer value is reported") == "number"
+    assert G.asks_for("How many csv files are there?") == "number"
+    assert G.asks_for("the path of the config file is given") == "path"
+    assert G.asks_for("the largest file is named") == "name"
+    assert G.asks_for("hello.txt contains hello") is None
+    assert G.missing_value("a single integer value", "The result was already provided.") is not None
+    assert G.missing_value("a single integer value", "There are 4 files") is None
+    assert G.missing_value("the path of the log", "it is in the usual place") is not None
+    assert G.missing_value("the path of the log", "logs/app.log") is None
+    hay = G.tool_text([rec("big.bin\nsmall.txt")])
+    assert G.missing_value("the largest file is named", "The largest file is", hay) is not None
+    assert G.missing_value("the largest file is named", "big.bin", hay) is None
+
+
+def test_verdicts_match_by_criterion_text_then_order():
+    crits = ["a number is reported", "the file is named"]
+    v1 = CriterionJudgement(criterion="The file is named.", verdict="fail", failure_class="logical")
+    v2 = CriterionJudgement(criterion="a number is reported", verdict="pass", evidence="3")
+    assert match_verdicts(crits, [v1, v2]) == [v2, v1]  # reordered by the model: matched by text
+    bare = [CriterionJudgement(verdict="pass"), CriterionJudgement(verdict="fail", failure_class="logical")]
+    assert match_verdicts(crits, bare) == bare  # no texts: by order
+    assert match_verdicts(crits, [v1]) == [None, v1]  # the missing one is None (a fail by default)
+
+
+def test_unresolved_denial():
+    denied = rec(target="rm junk.txt", ok=False, error="denied by user: deletes a file", exit_code=None)
+    assert unresolved_denial([denied]) is denied
+    assert unresolved_denial([denied, rec(target="rm junk.txt")]) is None  # later approved and done
+    assert unresolved_denial([denied, rec(target="ls")]) is denied
