@@ -77,13 +77,17 @@ def file_agent(fake: FakeLLM, *, decompose: Callable[[str], list[dict] | None] =
             return Reply.json({"tool": "infeasible", "output": f"cannot write {name}"})
         if how == "write" and len(req["messages"]) == 2:
             return call("write_file", path=name, content=name.upper())
+        if how == "finish" and len(req["messages"]) == 2:
+            # a claim R4a can ground (#13) that still leaves no <name>: the guard must catch it
+            return call("write_file", path=f"{name}.draft", content="draft")
         return finish(f"{name} handled")
 
     fake.responder("tree_planner", planner)
     fake.responder("perceiver", perceiver)
     fake.responder("planner", planner2)
     fake.responder("executor", executor)
-    fake.responder("agent_validator", lambda _r: verdicts("pass"))
+    # a pass quotes the file name, as the write_file result shows it (R4a grounding, #13)
+    fake.responder("agent_validator", lambda r: verdicts("pass", quote=_file(text_of(r))))
     fake.responder("meta_validator", lambda _r: merge("ok", "pass", summary="the file is written"))
 
 
