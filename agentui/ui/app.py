@@ -56,6 +56,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         Binding("ctrl+t", "next_theme", "Theme", priority=True),
         Binding("ctrl+y", "retry_llm", "Retry LLM", show=False, priority=True),
         Binding("f1", "help", "Help", priority=True),
+        Binding("f2", "goal_tree", "Goal tree", priority=True),  # agentui/ui/tree.py (#16)
         Binding("question_mark", "help", "Help", show=False),
     ]
 
@@ -87,6 +88,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.theme_names: list[str] = []
         self._in_batch = False
         self._replay_stats: dict[str, Any] = {}  # task id → TaskStats rebuilt from a recording
+
+    def action_goal_tree(self) -> None:
+        from agentui.ui.tree import TreeScreen
+
+        self.push_screen(TreeScreen(self.workspace, self.config))
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
