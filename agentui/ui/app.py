@@ -56,7 +56,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         Binding("ctrl+t", "next_theme", "Theme", priority=True),
         Binding("ctrl+y", "retry_llm", "Retry LLM", show=False, priority=True),
         Binding("f1", "help", "Help", priority=True),
-        Binding("f2", "goal_tree", "Goal tree", priority=True),  # agentui/ui/tree.py (#16)
+        Binding("f2", "goal_tree", "Goal tree", priority=True, show=False),  # agentui/ui/tree.py (#16)
         Binding("question_mark", "help", "Help", show=False),
     ]
 
