@@ -9,7 +9,8 @@ Outcome mapping (documented in the README, issue #16):
 | FinalResult accept / success                   | done → guard | on guard fail |
 | FinalResult abandon                            | retry        | yes     |
 | PerceiverReply (no task was run)               | retry        | yes     |
-| any other directive (#12's endpoint failure)   | runner error | no, stop |
+| TaskEnd.infra (#12: the endpoint failed)       | runner error | no, stop |
+| any other directive                            | runner error | no, stop |
 | cancelled by the iteration timeout             | runner error | no, stop |
 | LLM endpoint down / reply unparseable          | runner error | no, stop |
 """
@@ -107,6 +108,9 @@ class AgentOutcome:
 
 def map_task_end(end: Any) -> AgentOutcome:
     """A runtime TaskEnd onto the agent status model (the table above)."""
+    infra = getattr(end, "infra", None)
+    if infra:  # #12: the LLM endpoint failed — not a verdict on the leaf
+        return AgentOutcome(internal="llm", detail=f"LLM endpoint failed: {infra.get('message') or infra}")
     if end.cancelled:
         kind = "timeout" if "timed out" in (end.reason or "") else "pipeline"
         return AgentOutcome(internal=kind, detail=f"pipeline task cancelled: {end.reason}")

@@ -186,3 +186,15 @@ async def test_runs_are_byte_stable(tmp_path):
                      git(repo, "ls-files").splitlines()))
     assert outs[0] == outs[1]
     assert outs[0][0].endswith(b"}\n")
+
+
+async def test_endpoint_failure_inside_the_pipeline_is_runner_internal(fakellm, tmp_path):
+    """#12's infrastructure outcome (TaskEnd.infra) maps to a runner error: no attempt, run stops."""
+    file_agent(fakellm)
+    fakellm.script("planner", [Reply.fault("http500")] * 3)
+    repo, lay, runner = _setup(tmp_path, fakellm, decompose=False)
+    res = await runner.run()
+    assert (res.status, res.agent_status, res.iteration) == ("error", "error", 1)
+    assert "LLM endpoint failed" in res.error
+    assert load_tree(lay.tree).attempts == 0
+    assert subjects(repo)[-1] == "chore(tree): a runner error (llm)"
