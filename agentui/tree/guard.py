@@ -51,6 +51,9 @@ async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: i
                         f"guard could not start: {e}")
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)  # Ctrl+C: the guard's whole process group goes too
+        raise
     except TimeoutError:
         _kill_group(proc.pid)
         with contextlib.suppress(Exception):

@@ -128,29 +128,19 @@ class TreeRunner:
         node = sel.node
         assert node is not None
         t0 = time.monotonic()
-        deadline = t0 + cfg.iteration_timeout_s
         last = rs.get("last") or {}
         history, failure = self._write_context(node, sel.path, last, run_id)
         atomic_write(it / "tree.before.json", canonical_text(tree))
         self._emit({"kind": "iteration", "phase": "start", "iteration": n, "node": node.id, "path": sel.path})
 
-        out = await self._agent(tree, node, cfg, it, deadline, history, failure)
-        t_agent = time.monotonic() - t0
-        guard, guard_exit, t_guard = "skipped", None, 0.0
-        if not out.internal and out.status == "done":
-            cmd = node.guard or cfg.guard
-            if not cmd:
-                out.internal, out.detail = "guard", f"no guard configured: set `guard` in {lay.config}"
-            else:
-                g = await run_guard(cmd, self.repo, timeout_s=deadline - time.monotonic(),
-                                    output_cap=cfg.guard_output_cap_bytes)
-                atomic_write(it / "guard.log", g.log)
-                t_guard, guard_exit = g.seconds, g.exit_code
-                if g.outcome in ("timeout", "error"):
-                    out.internal = "timeout" if g.outcome == "timeout" else "guard"
-                    out.detail = g.error
-                else:
-                    guard = g.outcome
+        interrupted = False
+        try:
+            out, guard, guard_exit, t_agent, t_guard = await self._work(tree, node, cfg, it, t0, history, failure)
+        except asyncio.CancelledError:
+            # Ctrl+C: record the iteration (no attempt used), commit, then let the cancel through
+            interrupted = True
+            out, guard, guard_exit = AgentOutcome(internal="interrupted", detail="interrupted (Ctrl+C)"), "skipped", None
+            t_agent, t_guard = time.monotonic() - t0, 0.0
 
         agent_errors = list(out.agent_errors)
         if out.internal:
@@ -209,7 +199,32 @@ class TreeRunner:
                          node=node.id, agent_status=status, guard=guard, commit=commit,
                          message=msg.splitlines()[0], error=out.detail if out.internal else git_error)
         self._emit({"kind": "iteration", "phase": "end", **asdict(res)})
+        if interrupted:
+            raise asyncio.CancelledError
         return res
+
+    async def _work(self, tree: Node, node: Node, cfg: TreeConfig, it: Path, t0: float, history: str,
+                    failure: str) -> tuple[AgentOutcome, str, int | None, float, float]:
+        """The agent, then the guard when it says `done`, within one deadline."""
+        deadline = t0 + cfg.iteration_timeout_s
+        out = await self._agent(tree, node, cfg, it, deadline, history, failure)
+        t_agent = time.monotonic() - t0
+        guard, guard_exit, t_guard = "skipped", None, 0.0
+        if not out.internal and out.status == "done":
+            cmd = node.guard or cfg.guard
+            if not cmd:
+                out.internal, out.detail = "guard", f"no guard configured: set `guard` in {self.lay.config}"
+            else:
+                g = await run_guard(cmd, self.repo, timeout_s=deadline - time.monotonic(),
+                                    output_cap=cfg.guard_output_cap_bytes)
+                atomic_write(it / "guard.log", g.log)
+                t_guard, guard_exit = g.seconds, g.exit_code
+                if g.outcome in ("timeout", "error"):
+                    out.internal = "timeout" if g.outcome == "timeout" else "guard"
+                    out.detail = g.error
+                else:
+                    guard = g.outcome
+        return out, guard, guard_exit, t_agent, t_guard
 
     async def run(self, max_iterations: int | None = None) -> StepResult:
         cfg = self.lay.load_config()

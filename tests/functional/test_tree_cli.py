@@ -128,3 +128,31 @@ def test_step_refuses_main_and_start_requires_git(tmp_path):
     (repo / "stray.txt").write_text("x")
     r = _tree(repo, "step")
     assert r.returncode == 1 and "not clean (stray.txt)" in r.stderr
+
+
+def test_ctrl_c_records_the_iteration_and_exits_130(fakellm, tmp_path):
+    import signal
+    import time
+
+    from tests.fakellm import Reply
+
+    repo = make_repo(tmp_path / "repo")
+    cfg = config_toml(tmp_path / "agentui.toml", fakellm, tmp_path / "data")
+    file_agent(fakellm)
+    fakellm.script("perceiver", [Reply.fault("hang")])
+    assert _tree(repo, "init", "write a.txt", "--id", "a", "--guard", "test -f a.txt").returncode == 0
+    assert _tree(repo, "start", "--run-id", "r1").returncode == 0
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), "--config", str(cfg),
+                          "run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(200):
+        time.sleep(0.1)
+        if fakellm.calls("perceiver"):
+            break
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (out, err)
+    assert "Traceback" not in err
+    assert subjects(repo)[-1] == "chore(tree): a runner error (interrupted)"
+    assert json.loads((repo / ".agentui/state/tree.json").read_text())["attempts"] == 0
+    assert json.loads((repo / ".agentui/state/run_state.json").read_text())["next_iteration"] == 2
+    assert git(repo, "status", "--porcelain") == ""
