@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Render every screen in every theme to SVG under screenshots/ (the README shows them).
+"""Render every screen in every theme to SVG under screenshots/ (the README shows them), and the
+main screen also to PNG when `rsvg-convert` (librsvg) is installed — the image GitHub shows.
 
 Uses the bundled demo recording, a fixed clock and fixed IDs, so the images are reproducible."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,21 +28,31 @@ OUT = ROOT / "screenshots"
 SIZE = (130, 36)
 
 
+def history_dir() -> Path:
+    """A data dir holding the demo task as a past session, for the history screen."""
+    root = Path("/tmp/agentui-screens")
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "recordings").mkdir(parents=True)
+    shutil.copy(ROOT / "demo" / "recording.jsonl", root / "recordings" / "task-000001.bus.jsonl")
+    return root
+
+
 def app_for(theme: str) -> AgentApp:
     clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
     ids = SeededIds(5, readable=True)
     mem = InMemoryMemory(clock, ids)
     mem.remember("run the tests before committing")
     mem.remember("read_file on settings.ini failed", space="tool:read_file")
-    return AgentApp(Config.model_validate({"ui": {"theme": theme}}), data_dir=Path("/tmp/agentui-screens"),
+    return AgentApp(Config.model_validate({"ui": {"theme": theme}}), data_dir=history_dir(),
                     clock=clock, ids=ids, replay=ROOT / "demo" / "recording.jsonl", speed=0, animate=False,
-                    memory=mem)
+                    memory=mem, workspace=Path("/tmp/agentui-demo/ws"),
+                    config_file=Path("~/.config/agentui/config.toml"))
 
 
-async def shoot(theme: str) -> list[Path]:
+async def shoot(theme: str, size: tuple[int, int] = SIZE, only_main: str = "") -> list[Path]:
     app = app_for(theme)
     written = []
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await pilot.pause(1.0)
 
         def save(name: str) -> None:
@@ -47,8 +60,12 @@ async def shoot(theme: str) -> list[Path]:
             app.save_screenshot(filename=path.name, path=str(OUT))
             written.append(path)
 
+        if only_main:
+            save(only_main)
+            return written
         save("main")
-        for key, name in (("ctrl+o", "memory"), ("ctrl+d", "task-detail"), ("ctrl+r", "audit")):
+        for key, name in (("ctrl+o", "memory"), ("ctrl+d", "task-detail"), ("ctrl+r", "audit"), ("f1", "help"),
+                          ("ctrl+s", "settings"), ("ctrl+g", "history")):
             await pilot.press(key)
             await pilot.pause(0.3)
             save(name)
@@ -67,11 +84,24 @@ async def shoot(theme: str) -> list[Path]:
     return written
 
 
+def to_png(svg: Path) -> Path | None:
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        return None
+    png = svg.with_suffix(".png")
+    subprocess.run([exe, "-w", "1400", str(svg), "-o", str(png)], check=True)
+    return png
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
     for theme in ("dark", "light"):
-        for p in await shoot(theme):
+        shots = await shoot(theme)
+        shots += await shoot(theme, (80, 24), only_main="main-80x24")
+        for p in shots:
             print(p.relative_to(ROOT))
+        png = to_png(OUT / f"main-{theme}.svg")
+        print(png.relative_to(ROOT) if png else "rsvg-convert not found: no PNG (apt install librsvg2-bin)")
 
 
 if __name__ == "__main__":

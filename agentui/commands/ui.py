@@ -15,12 +15,13 @@ def run(args: argparse.Namespace) -> int:
     from agentui.cli import load_from_args
     from agentui.ui.app import AgentApp
 
-    cfg = load_from_args(args).config
+    loaded = load_from_args(args)
+    cfg = loaded.config
     if getattr(args, "theme", None):
         cfg.ui.theme = args.theme
     ws = getattr(args, "workspace", None)
     if ws and not Path(ws).expanduser().is_dir():
         print(f"agentui: workspace {ws} is not a directory")
         return 2
-    app = AgentApp(cfg, workspace=Path(ws).expanduser() if ws else None)
+    app = AgentApp(cfg, workspace=Path(ws).expanduser() if ws else None, config_file=loaded.file)
     return int(app.run() or 0)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from collections.abc import Iterable
+from typing import Any
 
 from textual.app import SystemCommand
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
 
+from agentui.ui.help import HelpScreen
 from agentui.ui.modals import PayloadModal, YesNoModal
-from agentui.ui.screens import AuditScreen, HelpScreen, MemoryScreen, TaskDetailScreen
-from agentui.ui.widgets import BusView, TaskInput
+from agentui.ui.screens import AuditScreen, MemoryScreen, TaskDetailScreen
+from agentui.ui.widgets import BusView, ResultPanel, TaskInput
 
 
 class Actions:
@@ -24,6 +24,8 @@ class Actions:
 
     def action_open_message(self) -> None:
         """Focus the bus stream (↑/↓ pick a line, Enter opens it); again opens the picked line."""
+        if self.screen is not self.screen_stack[0]:
+            return
         bus = self.query_one(BusView)
         if bus.has_focus:
             bus.action_open()
@@ -34,7 +36,7 @@ class Actions:
 
     async def action_abort(self) -> None:
         f = self.query_one("#bus-filter", Input)
-        if f.has_focus:
+        if f.has_focus:  # Esc closes the filter box; the filter stays on, and the bus title says so
             f.add_class("hidden")
             self.query_one(TaskInput).focus()
             return
@@ -43,16 +45,26 @@ class Actions:
         elif not self.query_one(TaskInput).has_focus:
             self.query_one(TaskInput).focus()
 
-    async def action_ctrl_c(self) -> None:
-        if self.current and self.runtime:
-            await self.runtime.cancel(self.current, "aborted from the UI (Ctrl+C)")
+    def _modal_pending(self) -> bool:
+        """A question or confirmation is on screen: other screens must not stack over it."""
+        if isinstance(self.screen, ModalScreen):
+            self.notify("answer the dialog first", severity="warning", timeout=3)
+            return True
+        return False
+
+    def copy_out(self, text: str, what: str) -> None:
+        """Copy to the system clipboard (OSC 52, which most terminals and tmux honour)."""
+        if not text:
+            self.notify(f"nothing to copy: no {what} yet", severity="warning", timeout=3)
             return
-        now = time.monotonic()
-        if now - self._quit_armed < 3:
-            await self.action_quit_app()
-            return
-        self._quit_armed = now
-        self.notify("Press Ctrl+C again to quit", timeout=3)
+        self.copy_to_clipboard(text)
+        self.notify(f"copied the {what} ({len(text)} characters)", timeout=3)
+
+    def action_copy_answer(self) -> None:
+        self.copy_out(self.query_one(ResultPanel).copy_text, "final answer")
+
+    def on_bus_view_copy(self, event: BusView.Copy) -> None:
+        self.copy_out(event.text, "bus line")
 
     async def action_quit_app(self) -> None:
         if self.current:
@@ -74,7 +86,7 @@ class Actions:
         self.exit(0)
 
     def action_memory(self) -> None:
-        if isinstance(self.screen, MemoryScreen):
+        if isinstance(self.screen, MemoryScreen) or self._modal_pending():
             return
         if self.memory is None:
             self.notify("the memory is still opening — try again in a moment", severity="warning")
@@ -82,24 +94,48 @@ class Actions:
         self.push_screen(MemoryScreen(self.memory, self.clock))
 
     def action_task_detail(self) -> None:
-        if isinstance(self.screen, TaskDetailScreen):
+        if isinstance(self.screen, TaskDetailScreen) or self._modal_pending():
             return
         self.push_screen(TaskDetailScreen(list(self.task_envs)))
 
     def action_audit(self) -> None:
         from agentui.roles.auditor import AuditLog
 
-        if isinstance(self.screen, AuditScreen):
+        if isinstance(self.screen, AuditScreen) or self._modal_pending():
             return
         stored = AuditLog(self.data_layout.audit_dir).reports()
         self.push_screen(AuditScreen(list(self.audit_history), stored))
 
     def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
+        if isinstance(self.screen, HelpScreen) or self._modal_pending():
             return
         self.push_screen(HelpScreen())
 
+    def action_history(self) -> None:
+        from agentui.ui.sessions import HistoryScreen
+
+        if isinstance(self.screen, HistoryScreen) or self._modal_pending():
+            return
+
+        def done(result: tuple[str, str] | None) -> None:
+            if result and result[0] == "rerun":
+                self.rerun_goal(result[1])
+
+        self.push_screen(HistoryScreen(self.data_layout, self.clock), done)
+
+    def rerun_goal(self, goal: str) -> None:
+        """Put a past goal in the input and run it (in the current workspace)."""
+        ti = self.query_one(TaskInput)
+        ti.value = goal
+        ti.focus()
+        if self.replay_path is not None or self.runtime is None or self.llm_error:
+            self.notify("the goal is in the input; it can run once an LLM is set (Ctrl+S)", timeout=5)
+            return
+        self.call_after_refresh(ti.action_submit)
+
     def action_filter(self) -> None:
+        if self.screen is not self.screen_stack[0]:
+            return
         f = self.query_one("#bus-filter", Input)
         f.remove_class("hidden")
         f.focus()
@@ -116,33 +152,68 @@ class Actions:
             self.theme = name
             self.notify(f"theme: {name}", timeout=2)
 
-    def action_retry_llm(self) -> None:
-        if self.llm_error:
-            if self.runtime is not None:
-                rt, self.runtime = self.runtime, None
-                self.run_worker(rt.stop())
+    def action_settings(self) -> None:
+        from agentui.paths import default_config_file
+        from agentui.ui.settings import SettingsScreen
+
+        if isinstance(self.screen, SettingsScreen):
+            self.screen.action_save()  # Ctrl+S on the settings screen saves
+            return
+        if self._modal_pending():
+            return
+
+        def done(cfg: Any) -> None:
+            if cfg is not None:
+                self.apply_config(cfg)
+
+        self.push_screen(SettingsScreen(self.config, self.config_file or default_config_file(), self.workspace,
+                                        self.theme_names), done)
+
+    def apply_config(self, cfg: Any) -> None:
+        """Settings saved: the new theme now, and the runtime restarted on the new endpoint and
+        workspace — no restart of the app."""
+        from pathlib import Path
+
+        if self.current:
+            self.notify("saved; it applies after the running task (Esc aborts it)", severity="warning")
+            self._deferred_config = cfg
+            return
+        self.config = cfg
+        name = cfg.ui.theme if cfg.ui.theme in self.theme_names else f"agentui-{cfg.ui.theme}"
+        if name in self.theme_names:
+            self.theme = name
+        self.workspace = Path(cfg.tools.workspace or self.workspace).expanduser().resolve()
+        if self.replay_path is None:
+            self.run_worker(self._restart_runtime(), exclusive=True, group="restart")
+
+    async def _restart_runtime(self) -> None:
+        rt, self.runtime = self.runtime, None
+        if rt is not None:
+            with contextlib.suppress(Exception):
+                await rt.stop()  # also closes the memory: setup reopens it
             self.memory = None
-            self.run_worker(self._reopen())
-
-    async def _reopen(self) -> None:
-        await asyncio.sleep(0.2)
-        from agentui.config import load_config
-
-        with contextlib.suppress(Exception):
-            self.config = load_config().config
+        self._pool = None  # a pool given at start belongs to the old endpoint
+        self.do_preflight = True
         self.setup_runtime()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Abort task", "Cancel the running task", self.action_abort)
-        yield SystemCommand("Memory browser", "Browse, filter, remember, forget Megrams", self.action_memory)
-        yield SystemCommand("Task detail", "Subtasks, verdicts, gap trajectory, rounds", self.action_task_detail)
-        yield SystemCommand("Audit reports", "The Auditor's reports and events", self.action_audit)
-        yield SystemCommand("Open a message", "Pick a recent bus message and see its payload",
+        # Textual's own Theme (every built-in theme, unchecked for contrast), Keys (a second help)
+        # and Quit (skips stopping the runtime) are replaced by ours below
+        for cmd in super().get_system_commands(screen):  # type: ignore[misc]
+            if cmd.title not in ("Theme", "Keys", "Quit"):
+                yield cmd
+        yield SystemCommand("Help", "Keys, and what D, P, ∇L, Ω, L and M/K/C/T mean", self.action_help)
+        yield SystemCommand("Abort task", "Cancel the running task (Esc)", self.action_abort)
+        yield SystemCommand("Copy the final answer", "To the clipboard (Ctrl+Y)", self.action_copy_answer)
+        yield SystemCommand("Memory browser", "Browse, filter, remember, forget Megrams (Ctrl+O)", self.action_memory)
+        yield SystemCommand("Task detail", "Subtasks, verdicts, gap trajectory, rounds (Ctrl+D)",
+                            self.action_task_detail)
+        yield SystemCommand("Audit reports", "The Auditor's reports and events (Ctrl+R)", self.action_audit)
+        yield SystemCommand("History", "Past tasks: replay one or run its goal again (Ctrl+G)", self.action_history)
+        yield SystemCommand("Settings", "Endpoint, models, API key, theme, workspace (Ctrl+S)", self.action_settings)
+        yield SystemCommand("Open a message", "Pick a recent bus message and see its payload (Ctrl+L)",
                             self.action_open_message)
-        yield SystemCommand("Filter bus", "Show only matching bus lines", self.action_filter)
-        yield SystemCommand("Next theme", "Switch between the themes in themes/", self.action_next_theme)
+        yield SystemCommand("Filter bus", "Show only matching bus lines (Ctrl+F)", self.action_filter)
         for name in self.theme_names:
-            yield SystemCommand(f"Theme: {name}", "Use this theme from themes/", lambda n=name: self.set_theme(n))
-        yield SystemCommand("Retry LLM", "Re-read the config and check the endpoint again", self.action_retry_llm)
-        yield SystemCommand("Help", "Keys and what they do", self.action_help)
+            yield SystemCommand(f"Theme: {name}", "Use this theme (Ctrl+T cycles)", lambda n=name: self.set_theme(n))
+        yield SystemCommand("Quit", "Stop the runtime and quit (Ctrl+Q)", self.action_quit_app)

@@ -19,7 +19,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from agentui.clock import Clock, SystemClock
 from agentui.config import Config
@@ -35,27 +35,33 @@ from agentui.ids import IdFactory, UuidIds
 from agentui.paths import DataLayout
 from agentui.ui.actions import Actions
 from agentui.ui.feed import BusFeed
+from agentui.ui.glossary import FIRST_RUN_HINT
 from agentui.ui.modals import ClarifyModal, ConfirmModal, steady_cursors
 from agentui.ui.replay import Replayer
+from agentui.ui.status import StatusBar
 from agentui.ui.themes import load_themes
 from agentui.ui.widgets import AuditFeed, BusView, PipelineLine, ResultPanel, StageLine, TaskInput
 
 
 class AgentApp(Actions, BusFeed, Replayer, App[int]):
     CSS_PATH = "app.tcss"
+    # below 100 columns the screen gets `-narrow`: side panes collapse (app.tcss)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     TITLE = "agentui"
     BINDINGS = [
-        Binding("escape", "abort", "Abort task", show=True),
-        Binding("ctrl+c", "ctrl_c", "Abort / quit", priority=True, show=False),
-        Binding("ctrl+q", "quit_app", "Quit", priority=True),
-        Binding("ctrl+o", "memory", "Memory", priority=True),
-        Binding("ctrl+d", "task_detail", "Task detail", priority=True),
-        Binding("ctrl+r", "audit", "Audit", priority=True),
-        Binding("ctrl+f", "filter", "Filter bus", priority=True),
-        Binding("ctrl+l", "open_message", "Pick a message", priority=True),
-        Binding("ctrl+t", "next_theme", "Theme", priority=True),
-        Binding("ctrl+y", "retry_llm", "Retry LLM", show=False, priority=True),
-        Binding("f1", "help", "Help", priority=True),
+        # the footer shows these at 80 columns; the rest are in Help (F1) and the palette (Ctrl+P)
+        Binding("escape", "abort", "Abort task", id="abort"),
+        Binding("f1", "help", "Help", priority=True, id="help"),
+        Binding("ctrl+o", "memory", "Memory", priority=True, id="memory"),
+        Binding("ctrl+r", "audit", "Audit", priority=True, id="audit"),
+        Binding("ctrl+y", "copy_answer", "Copy", priority=True, id="copy-answer"),
+        Binding("ctrl+g", "history", "History", priority=True, id="history"),
+        Binding("ctrl+s", "settings", "Settings", priority=True, id="settings"),
+        Binding("ctrl+d", "task_detail", "Task detail", priority=True, id="task-detail", show=False),
+        Binding("ctrl+f", "filter", "Filter bus", priority=True, id="filter", show=False),
+        Binding("ctrl+l", "open_message", "Pick a bus message", priority=True, id="open-message", show=False),
+        Binding("ctrl+t", "next_theme", "Next theme", priority=True, id="theme", show=False),
+        Binding("ctrl+q", "quit_app", "Quit", priority=True, id="quit"),
         Binding("f2", "goal_tree", "Goal tree", priority=True, show=False),  # agentui/ui/tree.py (#16)
         Binding("question_mark", "help", "Help", show=False),
     ]
@@ -63,9 +69,10 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     def __init__(self, config: Config, *, data_dir: Path | None = None, workspace: Path | None = None,
                  clock: Clock | None = None, ids: IdFactory | None = None, replay: Path | None = None,
                  speed: float = 1.0, animate: bool = True, pool: Any = None, memory: Any = None,
-                 preflight: bool = True) -> None:
+                 preflight: bool = True, config_file: Path | None = None) -> None:
         super().__init__()
         self.config = config
+        self.config_file = config_file
         self.data_layout = DataLayout(Path(data_dir) if data_dir else config.data_path())
         self.workspace = Path(workspace or config.tools.workspace or Path.cwd()).resolve()
         self.clock = clock or SystemClock()
@@ -82,35 +89,42 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.current: str | None = None
         self.task_envs: list[Envelope] = []
         self.audit_history: list[AuditEvent | AuditReport] = []
-        self._quit_armed = 0.0
         self._pending: list[Envelope] = []
         self._flush_timer: Any = None
         self.theme_names: list[str] = []
         self._in_batch = False
-        self._replay_stats: dict[str, Any] = {}  # task id → TaskStats rebuilt from a recording
+        self._bus_stats: dict[str, Any] = {}  # task id → TaskStats counted from the bus
+        self._replay_t = 0.0  # the recording's clock (seconds) during a replay
+        self._round_subtasks = 0  # subtasks in the current round, and how many have reported
+        self._round_done = 0
 
     def action_goal_tree(self) -> None:
         from agentui.ui.tree import TreeScreen
 
+        if self._modal_pending():  # not over a pending confirmation (#17)
+            return
         self.push_screen(TreeScreen(self.workspace, self.config))
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False, icon="◆")
+        yield StatusBar(id="status")
         yield Static("", id="onboarding")
+        yield Static(FIRST_RUN_HINT, id="hint")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Input(placeholder="filter the bus: role, type or text", id="bus-filter", classes="hidden")
+                yield Static("[b]bus[/b]", classes="panel-title", id="bus-title")
+                yield Input(placeholder="filter the bus: role:ggs type:PlanDirective or any text (Esc closes)",
+                            id="bus-filter", classes="hidden")
                 yield BusView(limit=self.config.ui.bus_history, id="bus")
             with Vertical(id="right"):
-                yield Static("[b]audit[/b]", classes="panel-title")
+                yield Static("[b]audit[/b]", classes="panel-title", id="audit-title")
                 yield AuditFeed(id="audit")
                 yield Static("[b]result[/b]", classes="panel-title")
                 yield ResultPanel("[dim]no result yet[/dim]", id="result")
         yield PipelineLine(id="pipeline")
-        yield StageLine(animate=self.spinner_animated, id="stage")
+        yield StageLine(animate=self.spinner_animated, now=self.feed_now, id="stage")
         yield TaskInput(id="task")
-        yield Footer()
+        yield Footer(compact=True)
 
     async def on_mount(self) -> None:
         themes, problems = load_themes()
@@ -129,9 +143,14 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             self.animation_level = "none"
             steady_cursors(self)
         self.query_one(TaskInput).focus()
+        self.query_one("#hint", Static).display = False
         if self.replay_path is not None:
             speed = f"×{self.speed:g}" if self.speed else "instant"
             self.title = f"agentui — replay of {self.replay_path.name} ({speed}, no model needed)"
+            self.query_one(StatusBar).set(mode=f"replay of {self.replay_path.name} ({speed})",
+                                          model="recorded — no model needed", healthy=True)
+            ti = self.query_one(TaskInput)
+            ti.placeholder = "replay — nothing to type here · Ctrl+G past tasks · Ctrl+Q quits"
             self.query_one("#onboarding", Static).display = False
             if self.memory is None:
                 with contextlib.suppress(Exception):
@@ -140,6 +159,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                 self.refresh_memory_counts()
             self.run_replay()
         else:
+            self.query_one(StatusBar).set(workspace=str(self.workspace), model="checking the LLM…", healthy=None)
+            self.show_first_run_hint()
             # imports (httpx, numpy, plyvel), the memory open and the runtime wait for the first
             # paint: the screen is up ~0.1–0.2 s sooner
             self.call_after_refresh(self.setup_runtime)
@@ -177,22 +198,26 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         pool = self._pool
         self.llm_error = None
         if pool is None:
+            await self._key_from_keychain()
             try:
                 pool = LLMPool(self.config)
             except LLMError as e:
                 self.llm_error = str(e)
+        latency: float | None = None
         if pool is not None and self.do_preflight and self._pool is None:
             self.stage("checking the LLM endpoint…", busy=True)
             results = await pool.preflight(timeout_s=10.0, completion=False)
             bad = [r for r in results if not r.ok]
+            latency = max((r.latency_s for r in results), default=None)
             if bad:
                 self.llm_error = "; ".join(f"{r.url}: {r.error}" for r in bad)
                 await pool.aclose()
                 pool = None
         if self.llm_error:
             onboarding.update(
-                f"[b red]No LLM available.[/b red] {escape(self.llm_error)}\n"
-                "Set it and press [b]Ctrl+Y[/b] to retry. Memory (Ctrl+O) and audit (Ctrl+R) still work.")
+                f"[b $error]No LLM available.[/] {escape(self.llm_error)}\n"
+                "Press [b]Ctrl+S[/b] to open Settings: pick an endpoint (Ollama, LM Studio or a llama.cpp server "
+                "are found for you), check it and apply — no restart. Memory (Ctrl+O) and audit (Ctrl+R) still work.")
             onboarding.display = True
             self.stage("no LLM — see above", busy=False)
         else:
@@ -204,18 +229,58 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.dreamer = self.runtime.dreamer
         if self.runtime.auditor is not None:
             self.runtime.auditor.channel.listen(self._on_audit)
-        self._header(pool)
+        self._header(pool, latency)
         if not self.llm_error:
             self.stage("ready — type a goal", busy=False)
         self.consume(self.runtime.bus.tap("ui"))
 
-    def _header(self, pool: Any) -> None:
+    async def _key_from_keychain(self) -> None:
+        """An API key saved from Settings lives in the OS keychain: use it when none is set (remote
+        endpoints only — local servers need none, and the lookup costs a subprocess)."""
+        from agentui.config_write import key_account, keychain_tool, read_api_key
+
+        url = self.config.llm.base_url or ""
+        if self.config.llm.api_key or not url or "127.0.0.1" in url or "localhost" in url or not keychain_tool():
+            return
+        key = await asyncio.to_thread(read_api_key, key_account(url))
+        if key:
+            self.config.llm.api_key = key
+
+    def _header(self, pool: Any, latency_s: float | None = None) -> None:
+        from agentui.ui.status import sandbox_label
+
         model = "no LLM"
         if pool is not None:
             eps = pool.endpoints()
-            model = ", ".join(sorted({f"{b.model or '?'} @ {b.url}" for b in eps}))
+            model = ", ".join(sorted({f"{b.model or '?'}@{b.url}" for b in eps}))
         self.title = f"agentui — {model}"
+        health = "unreachable" if self.llm_error else (f"ok {latency_s * 1000:.0f} ms" if latency_s else "ok")
+        box, active = sandbox_label(self.runtime)
+        self.query_one(StatusBar).set(workspace=str(self.workspace), model=model, health=health,
+                                      healthy=pool is not None and not self.llm_error, sandbox=box, sandboxed=active)
         self.refresh_memory_counts()
+
+    def show_first_run_hint(self) -> None:
+        """The glossary in a sentence, until the first task: shown when the data dir has no past tasks."""
+        from agentui.history import list_tasks
+
+        try:
+            first = not list_tasks(self.data_layout, limit=1)
+        except OSError:
+            first = False
+        self.query_one("#hint", Static).display = first
+
+    def show_bus_title(self) -> None:
+        """The bus pane's title; an active filter stays visible after Esc (n of m shown, and why)."""
+        bus = self.query_one(BusView)
+        title = self.query_one("#bus-title", Static)
+        if bus.filter:
+            title.update(f"[b]bus[/b] · [b $warning]filter {escape(bus.filter)!r}[/] — {len(bus.rows)} of "
+                         f"{len(bus.envs)} shown · Ctrl+F changes it")
+            title.add_class("filtered")
+        else:
+            title.update(f"[b]bus[/b] · {len(bus.envs)} message(s) · Ctrl+L picks one")
+            title.remove_class("filtered")
 
     @work(group="memcount")
     async def refresh_memory_counts(self) -> None:
@@ -226,6 +291,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         except Exception:  # noqa: BLE001
             mem = "memory ?"
         self.sub_title = f"{mem} · {self.data_layout.root}"
+        self.query_one(StatusBar).set(memory=mem)
 
     @work(group="consume")
     async def consume(self, tap: Any) -> None:
@@ -247,10 +313,21 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.audit_history.append(item)
         self.query_one(AuditFeed).add(item)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "abort" and self.screen is self.screen_stack[0]:
+            # Esc shows in the footer only while a task runs (it still closes the bus filter)
+            try:
+                busy = bool(self.current) or self.query_one("#bus-filter", Input).has_focus
+            except Exception:  # noqa: BLE001 - during start-up
+                return True
+            return True if busy or not self.query_one(TaskInput).has_focus else False
+        return True
+
     # -- input and actions ----------------------------------------------------------------------
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "bus-filter":
             self.query_one(BusView).set_filter(event.value)
+            self.show_bus_title()
             self.query_one(TaskInput).focus()
             return
         if event.input.id != "task":
@@ -271,10 +348,14 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         ti.remember(text)
         ti.value = ""
         self.task_envs = []
+        self.query_one("#hint", Static).display = False
         self.query_one(PipelineLine).reset()
+        self.query_one(PipelineLine).running()
+        self.query_one(StageLine).start_task()
         self.query_one(ResultPanel).update("[dim]working…[/dim]")
         self.current = await self.runtime.submit(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "bus-filter":
             self.query_one(BusView).set_filter(event.value)
+            self.show_bus_title()

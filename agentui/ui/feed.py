@@ -7,7 +7,16 @@ from typing import Any
 
 from textual.css.query import NoMatches
 
-from agentui.contracts import Envelope, FinalResult, PerceiverReply, PlanDirective, TaskCancelled
+from agentui.contracts import (
+    DispatchManifest,
+    Envelope,
+    FinalResult,
+    PerceiverReply,
+    PlanDirective,
+    SubTaskOutcome,
+    TaskCancelled,
+    TaskStarted,
+)
 from agentui.ui.screens import MemoryScreen
 from agentui.ui.widgets import BusView, PipelineLine, ResultPanel, StageLine
 
@@ -18,7 +27,7 @@ STAGES = {
     "SubTask": "dispatching…",
     "ExecutionResult": "R4a validating…",
     "CorrectionSignal": "R3 retrying after a correction…",
-    "SubTaskOutcome": "waiting for the other subtasks…",
+    "SubTaskOutcome": "R4b merging the results…",
     "ReplanRequest": "GGS computing the gradient…",
     "OutcomeSummary": "GGS closing the task…",
     "PlanDirective": "R2 replanning",
@@ -30,15 +39,20 @@ STAGES = {
 class BusFeed:
     """Mixin for AgentApp: what the bus shows."""
 
+    def feed_now(self) -> float:
+        """The clock the stage line's timers read: the app's clock live, the recording's in a replay."""
+        if self.replay_path is not None:
+            return self._replay_t
+        return self.clock.monotonic()
+
     def stage(self, text: str, *, busy: bool, rationale: str = "") -> None:
+        seen = self.query_one(StageLine).seen
+        if not seen or seen[-1] != text:
+            seen.append(text)
         if self._in_batch:
             self._stage_pending = (text, busy, rationale)
             return
-        s = self.query_one(StageLine)
-        s.rationale = rationale
-        s.stage = text
-        s.busy = busy
-        s._paint()
+        self.query_one(StageLine).set_stage(text, busy=busy, rationale=rationale)
 
     def on_envelope(self, env: Envelope) -> None:
         """Queue an envelope; the screen is updated in batches (every 100 ms) so a flood of bus
@@ -69,37 +83,74 @@ class BusFeed:
         if self._stage_pending is not None:
             text, busy, rationale = self._stage_pending
             self.stage(text, busy=busy, rationale=rationale)
+        else:
+            self.query_one(StageLine).paint()  # the meter moved
+        self.show_bus_title()
         if self._megrams_changed and isinstance(self.screen, MemoryScreen):
             self.screen.action_refresh()  # the browser follows GGS's writes
 
     def _apply(self, env: Envelope) -> None:
-        if env.task_id and env.task_id == self.current or (self.replay_path and env.task_id):
-            if env.type != "LLMUsage":
-                self.task_envs.append(env)
-                if len(self.task_envs) > 5000:
-                    del self.task_envs[:1000]
+        from agentui.clock import parse_iso
+
+        replay = self.replay_path is not None
+        if replay:
+            self._replay_t = parse_iso(env.ts).timestamp()
+        mine = bool(env.task_id) and (env.task_id == self.current or replay)
+        if mine and env.type != "LLMUsage":
+            self.task_envs.append(env)
+            if len(self.task_envs) > 5000:
+                del self.task_envs[:1000]
         p = env.payload
-        if self.replay_path is not None and env.task_id:
-            self._count_replayed(env)
-        if env.type in STAGES:
+        sl = self.query_one(StageLine)
+        if env.task_id:
+            self._count(env)
+            if mine:
+                if isinstance(p, TaskStarted) and replay:
+                    from agentui.ui.status import StatusBar
+
+                    self.query_one(StatusBar).set(workspace=p.workspace)
+                    self.task_envs = [env]
+                    sl.start_task()
+                    self.query_one(PipelineLine).reset()
+                    self.query_one(PipelineLine).running()
+                st = self._bus_stats.get(env.task_id)
+                if st is not None:
+                    sl.meter = {"calls": st.llm_calls, "in": st.prompt_tokens, "out": st.completion_tokens,
+                                "tools": st.tool_calls}
+                    if not self._in_batch:
+                        sl.paint()
+        if isinstance(p, DispatchManifest):
+            self._round_subtasks, self._round_done = len(p.subtask_ids), 0
+            if not self.query_one(PipelineLine).losses:
+                self.query_one(PipelineLine).running(p.round)
+        if isinstance(p, SubTaskOutcome):
+            self._round_done += 1
+            n = self._round_subtasks
+            if n > 1 and self._round_done < n:  # "waiting for the others" only when there are others
+                self.stage(f"subtask {self._round_done}/{n} done — waiting for the other {n - self._round_done}…",
+                           busy=True)
+            else:
+                self.stage(STAGES["SubTaskOutcome"], busy=True)
+        elif env.type in STAGES:
             if isinstance(p, PlanDirective):
                 self.stage(f"R2 replanning ({p.directive.value}, round {p.round})", busy=True, rationale=p.rationale)
             else:
                 self.stage(STAGES[env.type], busy=True)
+        after = "replay" if replay else "ready for the next goal"
         if isinstance(p, PlanDirective):
             self.query_one(PipelineLine).show(p)
         elif isinstance(p, FinalResult):
             self.query_one(PipelineLine).show(p)
             self.query_one(ResultPanel).show_final(p, self.task_stats(p.task_id))
-            self.stage(f"{p.directive.value} — ready for the next goal", busy=False)
+            self.stage(f"{p.directive.value} — {after}", busy=False)
             self._task_done()
         elif isinstance(p, PerceiverReply):
             self.query_one(ResultPanel).show_text(p.text, self.task_stats(p.task_id))
-            self.stage("ready — type a goal", busy=False)
+            self.stage("answered — replay" if replay else "ready — type a goal", busy=False)
             self._task_done()
         elif isinstance(p, TaskCancelled):
             self.query_one(ResultPanel).show_text(f"cancelled: {p.reason}")
-            self.stage("cancelled — ready for the next goal", busy=False)
+            self.stage(f"cancelled — {after}", busy=False)
             self._task_done()
         elif env.type == "Megram":
             self._megrams_changed = True
@@ -108,21 +159,24 @@ class BusFeed:
 
     def task_stats(self, task_id: str) -> dict[str, Any]:
         """The per-role cost table: the runtime's live figures, or rebuilt from a recording."""
-        if self.runtime is not None:
+        if self.runtime is not None and task_id in self.runtime.stats:
             return self.runtime.task_stats(task_id)
-        st = self._replay_stats.get(task_id)
+        st = self._bus_stats.get(task_id)
         return st.as_dict(st.ended or st.started) if st else {}
 
-    def _count_replayed(self, env: Envelope) -> None:
+    def _count(self, env: Envelope) -> None:
+        """Per-task figures from the bus itself (the meter live; the cost table in a replay)."""
         from agentui.clock import parse_iso
         from agentui.contracts import ExecutionResult, LLMUsage
         from agentui.runtime import TaskStats
 
         assert env.task_id
         t = parse_iso(env.ts).timestamp()
-        st = self._replay_stats.get(env.task_id)
+        st = self._bus_stats.get(env.task_id)
         if st is None:
-            st = self._replay_stats[env.task_id] = TaskStats(started=t)
+            st = self._bus_stats[env.task_id] = TaskStats(started=t)
+            while len(self._bus_stats) > 50:  # a long session: keep the recent tasks' figures
+                del self._bus_stats[next(iter(self._bus_stats))]
         st.ended = t
         p = env.payload
         if isinstance(p, LLMUsage):
@@ -132,6 +186,10 @@ class BusFeed:
             st.tool_seconds += sum(c.duration_s or 0.0 for c in p.tool_calls)
 
     def _task_done(self) -> None:
+        self.query_one(StageLine).end_task()
         self.current = None
+        deferred, self._deferred_config = getattr(self, "_deferred_config", None), None
+        if deferred is not None:  # settings saved while the task ran
+            self.apply_config(deferred)
         if self.memory is not None and self.replay_path is None:
             self.refresh_memory_counts()

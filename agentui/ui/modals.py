@@ -88,7 +88,7 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
 
 
 class PayloadModal(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,enter", "close", "Close")]
+    BINDINGS = [Binding("escape,q,enter", "close", "Close"), Binding("c", "copy", "Copy payload")]
 
     def __init__(self, env: Envelope) -> None:
         super().__init__()
@@ -98,7 +98,7 @@ class PayloadModal(ModalScreen[None]):
         body = json.dumps(self.env.to_dict(), indent=2, ensure_ascii=False, sort_keys=True)
         with Vertical(id="dialog", classes="modal payload"):
             yield Label(f"[b]{escape(self.env.type)}[/b] {self.env.sender.value}→{self.env.receiver.value} "
-                        f"[dim]{escape(self.env.id)}[/dim]")
+                        f"[dim]{escape(self.env.id)} · c copies · Esc closes[/dim]")
             with VerticalScroll():
                 # pygments costs ~50 ms of import: only when a payload is opened
                 from rich.syntax import Syntax
@@ -107,6 +107,11 @@ class PayloadModal(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_copy(self) -> None:
+        body = json.dumps(self.env.to_dict(), indent=2, ensure_ascii=False, sort_keys=True)
+        self.app.copy_to_clipboard(body)
+        self.notify(f"copied the {self.env.type} payload ({len(body)} characters)", timeout=3)
 
 
 class YesNoModal(ModalScreen[bool]):

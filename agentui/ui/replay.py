@@ -56,4 +56,5 @@ class Replayer:
 
             self._on_audit(build_report(auditor.stats(), found, trigger="on_demand", ids=self.ids,
                                         now=iso(prev), window_start=None))
-        self.stage(f"replay finished: {n} messages", busy=False)
+        self._flush_bus()  # the last batch first: its stage text must not overwrite the summary
+        self.stage(f"replay finished: {n} messages · Ctrl+G lists past tasks", busy=False)

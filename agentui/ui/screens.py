@@ -31,7 +31,7 @@ from agentui.contracts import (
 )
 from agentui.ui.modals import PromptModal, YesNoModal, steady_cursors
 
-COLUMNS = ("id", "level", "space", "entity", "state", "f", "σ", "k", "age", "M_att", "M_dec", "action")
+COLUMNS = ("id", "level", "content", "space", "entity", "state", "f", "σ", "k", "age", "M_att", "M_dec", "action")
 
 
 def live_potentials(m: Megram, now: datetime) -> tuple[float, float]:
@@ -65,8 +65,9 @@ class MemoryScreen(Screen[None]):
     remember / forget / dream. Refreshes when GGS writes."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        Binding("escape", "back", "Back"),
         Binding("slash", "focus_filter", "Filter"),
+        Binding("c", "copy", "Copy Megram"),
         Binding("s", "sort", "Sort column"),
         Binding("r", "remember", "Remember"),
         Binding("f", "forget", "Forget"),
@@ -121,7 +122,7 @@ class MemoryScreen(Screen[None]):
     def _key(self, m: Megram, now: datetime) -> Any:
         att, dec = live_potentials(m, now)
         col = COLUMNS[self.sort_col]
-        return {"id": m.id, "level": m.level.value, "space": m.space, "entity": m.entity, "state": m.state,
+        return {"id": m.id, "level": m.level.value, "content": m.content, "space": m.space, "entity": m.entity, "state": m.state,
                 "f": m.f, "σ": m.sigma, "k": m.k, "age": m.created_at, "M_att": att, "M_dec": dec,
                 "action": m.state}[col]
 
@@ -133,7 +134,7 @@ class MemoryScreen(Screen[None]):
         now = self.clock.now()
         for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=COLUMNS[self.sort_col] in ("age", "M_att", "f")):
             att, dec = live_potentials(m, now)
-            t.add_row(short_id(m.id), m.level.value, _clip(m.space), _clip(m.entity), m.state, f"{m.f:.2f}",
+            t.add_row(short_id(m.id), m.level.value, _clip(" ".join(m.content.split()), 32), _clip(m.space), _clip(m.entity), m.state, f"{m.f:.2f}",
                       f"{m.sigma:+.1f}", f"{m.k:g}", _age(m, now), f"{att:.2f}", f"{dec:+.2f}",
                       action_for(att, dec).value, key=m.id)
         self.query_one("#mem-title", Static).update(
@@ -149,6 +150,24 @@ class MemoryScreen(Screen[None]):
 
     def action_focus_filter(self) -> None:
         self.query_one("#mem-filter", Input).focus()
+
+    def action_back(self) -> None:
+        """Esc in the filter leaves the filter (the table keeps it); Esc elsewhere closes the browser."""
+        if self.query_one("#mem-filter", Input).has_focus:
+            self.query_one(DataTable).focus()
+            return
+        self.app.pop_screen()
+
+    def action_copy(self) -> None:
+        mid = self._selected()
+        m = next((x for x in self.rows if x.id == mid), None)
+        if m is None:
+            self.notify("no Megram selected", severity="warning", timeout=3)
+            return
+        text = (f"{m.id} [{m.level.value}] space={m.space} entity={m.entity} state={m.state} "
+                f"f={m.f} σ={m.sigma} k={m.k}\n{m.content}")
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied Megram {short_id(m.id)}", timeout=3)
 
     def action_sort(self) -> None:
         self.sort_col = (self.sort_col + 1) % len(COLUMNS)
@@ -248,15 +267,15 @@ def task_tree(envs: list[Envelope]) -> Tree:
                     for v in o.criteria_verdicts:
                         fc = f" [red]{v.failure_class.value}[/red]" if v.failure_class else ""
                         node.add(f"{'✓' if v.verdict.value == 'pass' else '✗'} {escape(v.criterion)}{fc} "
-                                 f"[dim]{escape(v.evidence[:80])}[/dim]")
+                                 f"[dim]{escape(_clip(v.evidence, 80))}[/dim]")
                     if o.gap_trajectory:
                         node.add("gap trajectory: " + " → ".join(str(len(a.failed_criteria)) for a in o.gap_trajectory))
                 for r in results.get(sid, []):
                     for c in r.tool_calls:
-                        node.add(f"[dim]attempt {r.attempt}[/dim] {escape(c.tool)} {escape(c.target[:60])} "
+                        node.add(f"[dim]attempt {r.attempt}[/dim] {escape(c.tool)} {escape(_clip(c.target, 60))} "
                                  f"{'ok' if c.ok else '[red]' + escape(c.error or 'failed') + '[/red]'}")
         elif isinstance(p, ReplanRequest):
-            root.add(f"[magenta]ReplanRequest[/magenta] ({p.reason}) {escape(p.gap_summary[:100])}")
+            root.add(f"[magenta]ReplanRequest[/magenta] ({p.reason}) {escape(_clip(p.gap_summary, 100))}")
         elif isinstance(p, PlanDirective | FinalResult):
             root.add(f"[b magenta]{p.prev_directive.value}→{p.directive.value}[/b magenta] D={p.loss.D:.2f} "
                      f"P={p.loss.P:.2f} Ω={p.loss.Omega:.2f} L={p.loss.L:.2f} ∇L={p.grad_l:+.2f}")
@@ -293,7 +312,7 @@ class AuditScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(f"[b]Audit[/b] — {len(self.stored)} stored report(s), {len(self.history)} item(s) this session")
-            yield RichLog(id="audit-log", wrap=True, markup=True)
+            yield RichLog(id="audit-log", wrap=True, markup=True, min_width=1)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -309,13 +328,4 @@ class AuditScreen(Screen[None]):
             log.write("[green]no anomalies and no reports yet[/green]")
 
 
-class HelpScreen(Screen[None]):
-    BINDINGS = [Binding("escape,q,f1", "app.pop_screen", "Back")]
-
-    def compose(self) -> ComposeResult:
-        rows = [(b.key, b.description) for b in self.app.BINDINGS if isinstance(b, Binding) and b.description]
-        text = "\n".join(f"[b]{escape(k):>14}[/b]  {escape(d)}" for k, d in rows)
-        with VerticalScroll():
-            yield Static("[b]agentui — keys[/b]\n\n" + text + "\n\n[b]Enter[/b] on a bus line opens its payload; "
-                         "Ctrl+P opens the command palette with every action.")
-        yield Footer()
+from agentui.ui.help import HelpScreen  # noqa: E402,F401 - where callers used to find it

@@ -13,30 +13,21 @@ from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
-from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, RichLog, Static
 
-from agentui.contracts import AuditEvent, AuditReport, Envelope, FinalResult, PlanDirective
-from agentui.describe import STYLE, grad_arrow, line
-
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-SPARK = "▁▂▃▄▅▆▇█"
-
-
-def sparkline(values: list[float]) -> str:
-    if not values:
-        return ""
-    lo, hi = min(values), max(values)
-    span = (hi - lo) or 1.0
-    return "".join(SPARK[min(7, int((v - lo) / span * 7))] for v in values)
+from agentui.contracts import AuditEvent, AuditReport, Envelope, FinalResult
+from agentui.describe import line
+from agentui.ui.lines import PipelineLine, StageLine, sparkline  # noqa: F401 - re-exported
+from agentui.ui.palette import colour, type_style
 
 
 class TaskInput(Input):
     """One task per submit; a multi-line paste stays one task; ↑/↓ walk the history."""
 
-    BINDINGS = [("up", "history(-1)", "Previous task"), ("down", "history(1)", "Next task")]
+    BINDINGS = [Binding("up", "history(-1)", "Previous goal", show=False),
+                Binding("down", "history(1)", "Next goal", show=False)]
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(placeholder="Type a goal and press Enter  (F1 help · Ctrl+P commands)", **kw)
@@ -77,6 +68,7 @@ class BusView(ScrollView, can_focus=True):
 
     BINDINGS = [
         Binding("enter", "open", "Open payload"),
+        Binding("c", "copy", "Copy line"),
         Binding("up,k", "move(-1)", "Up", show=False),
         Binding("down,j", "move(1)", "Down", show=False),
         Binding("pageup", "move(-20)", "Page up", show=False),
@@ -86,7 +78,7 @@ class BusView(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"bus-view--cursor"}
     DEFAULT_CSS = """
-    BusView { background: $surface 0%; }
+    BusView { background: $surface 0%; overflow-x: hidden; }
     BusView > .bus-view--cursor { background: $accent 35%; }
     """
 
@@ -94,6 +86,11 @@ class BusView(ScrollView, can_focus=True):
         def __init__(self, env: Envelope) -> None:
             super().__init__()
             self.env = env
+
+    class Copy(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
 
     def __init__(self, limit: int = 2000, **kw: Any) -> None:
         super().__init__(**kw)
@@ -143,12 +140,11 @@ class BusView(ScrollView, can_focus=True):
         self._resize()
 
     # -- feeding ------------------------------------------------------------------------------
-    @staticmethod
-    def format_env(env: Envelope) -> Text:
-        style = STYLE.get(env.type, "")
+    def format_env(self, env: Envelope) -> Text:
+        theme = self.app.current_theme
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(f"{env.sender.value}→{env.receiver.value} ", style="dim")
-        t.append(env.type, style=style or "bold")
+        t.append(f"{env.sender.value}→{env.receiver.value} ", style=type_style(theme, "TaskStarted"))
+        t.append(env.type, style=type_style(theme, env.type))
         t.append(": " + line(env).split(": ", 1)[-1])
         return t
 
@@ -179,10 +175,17 @@ class BusView(ScrollView, can_focus=True):
         return list(self.rows)
 
     def _resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        # lines are cut with "…" to the width: never a horizontal scrollbar over the newest lines
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
         if self.cursor < 0:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
+            # the new virtual size counts after the next layout: follow the end again then
+            self.call_after_refresh(self._follow_end)
         self.refresh()
+
+    def _follow_end(self) -> None:
+        if self.cursor < 0 and self.scroll_offset.y < self.max_scroll_y:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     # -- cursor -------------------------------------------------------------------------------
     @property
@@ -219,6 +222,10 @@ class BusView(ScrollView, can_focus=True):
         if env is not None:
             self.post_message(self.Opened(env))
 
+    def action_copy(self) -> None:
+        env = self.selected
+        self.post_message(self.Copy(line(env) if env is not None else ""))
+
     def on_click(self, event: events.Click) -> None:
         row = int(self.scroll_offset.y + event.y)
         if 0 <= row < len(self.rows):
@@ -229,6 +236,9 @@ class BusView(ScrollView, can_focus=True):
 
     def on_focus(self) -> None:
         self.refresh()
+
+    def on_resize(self) -> None:
+        self._resize()  # a layout change (narrow screen, filter box) keeps the newest line in view
 
     def on_blur(self) -> None:
         self.refresh()
@@ -257,84 +267,28 @@ class BusView(ScrollView, can_focus=True):
         return strip
 
 
-class PipelineLine(Static):
-    """`prev→directive ∇L-arrow D P ∇L Ω` and a sparkline of L across the task's rounds."""
-
-    def on_mount(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.losses: list[float] = []
-        self.update("[dim]pipeline: idle — D P ∇L Ω appear on every PlanDirective and FinalResult[/dim]")
-
-    def show(self, p: PlanDirective | FinalResult) -> None:
-        self.losses.append(p.loss.L)
-        first = p.prev_directive.value == "init"
-        arrow = grad_arrow(p.grad_l, first=first)
-        colour = {"accept": "green", "success": "green", "abandon": "red"}.get(p.directive.value, "magenta")
-        self.update(
-            f"[b]{p.prev_directive.value}→[{colour}]{p.directive.value}[/{colour}][/b] {arrow}  "
-            f"D [b]{p.loss.D:.2f}[/b]  P [b]{p.loss.P:.2f}[/b]  ∇L [b]{p.grad_l:+.2f}[/b]  "
-            f"Ω [b]{p.loss.Omega:.2f}[/b]  L {p.loss.L:.2f}  [cyan]{sparkline(self.losses)}[/cyan]"
-        )
-
-
-class StageLine(Static):
-    """Spinner + the current stage; while R2 replans, GGS's rationale."""
-
-    stage: reactive[str] = reactive("idle")
-    busy: reactive[bool] = reactive(False)
-
-    def __init__(self, animate: bool = True, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.spinning = animate
-        self._frame = 0
-        self._shown = ""
-        self.rationale = ""
-
-    def on_mount(self) -> None:
-        if self.spinning:
-            self.set_interval(0.1, self._tick)
-        self._paint()
-
-    def _tick(self) -> None:
-        if self.busy:
-            self._frame = (self._frame + 1) % len(SPINNER)
-            self._paint()
-
-    def watch_stage(self) -> None:
-        self._paint()
-
-    def watch_busy(self) -> None:
-        self._paint()
-
-    def _paint(self) -> None:
-        spin = SPINNER[self._frame] if self.busy else "·"
-        text = f"{spin} {escape(self.stage)}"
-        if self.rationale and self.busy:
-            text += f"\n  [i dim]{escape(self.rationale[:300])}[/i dim]"
-        if text != self._shown:  # an update re-lays out the screen: skip it when nothing changed
-            self._shown = text
-            self.update(text)
-
-
 class AuditFeed(RichLog):
     def __init__(self, **kw: Any) -> None:
-        super().__init__(max_lines=500, wrap=True, markup=True, **kw)
+        # min_width=1: lines wrap to the pane (the default 78 cut them at the pane's edge)
+        super().__init__(max_lines=500, wrap=True, markup=True, min_width=1, **kw)
 
     def add(self, item: AuditEvent | AuditReport) -> None:
+        theme = self.app.current_theme
         if isinstance(item, AuditEvent):
-            colour = {"critical": "red", "warning": "yellow", "info": "dim"}.get(item.severity.value, "")
-            self.write(f"[{colour}]{item.severity.value} {item.kind.value}[/{colour}] {escape(item.message)}")
+            c = colour(theme, {"critical": "error", "warning": "warning"}.get(item.severity.value, "muted"))
+            self.write(f"[{c}]{item.severity.value} {item.kind.value}[/] {escape(item.message)}")
         else:
-            self.write(f"[dim]report: {escape(item.summary)}[/dim]")
+            self.write(f"[{colour(theme, 'muted')}]report: {escape(item.summary)}[/]")
 
 
 class ResultPanel(Static):
+    copy_text = ""  # the final answer as plain text, for Ctrl+Y / copy
+
     def show_final(self, f: FinalResult, stats: dict[str, Any]) -> None:
-        colour = "green" if f.directive.value in ("accept", "success") else "red"
+        c = colour(self.app.current_theme, "success" if f.directive.value in ("accept", "success") else "error")
         out = f.output if isinstance(f.output, str) else (str(f.output) if f.output is not None else "")
-        parts = [f"[b {colour}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}"]
+        self.copy_text = out or f.summary
+        parts = [f"[b {c}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}"]
         if out:
             parts.append(escape(out[:2000]))
         if f.partial_result:
@@ -343,6 +297,7 @@ class ResultPanel(Static):
         self.update(self._with_costs("\n".join(parts), stats))
 
     def show_text(self, text: str, stats: dict[str, Any] | None = None) -> None:
+        self.copy_text = text
         self.update(self._with_costs(escape(text), stats or {}))
 
     def _with_costs(self, head: str, stats: dict[str, Any]) -> Any:
@@ -353,10 +308,15 @@ class ResultPanel(Static):
         if not stats.get("by_role"):
             return Text.from_markup(head)
         t = Table(box=None, header_style="bold", pad_edge=False)
+        # numbers are never cut: only the role name gives way (with "…") on a narrow screen
         for col in ("role", "calls", "in", "out", "s", "rep"):
-            t.add_column(col, justify="left" if col == "role" else "right")
+            if col == "role":
+                t.add_column(col, justify="left", overflow="ellipsis", no_wrap=True, min_width=5)
+            else:
+                t.add_column(col, justify="right", no_wrap=True)
         for role, r in stats["by_role"].items():
-            t.add_row(role, str(r["calls"]), str(r["prompt_tokens"]), str(r["completion_tokens"]),
-                      f"{r['seconds']:.1f}", str(r["parse_repairs"]))
+            t.add_row(role, str(r.get("calls", 0)), str(r.get("prompt_tokens", 0)), str(r.get("completion_tokens", 0)),
+                      f"{r.get('seconds', 0.0):.1f}", str(r.get("parse_repairs", 0)))
         t.add_row("tools", str(stats.get("tool_calls", 0)), "", "", f"{stats.get('tool_seconds', 0):.1f}", "")
-        return Group(Text.from_markup(head), t, Text(f"wall {stats.get('wall_s', 0):.1f} s", style="dim"))
+        muted = colour(self.app.current_theme, "muted")
+        return Group(Text.from_markup(head), t, Text(f"wall {stats.get('wall_s', 0):.1f} s", style=muted))

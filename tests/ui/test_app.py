@@ -66,7 +66,7 @@ async def test_type_a_task_and_watch_it_complete(fakellm, tmp_path):
         assert app.current is None
         bus = app.query_one(BusView)
         assert [e.type for e in bus.envs if e.type == "FinalResult"] == ["FinalResult"]
-        assert "init→accept" in str(app.query_one(PipelineLine).render())
+        assert "init→accept" in app.query_one(PipelineLine).text
         await pilot.press("ctrl+d")  # task detail
         assert type(app.screen).__name__ == "TaskDetailScreen"
         await pilot.press("escape")
@@ -133,7 +133,7 @@ async def test_abort_mid_task_keeps_the_app(fakellm, tmp_path):
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.current is None)
         assert any(e.type == "TaskCancelled" for e in app.query_one(BusView).envs)
-        assert "cancelled" in str(app.query_one("#stage").render())
+        assert "cancelled" in app.query_one("#stage").text
         assert app.is_running
 
 
@@ -174,7 +174,7 @@ async def test_onboarding_without_an_llm(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.runtime is not None)
         text = str(app.query_one("#onboarding").render())
-        assert "No LLM available" in text and "AGENTUI_BASE_URL" in text
+        assert "No LLM available" in text and "Ctrl+S" in text and "Ctrl+Y" not in text
         await type_task(pilot, "do it")
         assert app.current is None
         await pilot.press("ctrl+o")
@@ -212,7 +212,7 @@ async def test_replay_rebuilds_costs_and_audits_the_recording(tmp_path):
 
     app = replay_app()
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: "replay finished" in str(app.query_one("#stage").render()))
+        await wait_for(pilot, lambda: "replay finished" in app.query_one("#stage").text)
         await wait_for(pilot, lambda: "by_role" in app.task_stats("task-000001"))
         assert app.audit_history and app.audit_history[-1].messages_seen > 0  # the replayed Auditor's report
         assert app.query_one(AuditFeed).lines
@@ -241,7 +241,12 @@ async def test_every_theme_is_in_the_command_palette(fakellm, tmp_path):
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for name in app.theme_names:
             assert f"Theme: {name}" in titles
-        for needed in ("Abort task", "Memory browser", "Task detail", "Audit reports", "Retry LLM", "Help"):
+        for needed in ("Abort task", "Memory browser", "Task detail", "Audit reports", "Settings", "History",
+                       "Help", "Copy the final answer", "Quit"):
             assert needed in titles
+        # one entry per thing: no second help (Textual's "Keys"), no extra theme switchers
+        assert sum("help" in t.casefold() or t == "Keys" for t in titles) == 1
+        assert sorted(t for t in titles if "theme" in t.casefold()) == sorted(f"Theme: {n}" for n in app.theme_names)
+        assert len(titles) == len(set(titles))
         app.set_theme("agentui-light")
         assert app.theme == "agentui-light"

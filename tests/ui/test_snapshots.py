@@ -19,7 +19,7 @@ DEMO = Path(__file__).resolve().parents[2] / "demo" / "recording.jsonl"
 DATA = Path("/tmp/agentui-snapshot-data")
 
 
-def replay_app(theme: str = "dark") -> AgentApp:
+def replay_app(theme: str = "dark", data: Path | None = None) -> AgentApp:
     clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
     ids = SeededIds(5, readable=True)
     cfg = Config.model_validate({"ui": {"theme": theme}})
@@ -27,13 +27,14 @@ def replay_app(theme: str = "dark") -> AgentApp:
     for text, space in (("run the tests before committing", "manual"),
                         ("read_file on settings.ini failed", "tool:read_file")):
         mem.remember(text, space=space)
-    return AgentApp(cfg, data_dir=DATA, clock=clock, ids=ids, replay=DEMO, speed=0, animate=False, memory=mem)
+    return AgentApp(cfg, data_dir=data or DATA, clock=clock, ids=ids, replay=DEMO, speed=0, animate=False, memory=mem,
+                    workspace=Path("/tmp/agentui-demo/ws"), config_file=Path("/tmp/agentui-snapshot/config.toml"))
 
 
 async def _settle(pilot) -> None:
     for _ in range(40):
         await pilot.pause(0.05)
-        if "replay finished" in str(pilot.app.query_one("#stage").render()):
+        if "replay" in pilot.app.query_one("#stage").text and pilot.app.query_one("#stage").busy is False:
             break
     await pilot.pause(0.1)
 
@@ -108,6 +109,76 @@ def test_onboarding_without_llm(snap_compare):
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=go)
+
+
+def test_main_screen_80x24(snap_compare):
+    """The smallest terminal we promise: the audit pane folds away, the result scrolls, the footer
+    still shows Help, Memory, Audit, Copy, History and Settings."""
+    assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=_settle)
+
+
+def test_main_screen_80x24_light(snap_compare):
+    assert snap_compare(replay_app("light"), terminal_size=(80, 24), run_before=_settle)
+
+
+def test_main_screen_200x50(snap_compare):
+    assert snap_compare(replay_app(), terminal_size=(200, 50), run_before=_settle)
+
+
+def test_help_screen(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause(0.2)
+
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
+
+
+def test_settings_screen(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.3)
+
+    assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
+
+
+def _history_data() -> Path:
+    """A data dir holding the demo task as a past session (a fixed path: it is shown on screen)."""
+    import shutil
+
+    root = Path("/tmp/agentui-snapshot-history")
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "recordings").mkdir(parents=True)
+    shutil.copy(DEMO, root / "recordings" / "task-000001.bus.jsonl")
+    return root
+
+
+def test_history_screen(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+g")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if pilot.app.screen.records:
+                break
+        await pilot.pause(0.2)
+
+    assert snap_compare(replay_app(data=_history_data()), terminal_size=SIZE, run_before=go)
+
+
+def test_history_replay_screen(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+g")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if pilot.app.screen.records:
+                break
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+
+    assert snap_compare(replay_app(data=_history_data()), terminal_size=SIZE, run_before=go)
 
 
 def test_accepted_snapshots_are_real_svgs():

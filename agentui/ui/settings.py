@@ -1,0 +1,222 @@
+"""The settings screen: endpoint, model, per-tier models, API key (environment or OS keychain, never
+a file), theme, workspace. "Check" runs the same preflight as `agentui doctor`; "Save & apply"
+checks, writes config.toml (its path is shown) and restarts the runtime in place."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, Label, Select, Static
+
+from agentui.config import ENV_VARS, Config
+
+
+def candidate_config(base: Config, values: dict[str, str]) -> Config:
+    """`base` with the screen's values: the one the check runs against and the app applies."""
+    doc = base.model_dump(mode="json")
+    llm = doc["llm"]
+    llm["base_url"] = values.get("base_url") or None
+    llm["model"] = values.get("model") or None
+    llm["brain"]["model"] = values.get("brain_model") or None
+    llm["tool"]["model"] = values.get("tool_model") or None
+    if values.get("base_url"):
+        llm["provider"] = "auto" if llm.get("provider") == "local" else llm.get("provider", "auto")
+    if values.get("api_key"):
+        llm["api_key"] = values["api_key"]
+    doc["ui"]["theme"] = values.get("theme") or doc["ui"]["theme"]
+    doc["tools"]["workspace"] = values.get("workspace") or None
+    return Config.model_validate(doc)
+
+
+async def check_endpoint(cfg: Config, timeout_s: float = 10.0) -> tuple[bool, str]:
+    """The doctor's LLM check (agentui.llm preflight: model list + one tiny completion)."""
+    from agentui.llm import LLMError, LLMPool
+
+    if not (cfg.llm.base_url or cfg.llm.brain.base_url or cfg.llm.tool.base_url or cfg.llm.gguf):
+        return False, "no endpoint: type one or pick a detected server"
+    try:
+        pool = LLMPool(cfg, env={"AGENTUI_NO_AUTODETECT": "1"})
+    except LLMError as e:
+        return False, str(e)
+    try:
+        results = await pool.preflight(timeout_s=timeout_s)
+    finally:
+        await pool.aclose()
+    bad = [r for r in results if not r.ok]
+    if bad:
+        return False, "; ".join(r.error for r in bad)
+    r = results[0]
+    return True, f"{r.model or '?'} @ {r.url} answered {r.reply!r} in {r.latency_s:.2f} s"
+
+
+def api_key_source(cfg: Config) -> str:
+    for key, names in ENV_VARS:
+        if key == "llm.api_key":
+            for n in names:
+                if os.environ.get(n):
+                    return f"from the environment ({n})"
+    if cfg.llm.api_key:
+        return "set in the config file (consider the keychain instead)"
+    return "none (local servers need none)"
+
+
+class SettingsScreen(Screen[Config | None]):
+    # Ctrl+S (the app's Settings key) saves here; F5 checks (Ctrl+K/W belong to the inputs)
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("f5", "check", "Check")]
+
+    def __init__(self, config: Config, config_file: Path, workspace: Path, themes: list[str]) -> None:
+        super().__init__()
+        self.config = config
+        self.config_file = config_file
+        self.workspace = workspace
+        self.themes = themes
+        self.checked: Config | None = None
+        self.found: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        llm = self.config.llm
+        with VerticalScroll(id="settings"):
+            yield Static(f"[b]Settings[/b] — saved to [b]{escape(str(self.config_file))}[/b]", id="set-path")
+            yield Label("Endpoint (OpenAI-compatible base URL)")
+            with Horizontal(classes="set-row"):
+                yield Input(llm.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="set-url")
+                yield Button("Detect", id="detect")
+            yield Select[str]([], prompt="detected servers and their models", id="set-found", allow_blank=True)
+            yield Label("Model (empty = the server's first)")
+            yield Input(llm.model or "", placeholder="e.g. qwen2.5:7b", id="set-model")
+            yield Label("Brain tier model (Perceiver, Planner, Meta-Validator) · Tool tier model (Executor, Validator)")
+            with Horizontal(classes="set-row"):
+                yield Input(llm.brain.model or "", placeholder="brain: same as above", id="set-brain")
+                yield Input(llm.tool.model or "", placeholder="tool: same as above", id="set-tool")
+            yield Label(f"API key — now {api_key_source(self.config)}; a key typed here goes to the OS "
+                        "keychain, never to a file", id="set-key-label")
+            yield Input("", placeholder="leave empty to keep the current one", password=True, id="set-key")
+            yield Label("Theme · Workspace (the directory the tools act in)")
+            with Horizontal(classes="set-row"):
+                opts = [(t, t) for t in self.themes]
+                cur = self.app.theme if self.app.theme in self.themes else (self.themes[0] if self.themes else None)
+                yield Select[str](opts, value=cur if cur else Select.BLANK, allow_blank=not opts, id="set-theme")
+                yield Input(str(self.workspace), id="set-ws")
+            with Horizontal(classes="set-row", id="set-buttons"):
+                yield Button("Check (F5)", id="check")
+                yield Button("Save & apply (Ctrl+S)", id="save", variant="primary")
+            yield Static("", id="set-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from agentui.ui.modals import steady_cursors
+
+        steady_cursors(self)
+        self.query_one("#set-url", Input).focus()
+
+    def values(self) -> dict[str, str]:
+        def v(wid: str) -> str:
+            return self.query_one(wid, Input).value.strip()
+
+        theme = self.query_one("#set-theme", Select).value
+        return {"base_url": v("#set-url"), "model": v("#set-model"), "brain_model": v("#set-brain"),
+                "tool_model": v("#set-tool"), "api_key": v("#set-key"), "workspace": v("#set-ws"),
+                "theme": theme if isinstance(theme, str) else ""}
+
+    def say(self, text: str, ok: bool | None = None) -> None:
+        colour = {True: "$success", False: "$error", None: "$text-muted"}[ok]
+        self.query_one("#set-status", Static).update(f"[{colour}]{escape(text)}[/]")
+
+    # -- detection ------------------------------------------------------------------------------
+    @on(Button.Pressed, "#detect")
+    def _detect_pressed(self) -> None:
+        self.detect()
+
+    @work(exclusive=True, group="settings-detect", exit_on_error=False, description="probing local servers")
+    async def detect(self, candidates: tuple[tuple[str, str], ...] | None = None) -> None:
+        from agentui.config_write import KNOWN_SERVERS, detect_servers
+
+        self.say("looking for Ollama, LM Studio and llama.cpp servers on this machine…")
+        self.found = await detect_servers(candidates or KNOWN_SERVERS)
+        opts = [(f"{s.name} — {m}", f"{s.base_url}\t{m}") for s in self.found for m in (s.models or [""])]
+        self.query_one("#set-found", Select).set_options(opts)
+        if self.found:
+            self.say(f"found {', '.join(f'{s.name} ({len(s.models)} model(s))' for s in self.found)}: pick one above",
+                     True)
+        else:
+            self.say("no local server answered (Ollama :11434, LM Studio :1234, llama.cpp :8080)", False)
+
+    @on(Select.Changed, "#set-found")
+    def _picked(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and "\t" in event.value:
+            url, model = event.value.split("\t", 1)
+            self.query_one("#set-url", Input).value = url
+            self.query_one("#set-model", Input).value = model
+
+    # -- check, save, apply ---------------------------------------------------------------------
+    @on(Button.Pressed, "#check")
+    def _check_pressed(self) -> None:
+        self.action_check()
+
+    @on(Button.Pressed, "#save")
+    def _save_pressed(self) -> None:
+        self.action_save()
+
+    def _candidate(self) -> Config | None:
+        vals = self.values()
+        ws = vals["workspace"]
+        if ws and not Path(ws).expanduser().is_dir():
+            self.say(f"workspace {ws} is not a directory: pick an existing one", False)
+            return None
+        try:
+            return candidate_config(self.config, vals)
+        except Exception as e:  # noqa: BLE001 - pydantic's message, in one line
+            self.say(f"not valid: {str(e).splitlines()[0]}", False)
+            return None
+
+    @work(exclusive=True, group="settings-check", exit_on_error=False, description="checking the endpoint")
+    async def action_check(self) -> bool:
+        cfg = self._candidate()
+        if cfg is None:
+            return False
+        self.say("checking the endpoint (model list and one tiny completion, up to 10 s)…")
+        ok, msg = await check_endpoint(cfg)
+        self.say(("ok: " if ok else "rejected: ") + msg, ok)
+        self.checked = cfg if ok else None
+        return ok
+
+    @work(exclusive=True, group="settings-save", exit_on_error=False, description="saving the settings")
+    async def action_save(self) -> None:
+        from agentui.config import ConfigError
+        from agentui.config_write import key_account, store_api_key, write_config
+
+        cfg = self._candidate()
+        if cfg is None:
+            return
+        self.say("checking the endpoint before saving…")
+        ok, msg = await check_endpoint(cfg)
+        if not ok:
+            self.say(f"not saved — the endpoint was rejected: {msg}", False)
+            return
+        vals = self.values()
+        updates = {"llm.base_url": vals["base_url"], "llm.model": vals["model"],
+                   "llm.brain.model": vals["brain_model"], "llm.tool.model": vals["tool_model"],
+                   "ui.theme": vals["theme"].removeprefix("agentui-"), "tools.workspace": vals["workspace"]}
+        try:
+            await asyncio.to_thread(write_config, self.config_file, updates)
+        except (ConfigError, OSError) as e:
+            self.say(f"not saved: {e}", False)
+            return
+        note = ""
+        if vals["api_key"]:
+            try:
+                where = await asyncio.to_thread(store_api_key, key_account(vals["base_url"]), vals["api_key"])
+                note = f"; the API key is in {where}"
+            except (RuntimeError, OSError) as e:
+                note = f"; the API key is kept for this session only — {e}"
+        self.notify(f"saved {self.config_file}{note}", timeout=8)
+        self.dismiss(cfg)

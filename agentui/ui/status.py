@@ -1,0 +1,88 @@
+"""The status bar at the top: what the agent will act on and with what — workspace, model@endpoint
+and its health, the sandbox, the memory's M/K/C/T counts (or, in a replay, what is replayed)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from textual.widgets import Static
+
+from agentui.ui.glossary import tooltip
+
+
+def short_path(p: str | Path) -> str:
+    s = str(p)
+    home = os.path.expanduser("~")
+    return "~" + s[len(home):] if home and home != "/" and s.startswith(home) else s
+
+
+def sandbox_label(runtime: Any) -> tuple[str, bool]:
+    """(text, active). Hook for the sandbox status API (#14): a runtime (or its tool registry)
+    exposing `sandbox_status()` → str / object with `.active` and `.name` is shown as is; without
+    it, commands run as the user, behind the safety gate's confirmations."""
+    for owner in (runtime, getattr(runtime, "tools", None)):
+        fn = getattr(owner, "sandbox_status", None)
+        if fn is None:
+            continue
+        try:
+            st = fn() if callable(fn) else fn
+        except Exception:  # noqa: BLE001 - a status line never crashes the app
+            continue
+        if isinstance(st, str):
+            return st, not st.startswith(("off", "no ", "none"))
+        active = bool(getattr(st, "active", False))
+        return str(getattr(st, "name", "") or getattr(st, "label", "") or ("on" if active else "off")), active
+    return "no sandbox (asks before risky commands)", False
+
+
+class StatusBar(Static):
+    """One line, cut with "…" when narrow; the full text and the glossary are in its tooltip."""
+
+    DEFAULT_CSS = "StatusBar { height: 1; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__("◆ agentui", **kw)
+        self.fields: dict[str, str] = {"mode": "", "workspace": "", "model": "", "health": "", "sandbox": "",
+                                       "memory": ""}
+        self.healthy: bool | None = None
+        self.sandboxed = False
+        self.text = ""
+
+    def set(self, **fields: Any) -> None:
+        for k, v in fields.items():
+            if k == "healthy":
+                self.healthy = v
+            elif k == "sandboxed":
+                self.sandboxed = bool(v)
+            else:
+                self.fields[k] = str(v)
+        self._paint()
+
+    def _paint(self) -> None:
+        f = self.fields
+        parts = ["[b]◆ agentui[/b]"]
+        plain = ["◆ agentui"]
+        if f["mode"]:
+            parts.append(f"[b $accent]{escape(f['mode'])}[/]")
+            plain.append(f["mode"])
+        if f["workspace"]:
+            parts.append(f"ws [b]{escape(short_path(f['workspace']))}[/b]")
+            plain.append(f"ws {short_path(f['workspace'])}")
+        if f["model"]:
+            dot = {True: "[$success]●[/]", False: "[$error]✗[/]", None: "[$warning]…[/]"}[self.healthy]
+            health = f" {escape(f['health'])}" if f["health"] else ""
+            parts.append(f"{escape(f['model'])} {dot}{health}")
+            plain.append(f"{f['model']} {'●' if self.healthy else '✗' if self.healthy is False else '…'}"
+                         f"{' ' + f['health'] if f['health'] else ''}")
+        if f["sandbox"]:
+            parts.append(f"[$success]{escape(f['sandbox'])}[/]" if self.sandboxed else escape(f["sandbox"]))
+            plain.append(f["sandbox"])
+        if f["memory"]:
+            parts.append(escape(f["memory"]))
+            plain.append(f["memory"])
+        self.text = " │ ".join(plain)
+        self.update(" │ ".join(parts))
+        self.tooltip = "\n".join([*plain[1:], "", tooltip("M/K/C/T")])
