@@ -164,8 +164,10 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
             res = asyncio.run(runner.run(getattr(args, "max_iterations", None)))
     except GitError as e:
         return _err(str(e))
-    if res.iteration is None or res.status != "open":
-        print(res.message if res.iteration is None else f"tree {res.status}")
+    if res.iteration is None:
+        print(res.message)
+    elif res.status in ("complete", "stuck"):
+        print(f"tree {res.status}")
     if res.status == "error":
         print(f"agentui tree: runner error in iteration {res.iteration}: {res.error} (no attempt used; "
               f"see {lay.iterations}/)", file=sys.stderr)

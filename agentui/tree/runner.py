@@ -272,8 +272,9 @@ class TreeRunner:
                 bad = [r for r in await pool.preflight(timeout_s=max(1.0, min(10.0, left())), completion=False)
                        if not r.ok]
                 if bad:
-                    return AgentOutcome(internal="llm", detail=f"LLM endpoint {bad[0].url} is not answering: "
-                                                               f"{bad[0].error}")
+                    err = bad[0].error or "no answer"
+                    return AgentOutcome(internal="llm", detail=err if bad[0].url in err
+                                        else f"LLM endpoint {bad[0].url} is not answering: {err}")
             if cfg.decompose and depth_of(tree, node.id) < cfg.max_depth:
                 msgs = planner_messages(node, outline(tree), max_children=cfg.max_children)
                 try:
