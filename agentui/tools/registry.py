@@ -37,6 +37,7 @@ class ToolContext:
     output_cap_chars: int = 4000
     log: Callable[[dict], None] | None = None  # full, uncapped evidence for the task log
     blocked_tools: frozenset[str] = frozenset()
+    waited_s: float = 0.0  # time spent waiting for the user's confirmation: not tool time (#17)
 
 
 @runtime_checkable
@@ -91,12 +92,15 @@ async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment
     why = "; ".join(reasons)
     if ctx.confirm is None:
         return f"denied by user: {why} (no one to confirm; non-interactive)"
+    asked = time.monotonic()
     try:
         approved = await ctx.confirm(tool, subject, reasons)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a broken prompt is a denial, never a crash
         return f"denied by user: {why} (confirmation failed: {exc})"
+    finally:
+        ctx.waited_s += time.monotonic() - asked
     return None if approved else f"denied by user: {why}"
 
 
@@ -175,6 +179,7 @@ class ToolRegistry:
 
     async def call(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
         started = time.monotonic()
+        waited_before = ctx.waited_s
         safe_args = args if isinstance(args, dict) else {}
         target = ""
         tool = self._tools.get(name)
@@ -200,7 +205,8 @@ class ToolRegistry:
             update={
                 "target": target or record.target,
                 "evidence": cap_output(full, ctx.output_cap_chars),
-                "duration_s": max(time.monotonic() - started, 0.0),
+                # the user's think time at a confirmation is not the tool's running time
+                "duration_s": max(time.monotonic() - started - (ctx.waited_s - waited_before), 0.0),
                 "log_ref": log_ref,
             }
         )

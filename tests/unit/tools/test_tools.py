@@ -480,3 +480,18 @@ async def test_applescript_always_asks_on_macos(ws: Path) -> None:
     rec = await default_registry("darwin").call("applescript", {"script": "return 1"}, ctx_for(ws, confirm=deny))
     assert not rec.ok and rec.error is not None and rec.error.startswith("denied by user:")
     assert len(deny.calls) == 1
+
+
+async def test_time_waiting_for_the_confirmation_is_not_tool_time(registry: ToolRegistry, ws: Path) -> None:
+    """The user took a second to approve; the tool ran for milliseconds (#17)."""
+    (ws / "victim.txt").write_text("bye")
+
+    async def slow_yes(_tool: str, _cmd: str, _reasons: list[str]) -> bool:
+        await asyncio.sleep(1.0)
+        return True
+
+    ctx = ctx_for(ws, confirm=slow_yes)
+    rec = await registry.call("shell", {"command": "rm victim.txt"}, ctx)
+    assert rec.ok, rec.error
+    assert ctx.waited_s >= 1.0
+    assert rec.duration_s < ctx.waited_s  # with the wait counted it would be ≥ 1.0
