@@ -258,7 +258,26 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         box, active = sandbox_label(self.runtime)
         self.query_one(StatusBar).set(workspace=str(self.workspace), model=model, health=health,
                                       healthy=pool is not None and not self.llm_error, sandbox=box, sandboxed=active)
+        self.refresh_health()
         self.refresh_memory_counts()
+
+    def refresh_health(self) -> None:
+        """The endpoints' health as the pool last saw it (#12's health_report): preflight and every call."""
+        pool = getattr(self.runtime, "pool", None)
+        report = getattr(pool, "health_report", None)
+        if report is None:
+            return
+        try:
+            rows = report()
+        except Exception:  # noqa: BLE001 - a status line never crashes the app
+            return
+        states = {r.get("state") for r in rows}
+        if "down" in states:
+            down = "; ".join(str(r.get("message") or r.get("url")) for r in rows if r.get("state") == "down")
+            self.query_one(StatusBar).set(healthy=False, health=f"down: {down}")
+        elif states == {"ok"}:
+            bar = self.query_one(StatusBar)
+            bar.set(healthy=True, health=bar.fields["health"] if bar.fields["health"].startswith("ok") else "ok")
 
     def show_first_run_hint(self) -> None:
         """The glossary in a sentence, until the first task: shown when the data dir has no past tasks."""

@@ -193,3 +193,4 @@ class BusFeed:
             self.apply_config(deferred)
         if self.memory is not None and self.replay_path is None:
             self.refresh_memory_counts()
+            self.refresh_health()  # an endpoint may have gone down during the task

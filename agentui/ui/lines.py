@@ -81,10 +81,11 @@ class PipelineLine(Horizontal):
         self.losses = []
         self._set("[dim]pipeline: no task yet — D P ∇L Ω appear after each round (F1 explains them)[/dim]")
 
-    def running(self, round_no: int = 1) -> None:
-        """A task started: say so, never 'idle' while it runs."""
+    def running(self, round_no: int | None = None) -> None:
+        """A task started: say so, never 'idle' while it runs (rounds count from 0, as on the bus)."""
         if not self.losses:
-            self._set(f"[dim]pipeline: round {round_no} running — GGS scores it when its subtasks finish[/dim]")
+            which = "first round" if round_no is None else f"round {round_no}"
+            self._set(f"[dim]pipeline: {which} running — GGS scores it when its subtasks finish[/dim]")
 
     def show(self, p: PlanDirective | FinalResult) -> None:
         self.losses.append(p.loss.L)

@@ -52,7 +52,7 @@ async def test_a_running_task_shows_its_round_clock_tokens_and_calls_never_idle(
         assert fakellm.base_url.split("//")[1].split("/")[0] in status and "sandbox" in status
         await type_task(pilot, "count txt")
         pl = app.query_one(PipelineLine)
-        assert "round 1 running" in pl.text and "no task yet" not in pl.text
+        assert "round running" in pl.text and "no task yet" not in pl.text
         await wait_for(pilot, lambda: app.current is None and "init→accept" in pl.text)
         sl = app.query_one(StageLine)
         assert "task " in sl.text and "6 LLM calls" in sl.text and "1 tool calls" in sl.text
@@ -60,6 +60,24 @@ async def test_a_running_task_shows_its_round_clock_tokens_and_calls_never_idle(
         # one subtask: nobody to wait for
         assert not any("waiting for the other" in s for s in sl.seen), list(sl.seen)
         assert "R4b merging the results…" in sl.seen
+        assert app.query_one("#status").healthy is True  # the pool saw the endpoint answer
+
+
+async def test_status_line_shows_an_endpoint_that_went_down(tmp_path):
+    from agentui.llm import LLMPool
+
+    cfg = Config.model_validate({"llm": {"base_url": f"http://127.0.0.1:{_closed_port()}/v1", "max_retries": 0},
+                                 "memory": {"dreamer_interval_s": 0}})
+    (tmp_path / "ws").mkdir()
+    clock, ids = FakeClock(), SeededIds(3, readable=True)
+    app = AgentApp(cfg, data_dir=tmp_path / "data", workspace=tmp_path / "ws", clock=clock, ids=ids, animate=False,
+                   pool=LLMPool(cfg), memory=InMemoryMemory(clock, ids))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "hello there, count files")
+        await wait_for(pilot, lambda: app.current is None, steps=400)
+        await wait_for(pilot, lambda: app.query_one("#status").healthy is False)
+        assert "down" in app.query_one("#status").text
 
 
 async def test_replay_does_not_invite_a_goal_and_its_cost_table_has_role_times(tmp_path):

@@ -167,7 +167,7 @@ def test_history_screen(snap_compare):
     assert snap_compare(replay_app(data=_history_data()), terminal_size=SIZE, run_before=go)
 
 
-def test_history_replay_screen(snap_compare):
+def _open_history_replay():
     async def go(pilot):
         await _settle(pilot)
         await pilot.press("ctrl+g")
@@ -178,7 +178,26 @@ def test_history_replay_screen(snap_compare):
         await pilot.press("enter")
         await pilot.pause(0.3)
 
-    assert snap_compare(replay_app(data=_history_data()), terminal_size=SIZE, run_before=go)
+    return go
+
+
+def test_history_replay_screen(snap_compare):
+    assert snap_compare(replay_app(data=_history_data()), terminal_size=SIZE, run_before=_open_history_replay())
+
+
+def test_history_replay_screen_80x24(snap_compare):
+    """A past task at 80×24: the result goes under the bus; the cost table's numbers are whole."""
+    assert snap_compare(replay_app(data=_history_data()), terminal_size=(80, 24),
+                        run_before=_open_history_replay())
+
+
+def test_settings_screen_80x24(snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.3)
+
+    assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=go)
 
 
 def test_accepted_snapshots_are_real_svgs():
