@@ -254,7 +254,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             eps = pool.endpoints()
             model = ", ".join(sorted({f"{b.model or '?'}@{b.url}" for b in eps}))
         self.title = f"agentui — {model}"
-        health = "unreachable" if self.llm_error else (f"ok {latency_s * 1000:.0f} ms" if latency_s else "ok")
+        if self.llm_error:
+            unset = self.llm_error.startswith("no LLM is configured")
+            health = "not set — Ctrl+S" if unset else "unreachable — Ctrl+S"
+        else:
+            health = f"ok {latency_s * 1000:.0f} ms" if latency_s else "ok"
         box, active = sandbox_label(self.runtime)
         self.query_one(StatusBar).set(workspace=str(self.workspace), model=model, health=health,
                                       healthy=pool is not None and not self.llm_error, sandbox=box, sandboxed=active)

@@ -58,6 +58,16 @@ async def check_endpoint(cfg: Config, timeout_s: float = 10.0) -> tuple[bool, st
     return True, f"{r.model or '?'} @ {r.url} answered {r.reply!r} in {r.latency_s:.2f} s"
 
 
+def env_overrides(keys: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """The environment variables that will override these config keys at the next start."""
+    env = dict(os.environ) if env is None else env
+    out = []
+    for key, names in ENV_VARS:
+        if key in keys:
+            out.extend(n for n in names if env.get(n))
+    return out
+
+
 def api_key_source(cfg: Config) -> str:
     for key, names in ENV_VARS:
         if key == "llm.api_key":
@@ -218,5 +228,8 @@ class SettingsScreen(Screen[Config | None]):
                 note = f"; the API key is in {where}"
             except (RuntimeError, OSError) as e:
                 note = f"; the API key is kept for this session only — {e}"
-        self.notify(f"saved {self.config_file}{note}", timeout=8)
+        shadow = env_overrides([k for k, v in updates.items() if v])
+        if shadow:  # applied now, but the environment wins when agentui starts again
+            note += f"; note: {', '.join(shadow)} in your environment override the file at the next start"
+        self.notify(f"saved {self.config_file}{note}", timeout=10)
         self.dismiss(cfg)

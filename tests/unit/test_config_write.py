@@ -106,3 +106,12 @@ async def test_detect_servers_lists_models_and_skips_closed_ports(fakellm):
     found = await detect_servers((("fake", fakellm.base_url), ("closed", f"http://127.0.0.1:{port}/v1")),
                                  timeout_s=2.0)
     assert [f.name for f in found] == ["fake"] and "fake-model" in found[0].models
+
+
+def test_settings_names_environment_variables_that_override_the_file():
+    from agentui.ui.settings import env_overrides
+
+    env = {"AGENTUI_BASE_URL": "http://x/v1", "OPENAI_MODEL": "m", "AGENTUI_TOOL_MODEL": ""}
+    assert env_overrides(["llm.base_url", "llm.model", "llm.tool.model", "ui.theme"], env) == [
+        "AGENTUI_BASE_URL", "OPENAI_MODEL"]
+    assert env_overrides(["ui.theme"], env) == []
