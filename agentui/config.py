@@ -66,7 +66,11 @@ class LLMConfig(_Section):
     api_key: str | None = None
     gguf: str | None = Field(None, description="path to a GGUF for the `local` provider")
     connect_timeout_s: float = Field(5.0, gt=0)
-    read_timeout_s: float = Field(120.0, gt=0)
+    read_timeout_s: float = Field(120.0, gt=0, description="wait for the first token (prompt processing)")
+    stream: bool = Field(True, description="stream replies (SSE); non-streaming servers are detected")
+    idle_timeout_s: float = Field(30.0, gt=0, description="longest gap between streamed tokens")
+    call_deadline_s: float = Field(300.0, gt=0, description="a streamed reply is cut here")
+    idle_wait_s: float = Field(60.0, ge=0, description="after a timeout, wait this long for the endpoint to be idle")
     max_retries: int = Field(3, ge=0, le=10)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(8.0, ge=0)

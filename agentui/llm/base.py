@@ -6,12 +6,16 @@ A separate module so the HTTP and in-process backends and the client import it, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentui.contracts import LLMUsage
 
 Message = dict[str, str]
+
+#: set by LLMClient.structured: the reply is one JSON value, so a stream may stop once it closes
+EXPECT_JSON: ContextVar[bool] = ContextVar("agentui_expect_json", default=False)
 
 WHAT_TO_SET = (
     "set AGENTUI_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) and AGENTUI_MODEL, "

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from agentui.config import LLMConfig
 from agentui.contracts import LLMUsage, Role
 from agentui.llm.base import (
+    EXPECT_JSON,
     WHAT_TO_SET,
     ChatBackend,
     ChatResult,
@@ -193,6 +194,14 @@ class LLMClient:
         timeout_s: float | None = None,
     ) -> T:
         """A validated `model` instance, or LLMParseError (the model's output) / LLMInfraError."""
+        token = EXPECT_JSON.set(True)
+        try:
+            return await self._structured(messages, model, max_tokens=max_tokens, timeout_s=timeout_s)
+        finally:
+            EXPECT_JSON.reset(token)
+
+    async def _structured(self, messages: Sequence[Message], model: type[T], *, max_tokens: int | None,
+                          timeout_s: float | None) -> T:
         msgs = _with_schema(messages, model)
         want = "object" if schema_for(model).get("type") == "object" else "any"
         last_text = ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 import time
@@ -13,6 +15,7 @@ import httpx
 
 from agentui.config import LLMConfig
 from agentui.llm.base import (
+    EXPECT_JSON,
     ChatResult,
     LLMHTTPError,
     LLMNotOpenAI,
@@ -21,6 +24,7 @@ from agentui.llm.base import (
     ResponseFormatRejected,
     Retryable,
 )
+from agentui.llm.stream import ReplyGuard, chunk_fields, sse_events
 
 
 def normalise_base_url(url: str) -> str:
@@ -50,18 +54,29 @@ def _looks_like_format_rejection(status: int, body: str) -> bool:
 
 
 class HttpBackend:
-    """OpenAI-compatible HTTP endpoint. One `httpx.AsyncClient` per endpoint."""
+    """OpenAI-compatible HTTP endpoint. One `httpx.AsyncClient` per endpoint.
+
+    Replies are streamed (#12): an idle timeout between chunks (tokens flowing = alive), a
+    per-call deadline, and the connection closed as soon as the reply is complete or runs away
+    (:class:`~agentui.llm.stream.ReplyGuard`) — closing is how the server learns to stop. A
+    server that answers `stream: true` with a plain completion (or refuses it) is remembered
+    per endpoint, like the response_format dialect. After a timeout the next call first waits,
+    bounded, until the endpoint answers a one-token completion (never stack work on it)."""
 
     def __init__(self, base_url: str, model: str | None, api_key: str | None, cfg: LLMConfig) -> None:
         self.url = normalise_base_url(base_url)
         self.model = model or ""
         self.format_mode: str | None = None if cfg.structured_output == "auto" else cfg.structured_output
+        self.streams: bool | None = None if cfg.stream else False  # None: not yet known
         self._cfg = cfg
         headers = {"Content-Type": "application/json", "User-Agent": "agentui"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._timeout = httpx.Timeout(cfg.read_timeout_s, connect=cfg.connect_timeout_s)
         self._http = httpx.AsyncClient(base_url=self.url, headers=headers, timeout=self._timeout)
+        self._suspect = False  # a call timed out: the server may still be generating
+        self._idle_lock = asyncio.Lock()
+        self.idle_checks = 0  # how often the endpoint had to prove it was idle (stats, tests)
 
     async def complete(
         self,
@@ -73,45 +88,55 @@ class HttpBackend:
         response_format: dict[str, Any] | None,
         timeout_s: float | None = None,
     ) -> ChatResult:
+        if self._suspect:
+            await self.wait_idle(role=role)
+        stream = self.streams is not False
         body: dict[str, Any] = {
             "model": self.model or "default",
             "messages": list(messages),
             "max_tokens": max_tokens,
             "temperature": temperature,
-            "stream": False,
+            "stream": stream,
         }
         if response_format is not None:
             body["response_format"] = response_format
-        timeout = self._timeout
-        if timeout_s is not None:
-            timeout = httpx.Timeout(timeout_s, connect=min(self._cfg.connect_timeout_s, timeout_s))
+        deadline = timeout_s if timeout_s is not None else self._cfg.call_deadline_s
+        connect = min(self._cfg.connect_timeout_s, deadline)
         t0 = time.monotonic()
         try:
-            r = await self._http.post(
-                "/chat/completions", json=body, headers={"X-Agentui-Role": role}, timeout=timeout
-            )
+            if stream:
+                try:
+                    return await self._streamed(body, role, max_tokens, deadline, connect,
+                                                want_json=EXPECT_JSON.get())
+                except _NoStream:
+                    self.streams = False
+                    body["stream"] = False
+            return await self._whole(body, role, response_format, deadline, connect, t0)
+        except httpx.TimeoutException as e:
+            self._suspect = True
+            raise Retryable(f"no answer within {deadline:g} s (timeout)") from e
+
+    async def _whole(self, body: dict[str, Any], role: str, response_format: dict[str, Any] | None,
+                     deadline: float, connect: float, t0: float) -> ChatResult:
+        """The non-streaming exchange: the whole reply within the call's deadline."""
+        timeout = httpx.Timeout(min(deadline, self._cfg.read_timeout_s), connect=connect)
+        try:
+            async with asyncio.timeout(deadline):
+                r = await self._http.post("/chat/completions", json=body, headers={"X-Agentui-Role": role},
+                                          timeout=timeout)
+        except TimeoutError as e:
+            self._suspect = True
+            raise Retryable(f"no answer within {deadline:g} s (timeout)") from e
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as e:
             raise Retryable(f"cannot connect to {self.url} ({type(e).__name__}: {e})") from e
         except httpx.TimeoutException as e:
+            self._suspect = True
             raise Retryable(f"no answer within {timeout.read:g} s (timeout)") from e
         except httpx.HTTPError as e:
             raise Retryable(f"HTTP error talking to {self.url}: {e}") from e
         latency = time.monotonic() - t0
         text = r.text
-        if r.status_code == 429 or r.status_code >= 500:
-            if response_format is not None and _looks_like_format_rejection(r.status_code, text):
-                raise ResponseFormatRejected(text[:300], role=role, url=self.url)
-            ra = _retry_after(r.headers.get("retry-after"))
-            raise Retryable(f"HTTP {r.status_code} from {self.url}: {text[:200]}", ra)
-        if r.status_code >= 400:
-            if response_format is not None and _looks_like_format_rejection(r.status_code, text):
-                raise ResponseFormatRejected(text[:300], role=role, url=self.url)
-            hint = " (check AGENTUI_API_KEY)" if r.status_code in (401, 403) else ""
-            raise LLMHTTPError(
-                f"HTTP {r.status_code} from {self.url}{hint}: {text[:300]}",
-                status=r.status_code, body=text, role=role, url=self.url, model=self.model,
-                said=f"HTTP {r.status_code} {_said(text)}",
-            )
+        self._check_status(r.status_code, text, r.headers, role, response_format)
         try:
             data = r.json()
             choice = data["choices"][0]
@@ -128,11 +153,179 @@ class HttpBackend:
                 model=str(data.get("model") or self.model),
             )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
-            raise LLMNotOpenAI(
-                f"{self.url} sent a reply that is not an OpenAI chat completion: {text[:200]!r}",
-                role=role, url=self.url, model=self.model, said=f"not a chat completion: {_said(text)}",
-                fix="point AGENTUI_BASE_URL at an OpenAI-compatible /v1 endpoint",
-            ) from e
+            raise self._not_openai(text, role) from e
+
+    def _not_openai(self, text: str, role: str) -> LLMNotOpenAI:
+        return LLMNotOpenAI(
+            f"{self.url} sent a reply that is not an OpenAI chat completion: {text[:200]!r}",
+            role=role, url=self.url, model=self.model, said=f"not a chat completion: {_said(text)}",
+            fix="point AGENTUI_BASE_URL at an OpenAI-compatible /v1 endpoint",
+        )
+
+    def _check_status(self, status: int, text: str, headers: Any, role: str,
+                      response_format: dict[str, Any] | None) -> None:
+        if status == 429 or status >= 500:
+            if response_format is not None and _looks_like_format_rejection(status, text):
+                raise ResponseFormatRejected(text[:300], role=role, url=self.url)
+            raise Retryable(f"HTTP {status} from {self.url}: {text[:200]}", _retry_after(headers.get("retry-after")))
+        if status >= 400:
+            if response_format is not None and _looks_like_format_rejection(status, text):
+                raise ResponseFormatRejected(text[:300], role=role, url=self.url)
+            hint = " (check AGENTUI_API_KEY)" if status in (401, 403) else ""
+            raise LLMHTTPError(
+                f"HTTP {status} from {self.url}{hint}: {text[:300]}",
+                status=status, body=text, role=role, url=self.url, model=self.model,
+                said=f"HTTP {status} {_said(text)}",
+            )
+
+    async def _streamed(self, body: dict[str, Any], role: str, budget: int, deadline: float,
+                        connect: float, *, want_json: bool) -> ChatResult:
+        """One streamed exchange. Leaving the `async with` closes the connection — on a complete
+        value, a runaway, the deadline, an idle timeout or cancellation alike."""
+        cfg = self._cfg
+        t0 = time.monotonic()
+        end_at = t0 + deadline
+        guard = ReplyGuard(budget, want_json=want_json)
+        finish: str | None = None
+        cut: str | None = None
+        usage: dict[str, Any] = {}
+        model = self.model
+        # httpx's read timeout is per read: the wait for the first token (prompt processing) is
+        # bounded by read_timeout_s, every later gap by idle_timeout_s — both by the deadline
+        timeout = httpx.Timeout(None, connect=connect)
+        req = self._http.build_request("POST", "/chat/completions", json=body, timeout=timeout,
+                                       headers={"X-Agentui-Role": role})
+        try:
+            try:
+                r = await asyncio.wait_for(self._http.send(req, stream=True),
+                                           timeout=min(cfg.read_timeout_s, deadline))
+            except TimeoutError:
+                self._suspect = True
+                raise Retryable(f"no answer within {min(cfg.read_timeout_s, deadline):g} s from "
+                                f"{self.url} (timeout)") from None
+            async with contextlib.aclosing(r):
+                ctype = r.headers.get("content-type", "")
+                if r.status_code >= 400:
+                    text = (await _read_bounded(r, end_at)).decode("utf-8", "replace")
+                    if r.status_code in (400, 422) and "stream" in text.lower() and "response_format" not in text.lower():
+                        raise _NoStream()
+                    self._check_status(r.status_code, text, r.headers, role, body.get("response_format"))
+                if "text/event-stream" not in ctype:
+                    raw = (await _read_bounded(r, end_at)).decode("utf-8", "replace")
+                    self.streams = False  # a plain completion: remember, like the format dialect
+                    return self._parse_whole(raw, role, t0)
+                self.streams = True
+                it = r.aiter_text()
+                buf = ""
+                done = False
+                while not done:
+                    left = end_at - time.monotonic()
+                    if left <= 0:
+                        cut = "deadline"
+                        break
+                    wait = cfg.idle_timeout_s if guard.text else cfg.read_timeout_s
+                    try:
+                        piece = await asyncio.wait_for(anext(it), timeout=min(wait, left))
+                    except StopAsyncIteration:
+                        break
+                    except TimeoutError:
+                        if time.monotonic() >= end_at - 0.01 and guard.text:
+                            cut = "deadline"
+                            break
+                        self._suspect = True
+                        what = "no token" if guard.text else "no first token"
+                        raise Retryable(f"{what} for {min(wait, left):g} s from {self.url} (idle timeout; "
+                                        f"{guard.tokens} tokens so far)") from None
+                    events, buf = sse_events(buf + piece)
+                    for ev in events:
+                        if ev.strip() == "[DONE]":
+                            done = True
+                            break
+                        try:
+                            payload = json.loads(ev)
+                        except ValueError:
+                            raise self._not_openai(ev, role) from None
+                        if isinstance(payload, dict) and payload.get("error"):
+                            raise Retryable(f"{self.url} failed mid-reply: {_said(json.dumps(payload))}")
+                        model = str(payload.get("model") or model) if isinstance(payload, dict) else model
+                        for delta, fin, use in chunk_fields(payload):
+                            if use:
+                                usage = use
+                            if fin:
+                                finish = fin
+                            why = guard.feed(delta)
+                            if why == "done":
+                                finish, done = finish or "stop", True
+                            elif why is not None:
+                                cut, done = why, True
+                            if done:
+                                break
+                        if done:
+                            break
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            raise Retryable(f"cannot connect to {self.url} ({type(e).__name__}: {e})") from e
+        except httpx.RemoteProtocolError as e:
+            if guard.text and (finish or cut):
+                pass  # the server closed right after the end: the reply is whole
+            else:
+                raise Retryable(f"{self.url} closed the connection mid-reply ({e})") from e
+        except httpx.HTTPError as e:
+            raise Retryable(f"HTTP error talking to {self.url}: {e}") from e
+        completion = int(usage.get("completion_tokens") or 0) or guard.tokens
+        return ChatResult(
+            text=guard.text, finish_reason=finish if cut is None else "length",
+            prompt_tokens=int(usage.get("prompt_tokens") or 0) or _estimate_prompt(body),
+            completion_tokens=completion, latency_s=time.monotonic() - t0, model=model, cut=cut,
+        )
+
+    def _parse_whole(self, raw: str, role: str, t0: float) -> ChatResult:
+        try:
+            data = json.loads(raw)
+            choice = data["choices"][0]
+            content = choice.get("message", {}).get("content")
+            if content is None:
+                content = choice.get("text", "")
+            usage = data.get("usage") or {}
+            return ChatResult(
+                text=content if isinstance(content, str) else json.dumps(content),
+                finish_reason=choice.get("finish_reason"),
+                prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                completion_tokens=int(usage.get("completion_tokens") or 0),
+                latency_s=time.monotonic() - t0, model=str(data.get("model") or self.model),
+            )
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+            raise self._not_openai(raw, role) from e
+
+    async def wait_idle(self, *, role: str = "runtime") -> None:
+        """After a timeout: wait (bounded by idle_wait_s) until the endpoint answers a one-token
+        completion, so a re-ask never queues behind an abandoned generation (#12)."""
+        async with self._idle_lock:
+            if not self._suspect:
+                return
+            self.idle_checks += 1
+            end_at = time.monotonic() + self._cfg.idle_wait_s
+            body = {"model": self.model or "default", "max_tokens": 1, "temperature": 0.0, "stream": False,
+                    "messages": [{"role": "user", "content": "ok"}]}
+            last = ""
+            while True:
+                left = end_at - time.monotonic()
+                if left <= 0:
+                    raise LLMUnavailable(
+                        f"{self.url} is still busy {self._cfg.idle_wait_s:g} s after a timed-out call",
+                        role=role, url=self.url, model=self.model,
+                        said=f"no one-token completion within {self._cfg.idle_wait_s:g} s ({last or 'busy'})",
+                        fix="the server keeps generating abandoned replies: restart it, or use a faster model")
+                try:
+                    r = await self._http.post("/chat/completions", json=body, timeout=httpx.Timeout(
+                        left, connect=min(self._cfg.connect_timeout_s, left)),
+                        headers={"X-Agentui-Role": "runtime"})
+                    if r.status_code < 500:
+                        self._suspect = False
+                        return
+                    last = f"HTTP {r.status_code}"
+                except httpx.HTTPError as e:
+                    last = type(e).__name__
+                await asyncio.sleep(min(0.5, max(0.0, end_at - time.monotonic())))
 
     async def list_models(self, *, timeout_s: float) -> list[str]:
         try:
@@ -151,6 +344,24 @@ class HttpBackend:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+class _NoStream(Exception):
+    """The server refused `stream: true`: ask again without it (remembered per endpoint)."""
+
+
+async def _read_bounded(r: httpx.Response, end_at: float, cap: int = 1 << 20) -> bytes:
+    out = b""
+    async with asyncio.timeout(max(0.1, end_at - time.monotonic())):
+        async for chunk in r.aiter_bytes():
+            out += chunk
+            if len(out) > cap:
+                break
+    return out
+
+
+def _estimate_prompt(body: dict[str, Any]) -> int:
+    return max(1, sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4)
 
 
 def _said(body: str) -> str:

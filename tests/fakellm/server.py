@@ -12,6 +12,7 @@ sync tests, async tests and subprocesses (`agentui run …`) all talk to it over
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import threading
@@ -21,6 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakellm.streaming import stream_reply, tail_tokens
 
 FAULTS = (
     "garbage", "truncated", "think", "fenced", "prose", "concatenated", "empty",
@@ -38,6 +41,18 @@ class Reply:
     delay_s: float = 0.0  # before the first byte
     retry_after: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # streaming (#12): the gap between chunks, and what follows the content until the client
+    # hangs up: "whitespace" | "loop" | "long" (distinct words) | "idle" (nothing, connection open)
+    chunk_delay_s: float = 0.0
+    tail: str | None = None
+    tail_unit: str = '"read_file", "write_file", "web_search", "file_search", '
+    linger_s: float = 0.0  # a single-slot server stays busy this long after the client hangs up
+
+    @classmethod
+    def stream(cls, content: str | Any, *, tail: str | None = None, **kw: Any) -> Reply:
+        """A streamed reply: `content` (a JSON value or text) then the `tail`."""
+        s = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        return cls(content=s, tail=tail, kind=f"stream:{tail}" if tail else None, **kw)
 
     @classmethod
     def text(cls, s: str, **kw: Any) -> Reply:
@@ -105,8 +120,14 @@ class FakeLLM:
     """The server. Thread-safe; use as a context manager or call start()/stop()."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, model: str = "fake-model",
-                 reject_response_format: Iterable[str] = (), reject_status: int = 500) -> None:
+                 reject_response_format: Iterable[str] = (), reject_status: int = 500,
+                 stream: str = "sse", single_slot: bool = False) -> None:
         self.model = model
+        # "sse": honour `stream: true`; "ignore": answer with a plain completion; "reject": HTTP 400
+        self.stream_mode = stream
+        # like llama.cpp with one slot: one generation at a time, the others wait
+        self.slot = threading.Lock() if single_slot else None
+        self.streams: list[dict[str, Any]] = []  # one record per streamed reply: chunks, disconnect
         self.reject_response_format = set(reject_response_format)
         self.reject_status = reject_status
         self.requests: list[dict[str, Any]] = []
@@ -213,7 +234,10 @@ class FakeLLM:
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up on this call
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
@@ -247,7 +271,22 @@ class FakeLLM:
                                            "msg": f"response_format type {kind} not supported"}]}
                         self._send(fake.reject_status, json.dumps(msg).encode())
                         return
+                req["_t"] = time.monotonic()
+                if req.get("stream") and fake.stream_mode == "reject":
+                    self._send(400, b'{"error":{"message":"stream is not supported by this server"}}')
+                    return
                 reply = fake._next(role, req)
+                if fake.slot is not None:
+                    with fake.slot:
+                        self._reply(req, role, reply)
+                else:
+                    self._reply(req, role, reply)
+
+            def _reply(self, req: dict[str, Any], role: str, reply: Reply) -> None:
+                if (req.get("stream") and fake.stream_mode == "sse" and reply.status == 200
+                        and reply.kind not in ("drop", "hang", "not_openai")):
+                    stream_reply(self, fake, req, role, reply)
+                    return
                 if reply.delay_s:
                     fake._release.wait(reply.delay_s)
                 if reply.kind == "drop" or (reply.kind == "hang" and fake._release.is_set()):
@@ -266,6 +305,10 @@ class FakeLLM:
                 if reply.kind == "not_openai":
                     self._send(200, reply.content.encode())
                     return
+                if reply.tail and reply.tail != "idle":  # a plain completion runs away to max_tokens
+                    budget = int(req.get("max_tokens") or 1024)
+                    pieces = [reply.content, *itertools.islice(tail_tokens(reply.tail, reply.tail_unit), budget)]
+                    reply = Reply(content="".join(pieces)[: budget * 4], finish_reason="length")
                 prompt = sum(len(str(m.get("content", ""))) for m in req.get("messages", []))
                 body = {
                     "id": f"chatcmpl-{len(fake.requests)}",
@@ -286,3 +329,4 @@ class FakeLLM:
                 self._send(200, json.dumps(body, ensure_ascii=False).encode("utf-8"), headers=reply.headers)
 
         return Handler
+

@@ -1,0 +1,158 @@
+"""Streamed replies over the fake server (#12): runaways cut within the budget, idle timeout vs a
+slow-but-alive stream, the deadline, non-streaming servers, and the connection really closed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from pydantic import BaseModel
+
+from agentui.config import LLMConfig
+from agentui.llm import HttpBackend, LLMClient, LLMParseError, LLMUnavailable
+from agentui.llm.stream import ReplyGuard, looping
+from tests.fakellm import FakeLLM, Reply
+
+PLAN_HEAD = '{"task_criteria": ["x"], "subtasks": [{"intent": "y", "tools": ["glob", '
+
+
+class Answer(BaseModel):
+    answer: str
+    n: int = 0
+
+
+def make(fake: FakeLLM, usages: list | None = None, role: str = "planner", **kw) -> LLMClient:
+    base = {"backoff_base_s": 0.01, "backoff_max_s": 0.02, "max_retries": 1, "read_timeout_s": 5.0,
+            "idle_timeout_s": 1.0, "call_deadline_s": 20.0, "idle_wait_s": 5.0}
+    cfg = LLMConfig(**{**base, **kw})
+    return LLMClient(HttpBackend(fake.base_url, "m", None, cfg), role, cfg,
+                     on_usage=usages.append if usages is not None else None)
+
+
+async def settled(fake: FakeLLM, n: int, timeout: float = 5.0) -> list[dict]:
+    """The server's records of its first `n` streams, once each has ended."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if len(fake.streams) >= n and all(s["t_end"] for s in fake.streams[:n]):
+            break
+        await asyncio.sleep(0.02)
+    return fake.streams[:n]
+
+
+async def test_a_complete_value_closes_the_stream_at_once(fakellm):
+    """The reply is done when its JSON value closes: whatever the server would send after it is
+    never read, and the server sees the client hang up."""
+    fakellm.script("planner", [Reply.stream({"answer": "yes"}, tail="long", chunk_delay_s=0.001)])
+    c = make(fakellm)
+    got = await c.structured([{"role": "user", "content": "q"}], Answer)
+    assert got.answer == "yes"
+    (rec,) = await settled(fakellm, 1)
+    assert rec["disconnected"] and not rec["done"] and rec["chunks"] < 60
+    assert fakellm.calls("planner")[0]["stream"] is True
+
+
+@pytest.mark.parametrize("tail", ["whitespace", "loop", "long"])
+async def test_runaway_is_cut_within_the_budget_and_counted(fakellm, tail):
+    fakellm.responder("planner", lambda _r: Reply.stream(PLAN_HEAD, tail=tail, chunk_delay_s=0.001))
+    usages: list = []
+    c = make(fakellm, usages)
+    t0 = time.monotonic()
+    with pytest.raises(LLMParseError) as e:
+        await c.structured([{"role": "user", "content": "q"}], Answer, max_tokens=300)
+    assert time.monotonic() - t0 < 10
+    expected = {"whitespace": "runaway:whitespace", "loop": "runaway:loop", "long": "runaway:budget"}[tail]
+    assert e.value.cut == expected
+    recs = await settled(fakellm, 2)
+    assert all(r["disconnected"] and not r["done"] for r in recs)
+    assert all(r["chunks"] <= 300 + 60 for r in recs)  # cut within the budget (+ pipelining)
+    assert [u.failure for u in usages] == ["output", "output"] and all(u.cut == expected for u in usages)
+    assert all(u.completion_tokens <= 301 for u in usages)
+
+
+async def test_a_re_ask_starts_only_after_the_previous_connection_closed(fakellm):
+    fakellm.script("planner", [Reply.stream(PLAN_HEAD, tail="loop", chunk_delay_s=0.002),
+                               Reply.json({"answer": "ok"})])
+    c = make(fakellm)
+    assert (await c.structured([{"role": "user", "content": "q"}], Answer)).answer == "ok"
+    (first,) = await settled(fakellm, 1)
+    second_asked = fakellm.calls("planner")[1]["_t"]
+    assert first["disconnected"] and first["t_end"] <= second_asked + 0.05
+
+
+async def test_slow_but_alive_stream_is_never_timed_out(fakellm):
+    """Tokens 0.3 s apart for ~4 s against a 1 s idle timeout: alive, so it completes."""
+    content = '{"answer": "' + "s" * 40 + '"}'
+    fakellm.script("planner", [Reply.stream(content, chunk_delay_s=0.3)])
+    got = await make(fakellm).structured([{"role": "user", "content": "q"}], Answer)
+    assert got.answer == "s" * 40
+
+
+async def test_idle_stream_times_out_then_waits_for_an_idle_endpoint(tmp_path):
+    """Tokens stop (the connection stays open): the idle timeout fires, the client hangs up, and
+    before asking again it waits until the single-slot server answers a one-token completion —
+    the re-ask never queues behind the abandoned generation."""
+    with FakeLLM(single_slot=True) as fake:
+        fake.script("planner", [Reply.stream('{"answer": "stuck', tail="idle", linger_s=1.0),
+                                Reply.json({"answer": "fresh"})])
+        c = make(fake)
+        t0 = time.monotonic()
+        got = await c.structured([{"role": "user", "content": "q"}], Answer)
+        assert got.answer == "fresh"
+        assert 1.0 <= time.monotonic() - t0 < 8
+        (orphan,) = await settled(fake, 1)
+        probes = fake.calls("runtime")
+        assert orphan["disconnected"] and probes and probes[0]["max_tokens"] == 1
+        assert fake.calls("planner")[1]["_t"] >= orphan["t_end"] - 0.05  # after the slot freed
+        assert c.backend.idle_checks == 1
+
+
+async def test_endpoint_that_stays_busy_is_an_endpoint_failure(tmp_path):
+    with FakeLLM(single_slot=True) as fake:
+        fake.script("planner", [Reply.stream('{"answer": "x', tail="idle", linger_s=30.0)])
+        c = make(fake, idle_wait_s=1.0)
+        t0 = time.monotonic()
+        with pytest.raises(LLMUnavailable) as e:
+            await c.structured([{"role": "user", "content": "q"}], Answer)
+        assert time.monotonic() - t0 < 6 and "still busy" in str(e.value)
+
+
+async def test_deadline_cuts_a_reply_that_is_still_flowing(fakellm):
+    fakellm.responder("planner", lambda _r: Reply.stream(
+        '{"answer": "' + " ".join(f"w{i}" for i in range(2000)) + '"}', chunk_delay_s=0.01))
+    usages: list = []
+    c = make(fakellm, usages, call_deadline_s=1.0)
+    with pytest.raises(LLMParseError) as e:
+        await c.structured([{"role": "user", "content": "q"}], Answer, max_tokens=5000)
+    assert e.value.cut == "deadline"
+    assert all(r["disconnected"] for r in await settled(fakellm, 2))
+
+
+@pytest.mark.parametrize("mode", ["ignore", "reject"])
+async def test_non_streaming_server_works_and_is_remembered(mode):
+    with FakeLLM(stream=mode) as fake:
+        fake.responder("planner", lambda _r: Reply.json({"answer": "plain"}))
+        c = make(fake)
+        for _ in range(2):
+            assert (await c.structured([{"role": "user", "content": "q"}], Answer)).answer == "plain"
+        flags = [r.get("stream") for r in fake.calls("planner")]
+        assert flags[-1] is False and c.backend.streams is False
+        assert flags == ([True, False] if mode == "ignore" else [True, False, False])
+
+
+async def test_non_streaming_runaway_is_a_length_parse_failure(tmp_path):
+    with FakeLLM(stream="ignore") as fake:
+        fake.responder("planner", lambda _r: Reply.stream(PLAN_HEAD, tail="loop"))
+        usages: list = []
+        with pytest.raises(LLMParseError) as e:
+            await make(fake, usages).structured([{"role": "user", "content": "q"}], Answer, max_tokens=200)
+        assert e.value.cut == "length" and [u.failure for u in usages] == ["output", "output"]
+
+
+def test_guard_rules():
+    g = ReplyGuard(1000)
+    assert g.feed("<think>{not json}</think> ") is None
+    assert g.feed('{"a": "}{"') is None and g.feed(', "b": [1, 2]}') == "done"
+    assert looping("x" + '"glob", "read_file", ' * 20) and not looping("abcdefghij" * 3 + "k" * 10)
+    g = ReplyGuard(1000)
+    assert [g.feed(" ") for _ in range(159)][-1] is None and g.feed(" ") == "runaway:whitespace"
