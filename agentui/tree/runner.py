@@ -74,7 +74,8 @@ Listener = Callable[[dict[str, Any]], None]
 
 class TreeRunner:
     def __init__(self, layout: TreeLayout, agent_config: Any, *, clock: Clock | None = None,
-                 ids: IdFactory | None = None, yes: bool = False, preflight: bool = True) -> None:
+                 ids: IdFactory | None = None, yes: bool = False, preflight: bool = True,
+                 confirm: Callable[[Any], Any] | None = None) -> None:
         self.lay = layout
         self.repo = layout.repo
         self.agent_config = agent_config
@@ -82,6 +83,7 @@ class TreeRunner:
         self.ids = ids or UuidIds()
         self.yes = yes
         self.preflight = preflight
+        self.confirm = confirm  # asks the user (the TUI's modal); else --yes approves, no --yes denies
         self.listeners: list[Listener] = []
         self.runtime: Any = None  # the running iteration's Runtime (the TUI taps its bus)
 
@@ -311,7 +313,9 @@ class TreeRunner:
         if timeout <= 0:
             return AgentOutcome(internal="timeout", detail="no time left for the pipeline task")
 
-        async def confirm(_req: Any) -> ConfirmationChoice:
+        async def confirm(req: Any) -> ConfirmationChoice:
+            if self.confirm is not None and not self.yes:
+                return await self.confirm(req)
             return ConfirmationChoice.APPROVE if self.yes else ConfirmationChoice.DENY
 
         rt = Runtime(self.agent_config, workspace=self.repo, data_dir=it / "pipeline", clock=self.clock,

@@ -4,8 +4,8 @@ iteration's guard log and diff.
 TreeScreen (Ctrl+G): node states ([x] passed, [ ] open, [!] stuck), attempts, each node's last
 guard result, the running node highlighted; the iterations table; the current iteration's
 pipeline as bus lines. `s` runs one iteration, `r` runs until complete/stuck/error, Enter on an
-iteration opens IterationScreen. The runner never asks: destructive commands are denied here
-(use `agentui tree run --yes` to approve them).
+iteration opens IterationScreen. Destructive commands ask through the app's confirmation modal
+(a host without one denies them).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class TreeScreen(Screen[None]):
         if self.busy:
             return
         self.busy = True
-        runner = TreeRunner(self.lay, self.agent_config)
+        runner = TreeRunner(self.lay, self.agent_config, confirm=getattr(self.app, "_confirm", None))
         runner.listeners.append(self._on_event)
         try:
             res = await (runner.step() if once else runner.run())

@@ -198,3 +198,22 @@ async def test_endpoint_failure_inside_the_pipeline_is_runner_internal(fakellm, 
     assert "LLM endpoint failed" in res.error
     assert load_tree(lay.tree).attempts == 0
     assert subjects(repo)[-1] == "chore(tree): a runner error (llm)"
+
+
+async def test_destructive_commands_ask_the_injected_confirm_handler(fakellm, tmp_path):
+    from agentui.contracts import ConfirmationChoice
+
+    asked = []
+
+    async def deny(req):  # noqa: ANN001, ANN202
+        asked.append(req.command)
+        return ConfirmationChoice.DENY
+
+    file_agent(fakellm)
+    fakellm.script("executor", [Reply.json({"tool": "write_file", "args": {"path": "README", "content": "gone"}}),
+                                Reply.json({"tool": "finish", "output": "tried"})])
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="true", decompose=False)
+    runner.yes, runner.confirm = False, deny
+    await runner.step()
+    assert len(asked) == 1 and "README" in asked[0]
+    assert (repo / "README").read_text() == "project\n"  # the denial held
