@@ -1,4 +1,4 @@
-"""Entry point: `agentui [run|memory|audit|bench|doctor|replay|tree]`; no subcommand opens the TUI.
+"""Entry point: `agentui [run|memory|audit|bench|doctor|replay|tree|mcp|acp]`; no subcommand opens the TUI.
 
 Each subcommand lives in `agentui/commands/<name>.py` with `configure(parser)` and
 `run(args) -> int`. Those modules keep their top-level imports light so `--help` stays fast;
@@ -24,6 +24,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("agentui.commands.replay", "replay a recorded bus JSONL in the UI"),
     "tree": ("agentui.commands.tree", "work a goal tree leaf by leaf (init, validate, select, status, start, step, run)"),
     "ui": ("agentui.commands.ui", "open the terminal UI (the default)"),
+    "mcp": ("agentui.commands.mcp", "list, add and remove MCP servers whose tools the executors may call"),
+    "acp": ("agentui.commands.acp", "serve the pipeline as an ACP agent over stdio (for Zed, Toad, …)"),
 }
 
 EXIT_OK = 0

@@ -160,6 +160,43 @@ class UIConfig(_Section):
     bus_history: int = Field(2000, ge=100)
 
 
+_SERVER_NAME = r"^[A-Za-z0-9_-]{1,40}$"
+
+
+class McpServerConfig(_Section):
+    """One MCP server (#18): a stdio command, or a Streamable HTTP `url`. Its tools are named
+    `<server>.<tool>` and ask before each call unless listed in `allow`."""
+
+    command: str | None = Field(None, description="executable started with stdio transport")
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict, description="extra env; ${VAR} is expanded")
+    cwd: str | None = Field(None, description="working directory; the workspace when unset")
+    url: str | None = Field(None, description="Streamable HTTP endpoint instead of a command")
+    allow: list[str] = Field(default_factory=list, description="tools that run without asking")
+    timeout_s: float | None = Field(None, gt=0, description="per call; [tools] timeout_s when unset")
+    startup_timeout_s: float = Field(15.0, gt=0)
+    enabled: bool = True
+
+    @model_validator(mode="after")
+    def _command_xor_url(self) -> McpServerConfig:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give exactly one of `command` (stdio) or `url` (Streamable HTTP)")
+        return self
+
+
+class McpConfig(_Section):
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _names(self) -> McpConfig:
+        import re
+
+        for name in self.servers:
+            if not re.match(_SERVER_NAME, name):
+                raise ValueError(f"MCP server name {name!r} must be letters, digits, '_' or '-'")
+        return self
+
+
 class Config(_Section):
     data_dir: str | None = None
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -170,6 +207,7 @@ class Config(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     ui: UIConfig = Field(default_factory=UIConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     def data_path(self) -> Path:
         return Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()

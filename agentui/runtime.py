@@ -166,6 +166,8 @@ class Runtime:
         self._tap: Tap | None = None
         self.started = False
         self.dreamer: Any = None
+        self.mcp: Any = None  # agentui.mcp.McpHub when [mcp.servers] are configured (#18)
+        self.problems: list[str] = []  # startup problems the front end shows (a server that failed)
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def start(self) -> Runtime:
@@ -182,6 +184,11 @@ class Runtime:
             from agentui.tools import default_registry
 
             self.tools = default_registry()
+        if self.config.mcp.servers and self.mcp is None:
+            from agentui.mcp import McpHub  # the adapter imports the SDK; the core does not
+
+            self.mcp = McpHub(self.config.mcp.servers, cwd=str(self.workspace))
+            self.problems.extend(await self.mcp.attach(self.tools))
         if self.memory is None:
             from agentui.memory import InMemoryMemory
 
@@ -247,6 +254,10 @@ class Runtime:
         if self.auditor is not None:
             with contextlib.suppress(Exception):
                 await self.auditor.aclose()
+        if self.mcp is not None:
+            with contextlib.suppress(Exception):
+                await self.mcp.aclose()
+            self.mcp = None
         if self.memory is not None:
             with contextlib.suppress(Exception):
                 await self.memory.close()

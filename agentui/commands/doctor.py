@@ -89,6 +89,26 @@ async def _check_llm(config, timeout_s: float) -> list[Check]:
     return out
 
 
+def _check_mcp(config) -> list[Check]:
+    """One line per MCP server: starts, tool count, latency (#18)."""
+    if not config.mcp.servers:
+        return []
+    from agentui.mcp.hub import probe_servers
+
+    return [Check(f"mcp {r.name}", r.ok, f"{r.detail} in {r.latency_s:.2f} s" if r.ok else r.detail)
+            for r in asyncio.run(probe_servers(config.mcp.servers))]
+
+
+def _check_acp() -> Check:
+    """The ACP SDK and protocol version `agentui acp` speaks (#18)."""
+    try:
+        from agentui.acp.agent import versions
+    except ImportError as e:
+        return Check("acp", False, f"the ACP SDK is not installed ({e}); run `make install`")
+    sdk, proto = versions()
+    return Check("acp", True, f"agent-client-protocol {sdk}, ACP protocol version {proto} (agentui acp)")
+
+
 def run(args: argparse.Namespace) -> int:
     from agentui.cli import load_from_args
     from agentui.paths import DataLayout
@@ -102,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     checks.append(_check_data_dir(layout.root))
     checks.extend(asyncio.run(_check_llm(cfg, args.timeout)))
     checks.append(_check_leveldb(layout.memory_db))
+    checks.extend(_check_mcp(cfg))
+    checks.append(_check_acp())
     ok = all(c.ok for c in checks)
 
     if args.json:

@@ -120,6 +120,8 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path) ->
     rt = Runtime(config, workspace=workspace, data_dir=layout.root, clock=clock, ids=ids, pool=pool,
                  memory=memory, ablation=args.ablation, clarify=clarify, confirm=confirm)
     await rt.start()
+    for problem in rt.problems:  # e.g. an MCP server that failed to start (#18)
+        err.print(f"[yellow]warning:[/] {escape(problem)}")
     printer = None
     if not args.json:
         tap = rt.bus.tap("cli")

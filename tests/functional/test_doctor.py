@@ -30,7 +30,7 @@ def test_doctor_json(fakellm, tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["ok"] is True
-    assert {c["name"].split()[0] for c in out["checks"]} == {"config", "data", "llm", "leveldb"}
+    assert {c["name"].split()[0] for c in out["checks"]} == {"config", "data", "llm", "leveldb", "acp"}
     assert out["sources"]["llm.base_url"] == "command line"
 
 

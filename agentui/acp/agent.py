@@ -1,0 +1,375 @@
+"""The ACP agent (#18): each ACP session is a Runtime in the session's cwd; a prompt turn is a task.
+
+Safety confirmations become `session/request_permission` (allow once → approve, allow always →
+always for this task, reject once → deny, reject always → deny and never ask again in this session);
+R1's clarifying question ends the turn as the agent's message and the next prompt is its answer;
+`session/cancel` cancels the task like Esc in the TUI. Nothing is printed on stdout but protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp import helpers as h
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PermissionOption,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    ToolCallUpdate,
+)
+
+from agentui import __version__
+from agentui.acp.mapping import Mapper, tool_kind
+from agentui.acp.sessions import SessionRecord, SessionStore
+from agentui.clock import iso
+from agentui.config import Config, McpServerConfig
+from agentui.contracts import ClarificationRequest, ConfirmationChoice, ConfirmationRequest
+from agentui.paths import DataLayout
+
+OPTIONS = [  # the gate's choices on ACP's four option kinds
+    PermissionOption(option_id="approve", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="always", name="Allow for the rest of this task", kind="allow_always"),
+    PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
+    PermissionOption(option_id="deny_always", name="Deny, and do not ask again in this session",
+                     kind="reject_always"),
+]
+TERMINAL = {"FinalResult": "end_turn", "PerceiverReply": "end_turn", "TaskCancelled": "cancelled"}
+
+
+class _SharedMemory:
+    """One memory store for every session's Runtime; a Runtime stopping must not close it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass
+class Session:
+    record: SessionRecord
+    runtime: Any = None
+    error: str = ""  # why this session cannot run tasks (e.g. no LLM configured)
+    notices: list[str] = field(default_factory=list)  # told once, at the next prompt
+    mapper: Mapper = field(default_factory=Mapper)
+    active: str | None = None
+    answer: asyncio.Future[str] | None = None
+    turn: asyncio.Queue[tuple[str, str, str]] = field(default_factory=asyncio.Queue)
+    denied_always: set[tuple[str, str]] = field(default_factory=set)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    forwarder: asyncio.Task[None] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.record.session_id
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    parts: list[str] = []
+    for b in blocks:
+        kind = getattr(b, "type", "")
+        if kind == "text":
+            parts.append(b.text)
+        elif kind == "resource_link":
+            parts.append(f"[file {b.uri}]")
+        elif kind == "resource":
+            text = getattr(b.resource, "text", None)
+            parts.append(f"[{b.resource.uri}]\n{text}" if text is not None else f"[{b.resource.uri}]")
+    return "\n".join(p for p in parts if p).strip()
+
+
+class AgentuiAcpAgent:
+    def __init__(self, config: Config, *, clock: Any = None, ids: Any = None) -> None:
+        from agentui.clock import SystemClock
+        from agentui.ids import UuidIds
+
+        self.config = config
+        self.layout = DataLayout(config.data_path())
+        self.store = SessionStore(self.layout)
+        self.clock = clock or SystemClock()
+        self.ids = ids or UuidIds()
+        self.sessions: dict[str, Session] = {}
+        self.conn: Any = None
+        self._memory: Any = None
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **_: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities())),
+            agent_info=Implementation(name="agentui", title="agentui", version=__version__))
+
+    async def authenticate(self, method_id: str, **_: Any) -> None:
+        return None
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSessionResponse:
+        now = iso(self.clock.now())
+        rec = SessionRecord(session_id=self.ids.new("session"), cwd=self._cwd(cwd), created_at=now, updated_at=now)
+        await self._open(rec, mcp_servers)
+        self.store.save(rec)
+        return NewSessionResponse(session_id=rec.session_id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **_: Any) -> LoadSessionResponse:
+        rec = self.store.get(session_id)
+        if rec is None:
+            raise RequestError.resource_not_found(f"session {session_id}")
+        rec.cwd = self._cwd(cwd or rec.cwd)
+        old = self.sessions.pop(session_id, None)
+        if old is not None:
+            await self._close(old)
+        s = await self._open(rec, mcp_servers)
+        for env in self.store.replay(rec):  # the history, as it streamed the first time
+            for update in s.mapper.updates(env, replay=True):
+                await self._send(s, update)
+        if s.runtime is not None:  # R1 sees the session's earlier turns as context
+            s.runtime._history.extend(t for t in self._texts(rec))
+        return LoadSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
+        recs = self.store.list(cwd)
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        page = recs[start:start + 100]
+        nxt = str(start + 100) if start + 100 < len(recs) else None
+        return ListSessionsResponse(next_cursor=nxt, sessions=[
+            SessionInfo(session_id=r.session_id, cwd=r.cwd or str(Path.cwd()), title=r.title or None,
+                        updated_at=r.updated_at or None) for r in page])
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        for s in list(self.sessions.values()):
+            await self._close(s)
+        self.sessions.clear()
+        if self._memory is not None:
+            with contextlib.suppress(Exception):
+                await self._memory.close()
+
+    # -- a prompt turn is a task ----------------------------------------------------------------
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+        s = self.sessions.get(session_id)
+        if s is None:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown session; load it first"})
+        async with s.lock:
+            for note in s.notices:
+                await self._send(s, h.update_agent_message_text(f"warning: {note}\n"))
+            s.notices.clear()
+            text = prompt_text(prompt)
+            if s.error or not text:
+                await self._send(s, h.update_agent_message_text(s.error or "Type a goal in plain language."))
+                return PromptResponse(stop_reason="end_turn")
+            rt = s.runtime
+            if s.answer is not None and not s.answer.done() and s.active:
+                tid = s.active  # this prompt answers R1's question; the task goes on
+                s.answer.set_result(text)
+            else:
+                tid = await rt.submit(text)
+                s.active = tid
+                s.record.task_ids.append(tid)
+                s.record.title = s.record.title or text[:200]
+            s.record.updated_at = iso(self.clock.now())
+            self.store.save(s.record)
+            stop = await self._turn(s, tid)
+            tokens = s.mapper.tokens.get(tid)
+            return PromptResponse(stop_reason=stop, usage=tokens.usage() if tokens else None)
+
+    async def _turn(self, s: Session, tid: str) -> str:
+        """Stream the task until it ends (its stop reason) or R1 asks a question (the turn ends)."""
+        ended = asyncio.ensure_future(s.runtime.wait(tid))
+        forwarded = False  # the forwarder has sent the task's terminal update
+        try:
+            while not (ended.done() and forwarded):
+                event = asyncio.ensure_future(s.turn.get())
+                waiting = {event} if ended.done() else {ended, event}
+                done, _ = await asyncio.wait(waiting, timeout=2.0 if ended.done() else None,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if event not in done:
+                    event.cancel()
+                    if ended.done() and not done:
+                        break  # the terminal update never came (a dropped task): end anyway
+                    continue
+                kind, etid, value = event.result()
+                if etid != tid:
+                    continue
+                if kind == "question":
+                    await self._send(s, h.update_agent_message_text(value))
+                    return "end_turn"  # the next prompt is the answer
+                forwarded = True
+            end = await ended
+            s.active = None
+            if getattr(end, "infra", None):  # the LLM endpoint failed (#12): say so, plainly
+                await self._send(s, h.update_agent_message_text(end.infra.get("message") or end.reason))
+                return "end_turn"
+            return "cancelled" if end.cancelled else "end_turn"
+        finally:
+            if not ended.done():
+                ended.cancel()
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        s = self.sessions.get(session_id)
+        if s is None or s.runtime is None:
+            return
+        if s.answer is not None and not s.answer.done():
+            s.answer.set_result("")
+        if s.active:
+            await s.runtime.cancel(s.active, "cancelled by the client (session/cancel)")
+
+    # -- sessions -------------------------------------------------------------------------------
+    def _cwd(self, cwd: str) -> str:
+        path = Path(cwd or ".").expanduser()
+        if not path.is_dir():
+            raise RequestError.invalid_params({"cwd": cwd, "reason": "not a directory"})
+        return str(path.resolve())
+
+    def _texts(self, rec: SessionRecord) -> list[str]:
+        return [e.payload.text for e in self.store.replay(rec) if e.type == "TaskStarted"]
+
+    def _memory_store(self) -> Any:
+        if self._memory is None:
+            from agentui.memory import MemoryInUse, open_memory
+
+            try:
+                self._memory = open_memory(self.layout.memory_db, self.clock, self.ids)
+            except MemoryInUse as e:
+                print(f"agentui acp: {e}; this run uses a temporary memory", file=sys.stderr)
+                self._memory = open_memory(None, self.clock, self.ids)
+        return _SharedMemory(self._memory)
+
+    def _session_config(self, mcp_servers: list[Any] | None) -> Config:
+        """The client's MCP servers (ACP `mcpServers`) join the configured ones for this session."""
+        extra: dict[str, McpServerConfig] = {}
+        for srv in mcp_servers or []:
+            name = "".join(c if c.isalnum() or c in "_-" else "_" for c in srv.name)[:40] or "client"
+            url = getattr(srv, "url", None)
+            if url:
+                extra[name] = McpServerConfig(url=url)
+            elif getattr(srv, "command", None):
+                extra[name] = McpServerConfig(command=srv.command, args=list(srv.args or []),
+                                              env={e.name: e.value for e in (srv.env or [])})
+        if not extra:
+            return self.config
+        servers = {**self.config.mcp.servers, **extra}
+        return self.config.model_copy(update={"mcp": self.config.mcp.model_copy(update={"servers": servers})})
+
+    async def _open(self, rec: SessionRecord, mcp_servers: list[Any] | None) -> Session:
+        from agentui.llm import LLMError, LLMPool
+        from agentui.runtime import Runtime
+
+        s = Session(record=rec)
+        self.sessions[rec.session_id] = s
+        cfg = self._session_config(mcp_servers)
+        try:
+            pool = LLMPool(cfg)
+        except LLMError as e:
+            s.error = f"agentui cannot run tasks: {e}"
+            return s
+
+        async def clarify(req: ClarificationRequest) -> str:
+            fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            s.answer = fut
+            s.turn.put_nowait(("question", req.task_id, req.question))
+            try:
+                return await fut
+            finally:
+                s.answer = None
+
+        async def confirm(req: ConfirmationRequest) -> ConfirmationChoice:
+            return await self._permission(s, req)
+
+        rt = Runtime(cfg, workspace=rec.cwd, data_dir=self.layout.root, clock=self.clock, ids=self.ids,
+                     pool=pool, memory=self._memory_store(), clarify=clarify, confirm=confirm)
+        await rt.start()
+        s.runtime = rt
+        s.notices.extend(rt.problems)
+        tap = rt.bus.tap("acp")
+        s.forwarder = asyncio.create_task(self._forward(s, tap), name=f"acp:{rec.session_id}")
+        return s
+
+    async def _forward(self, s: Session, tap: Any) -> None:
+        async for env in tap:
+            for update in s.mapper.updates(env):
+                await self._send(s, update)
+            if env.type in TERMINAL and env.task_id:
+                s.turn.put_nowait(("end", env.task_id, TERMINAL[env.type]))
+
+    async def _send(self, s: Session, update: Any) -> None:
+        with contextlib.suppress(Exception):  # a client that went away must not stop the task
+            await self.conn.session_update(session_id=s.id, update=update)
+
+    async def _permission(self, s: Session, req: ConfirmationRequest) -> ConfirmationChoice:
+        key = (req.tool, req.command)
+        if key in s.denied_always:
+            return ConfirmationChoice.DENY
+        call = ToolCallUpdate(
+            tool_call_id=f"confirm-{req.request_id}", title=f"{req.tool}: {req.command}"[:200],
+            kind=tool_kind(req.tool), status="pending",  # type: ignore[arg-type]
+            raw_input={"tool": req.tool, "command": req.command, "cwd": req.cwd, "reasons": req.reasons},
+            content=[h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
+        try:
+            resp = await self.conn.request_permission(session_id=s.id, tool_call=call, options=OPTIONS)
+        except Exception:  # noqa: BLE001 - no answer is a denial, never a crash
+            return ConfirmationChoice.DENY
+        outcome = resp.outcome
+        choice = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", "") == "selected" else None
+        if choice == "approve":
+            return ConfirmationChoice.APPROVE
+        if choice == "always":
+            return ConfirmationChoice.ALWAYS
+        if choice == "deny_always":
+            s.denied_always.add(key)
+        return ConfirmationChoice.DENY
+
+    async def _close(self, s: Session) -> None:
+        if s.runtime is not None:
+            with contextlib.suppress(Exception):
+                await s.runtime.stop()
+        if s.forwarder is not None:
+            s.forwarder.cancel()
+            with contextlib.suppress(BaseException):
+                await s.forwarder
+
+
+async def serve(config: Config) -> None:
+    agent = AgentuiAcpAgent(config)
+    try:
+        await run_agent(agent)
+    finally:
+        await agent.aclose()
+
+
+def versions() -> tuple[str, int]:
+    """(SDK version, protocol version) for `doctor`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agent-client-protocol"), PROTOCOL_VERSION
+    except PackageNotFoundError:
+        return "?", PROTOCOL_VERSION

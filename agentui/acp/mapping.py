@@ -1,0 +1,150 @@
+"""Bus envelopes → ACP `session/update` payloads (#18).
+
+R2's plan becomes an ACP plan (one entry per subtask, re-sent whole when it changes), each recorded
+tool call a completed or failed `tool_call` with its output, R1's reading and GGS's directive with
+its rationale thought chunks, the FinalResult (or R1's reply) the agent message, each LLM call a
+`usage_update`. The same mapping replays a loaded session from its bus recordings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp import helpers as h
+from acp.schema import Usage, UsageUpdate
+
+from agentui.contracts import (
+    DispatchManifest,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    LLMUsage,
+    OutcomeStatus,
+    PerceiverReply,
+    PlanDirective,
+    Role,
+    SubTask,
+    SubTaskOutcome,
+    TaskCancelled,
+    TaskSpec,
+    TaskStarted,
+    ToolCallRecord,
+)
+
+KINDS = {"shell": "execute", "read_file": "read", "write_file": "edit", "glob": "search",
+         "file_search": "search", "web_search": "fetch", "applescript": "execute", "shortcuts": "execute"}
+
+
+def tool_kind(tool: str) -> str:
+    return KINDS.get(tool, "other")
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def final_text(f: FinalResult) -> str:
+    head = f.summary if f.directive.value in ("accept", "success") else (
+        f"{f.directive.value} after {f.replans} replan(s): {f.summary}")
+    parts = [head]
+    body = _show(f.output)
+    if body and body.strip() != f.summary.strip():
+        parts.append(body)
+    if f.partial_result not in (None, "", {}, []):
+        parts.append("Partial result: " + _show(f.partial_result))
+    parts.extend(f"→ {m}" for m in f.next_moves)
+    return "\n\n".join(parts)
+
+
+@dataclass
+class Tokens:
+    prompt: int = 0
+    completion: int = 0
+    calls: int = 0
+
+    def usage(self) -> Usage:
+        return Usage(total_tokens=self.prompt + self.completion, input_tokens=self.prompt,
+                     output_tokens=self.completion)
+
+
+@dataclass
+class Mapper:
+    """Per session: keeps the current plan so each change re-sends it whole (ACP replaces plans)."""
+
+    subtasks: dict[str, str] = field(default_factory=dict)  # subtask_id → intent
+    plan: dict[str, str] = field(default_factory=dict)  # subtask_id in the current plan → status
+    failed: set[str] = field(default_factory=set)
+    tokens: dict[str, Tokens] = field(default_factory=dict)  # per task
+
+    def _plan_update(self) -> Any:
+        entries = []
+        for sid, status in self.plan.items():
+            text = self.subtasks.get(sid, sid)
+            entries.append(h.plan_entry(text + (" (failed)" if sid in self.failed else ""), status=status))
+        return h.update_plan(entries)
+
+    def updates(self, env: Envelope, *, replay: bool = False) -> list[Any]:
+        p = env.payload
+        tid = env.task_id or ""
+        if isinstance(p, TaskStarted):
+            return [h.update_user_message_text(p.text)] if replay else []
+        if isinstance(p, TaskSpec):
+            return [h.update_agent_thought_text(f"R1 understood: {p.intent}")]
+        if isinstance(p, SubTask) and env.receiver == Role.EXECUTOR:
+            self.subtasks[p.subtask_id] = p.intent
+            return []
+        if isinstance(p, DispatchManifest):
+            if p.planner_error:
+                return [h.update_agent_thought_text(f"R2 could not plan: {p.planner_error}")]
+            self.plan = {sid: "pending" for sid in p.subtask_ids}
+            self.failed -= set(p.subtask_ids)
+            return [self._plan_update()]
+        if isinstance(p, ExecutionResult):
+            out = [self._tool_call(p.subtask_id, p.attempt, i, rec) for i, rec in enumerate(p.tool_calls, 1)]
+            if p.subtask_id in self.plan and self.plan[p.subtask_id] == "pending":
+                self.plan[p.subtask_id] = "in_progress"
+                out.append(self._plan_update())
+            return out
+        if isinstance(p, SubTaskOutcome):
+            if p.subtask_id not in self.plan:
+                return []
+            self.plan[p.subtask_id] = "completed"
+            if p.status == OutcomeStatus.FAILED:
+                self.failed.add(p.subtask_id)
+            return [self._plan_update()]
+        if isinstance(p, PlanDirective):
+            loss = p.loss
+            return [h.update_agent_thought_text(
+                f"GGS {p.prev_directive.value} → {p.directive.value} (D={loss.D:.2f} P={loss.P:.2f} "
+                f"Ω={loss.Omega:.2f}, round {p.round}): {p.rationale}")]
+        if isinstance(p, FinalResult):
+            return [h.update_agent_message_text(final_text(p))]
+        if isinstance(p, PerceiverReply):
+            return [h.update_agent_message_text(p.text)]
+        if isinstance(p, TaskCancelled):
+            return [h.update_agent_message_text(f"Cancelled: {p.reason}")] if replay else []
+        if isinstance(p, LLMUsage) and not replay:
+            t = self.tokens.setdefault(tid, Tokens())
+            t.prompt += p.prompt_tokens
+            t.completion += p.completion_tokens
+            t.calls += 1
+            # `used` = this call's context; agentui does not know the model's window, so size is 0
+            return [UsageUpdate(session_update="usage_update", used=p.prompt_tokens + p.completion_tokens, size=0,
+                                field_meta={"agentui": {"role": p.role.value, "task_prompt_tokens": t.prompt,
+                                                        "task_completion_tokens": t.completion,
+                                                        "task_llm_calls": t.calls}})]
+        return []
+
+    def _tool_call(self, subtask_id: str, attempt: int, i: int, rec: ToolCallRecord) -> Any:
+        title = f"{rec.tool} {rec.target}".strip()
+        text = rec.evidence if rec.ok else "\n".join(x for x in (rec.error or "", rec.evidence) if x)
+        return h.start_tool_call(
+            f"{subtask_id}-a{attempt}-{i}", title[:200], kind=tool_kind(rec.tool),  # type: ignore[arg-type]
+            status="completed" if rec.ok else "failed",
+            content=[h.tool_content(h.text_block(text or "(no output)"))],
+            raw_input=rec.args, raw_output={"ok": rec.ok, "exit_code": rec.exit_code, "error": rec.error,
+                                            "duration_s": round(rec.duration_s, 3), "log_ref": rec.log_ref})

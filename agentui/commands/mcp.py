@@ -1,0 +1,126 @@
+"""`agentui mcp list|add|remove`: the MCP servers whose tools the executors may call (#18)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="mcp_command", metavar="ACTION")
+    ls = sub.add_parser("list", help="list the configured servers, start each and list its tools")
+    ls.add_argument("--no-connect", action="store_true", help="only print the configuration")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    add = sub.add_parser("add", help="add a server: agentui mcp add [OPTIONS] NAME COMMAND [ARGS…] (options before NAME)")
+    add.add_argument("name", help="letters, digits, '_' or '-'; its tools are named NAME.TOOL")
+    add.add_argument("server_command", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS…]",
+                     help="the stdio server's command line")
+    add.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+    add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                     help="environment for the server (repeatable; ${VAR} takes VAR from yours)")
+    add.add_argument("--allow", action="append", default=[], metavar="TOOL",
+                     help="a tool that runs without asking (repeatable)")
+    add.add_argument("--timeout", type=float, metavar="S", help="seconds per call")
+    rm = sub.add_parser("remove", help="remove a server from the config file")
+    rm.add_argument("name")
+
+
+def run(args: argparse.Namespace) -> int:
+    from agentui.cli import load_from_args
+
+    loaded = load_from_args(args)
+    action = getattr(args, "mcp_command", None)
+    if action == "add":
+        return _add(args, loaded.file)
+    if action == "remove":
+        return _remove(args, loaded.file)
+    if action == "list":
+        return _list(args, loaded)
+    print("agentui mcp: give an action: list, add or remove (agentui mcp --help)", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _add(args: argparse.Namespace, file: Path) -> int:
+    from agentui.mcp.configfile import ConfigEditError, add_server
+
+    cmd = list(args.server_command)
+    if cmd[:1] == ["--"]:
+        cmd = cmd[1:]
+    if bool(cmd) == bool(args.url):
+        print("agentui mcp add: give a command after -- or --url, e.g. "
+              "agentui mcp add files -- npx -y @modelcontextprotocol/server-filesystem .", file=sys.stderr)
+        return EXIT_USAGE
+    env: dict[str, str] = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            print(f"agentui mcp add: --env takes KEY=VALUE, got {item!r}", file=sys.stderr)
+            return EXIT_USAGE
+        env[key] = value
+    entry = {"command": cmd[0] if cmd else None, "args": cmd[1:], "url": args.url, "env": env,
+             "allow": list(args.allow), "timeout_s": args.timeout}
+    try:
+        add_server(file, args.name, entry)
+    except (ConfigEditError, OSError) as e:
+        print(f"agentui mcp add: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"added MCP server '{args.name}' to {file}; check it with: agentui mcp list")
+    return EXIT_OK
+
+
+def _remove(args: argparse.Namespace, file: Path) -> int:
+    from agentui.mcp.configfile import ConfigEditError, remove_server
+
+    try:
+        remove_server(file, args.name)
+    except (ConfigEditError, OSError) as e:
+        print(f"agentui mcp remove: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"removed MCP server '{args.name}' from {file}")
+    return EXIT_OK
+
+
+def _describe(cfg) -> str:  # noqa: ANN001
+    if cfg.url:
+        return cfg.url
+    return " ".join([cfg.command or "", *cfg.args])
+
+
+def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
+    servers = loaded.config.mcp.servers
+    if not servers:
+        print(f"no MCP servers configured in {loaded.file}; add one with: "
+              "agentui mcp add NAME -- COMMAND [ARGS…]")
+        return EXIT_OK
+    reports = {} if args.no_connect else {r.name: r for r in asyncio.run(_probe(servers))}
+    rows = []
+    for name, cfg in sorted(servers.items()):
+        r = reports.get(name)
+        rows.append({"name": name, "server": _describe(cfg), "enabled": cfg.enabled, "allow": cfg.allow,
+                     "ok": None if r is None else r.ok, "tools": [] if r is None else r.tools,
+                     "latency_s": None if r is None else round(r.latency_s, 3),
+                     "detail": "" if r is None else r.detail})
+    if args.json:
+        print(json.dumps({"file": str(loaded.file), "servers": rows}, ensure_ascii=False))
+    else:
+        for row in rows:
+            state = ("disabled" if not row["enabled"] else "not checked" if row["ok"] is None
+                     else f"ok in {row['latency_s']:.2f} s" if row["ok"] else "FAILED")
+            print(f"{row['name']}: {row['server']} ({state})")
+            if row["ok"] is False:
+                print(f"  {row['detail']}")
+            for t in row["tools"]:
+                mark = "runs without asking" if t in row["allow"] else "asks first"
+                print(f"  {row['name']}.{t} — {mark}")
+    return EXIT_FAIL if any(r["ok"] is False for r in rows) else EXIT_OK
+
+
+async def _probe(servers):  # noqa: ANN001, ANN202
+    from agentui.mcp.hub import probe_servers
+
+    return await probe_servers(servers)

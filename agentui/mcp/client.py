@@ -1,0 +1,229 @@
+"""One MCP server connection on the `mcp` SDK (the only module here that imports it).
+
+The SDK's `Client` is an async context manager built on anyio task groups, so one owner task
+enters it, lists the tools, and holds it open until `close()`; calls run from any task on the same
+loop. A server that cannot start, or exits, is reported as :class:`McpUnavailable` with the tail
+of its stderr — never a hang: startup and every call are bounded by timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentui.config import McpServerConfig
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class McpUnavailable(Exception):
+    """The server is not running (failed to start, exited, or closed the connection)."""
+
+
+class McpCallTimeout(Exception):
+    pass
+
+
+@dataclass
+class ToolInfo:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass
+class CallOutcome:
+    ok: bool
+    text: str
+    error: str = ""
+
+
+def expand_env(env: dict[str, str], source: dict[str, str] | None = None) -> dict[str, str]:
+    """`${VAR}` in a configured value takes VAR from agentui's environment (secrets stay out of the file)."""
+    src = os.environ if source is None else source
+    return {k: _VAR.sub(lambda m: src.get(m.group(1), ""), v) for k, v in env.items()}
+
+
+def sdk_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcp")
+    except PackageNotFoundError:
+        return "?"
+
+
+def _text_of(result: Any) -> str:
+    """Content blocks → the text the LLM sees (images and binary resources are described)."""
+    parts: list[str] = []
+    for block in getattr(result, "content", None) or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind} {getattr(block, 'mime_type', '?')}, {len(block.data or '')} base64 chars]")
+        elif kind == "resource":
+            res = block.resource
+            text = getattr(res, "text", None)
+            parts.append(text if text is not None else f"[resource {res.uri}]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link {block.uri}]")
+        else:
+            parts.append(f"[{kind or 'unknown'} content]")
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False, sort_keys=True))
+    return "\n".join(parts)
+
+
+@dataclass
+class McpConnection:
+    name: str
+    config: McpServerConfig
+    cwd: str | None = None
+    inproc: Any = None  # an SDK server object served in-process (tests use the SDK's in-memory server)
+    tools: list[ToolInfo] = field(default_factory=list)
+    protocol_version: str = ""
+    error: str = ""
+
+    def __post_init__(self) -> None:
+        self._client: Any = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._ready: asyncio.Future[None] | None = None
+        self._errlog: Any = None
+        self._dead = False
+
+    @property
+    def alive(self) -> bool:
+        return self._client is not None and not self._dead
+
+    def stderr_tail(self, n: int = 300) -> str:
+        fh = self._errlog
+        if fh is None:
+            return ""
+        try:
+            fh.flush()
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(size - 4000, 0))
+            text = fh.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        return " | ".join(lines[-3:])[-n:]
+
+    def _why(self, base: str) -> str:
+        tail = self.stderr_tail()
+        return f"{base}; its stderr: {tail}" if tail else base
+
+    def _transport(self) -> Any:
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        cfg = self.config
+        if self.inproc is not None:
+            return self.inproc
+        if cfg.url:
+            return cfg.url
+        self._errlog = tempfile.TemporaryFile()  # a real file: the child writes its stderr straight to it
+        params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args),
+                                       env=expand_env(cfg.env) or None, cwd=cfg.cwd or self.cwd)
+        return stdio_client(params, errlog=self._errlog)
+
+    async def start(self, timeout_s: float | None = None) -> None:
+        """Connect and list the tools; raises McpUnavailable with the reason."""
+        timeout_s = timeout_s or self.config.startup_timeout_s
+        self._ready = asyncio.get_running_loop().create_future()
+        self._owner = asyncio.create_task(self._own(), name=f"mcp:{self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), timeout_s)
+        except TimeoutError:
+            await self.close()
+            self.error = self._why(f"did not answer within {timeout_s:g} s")
+            raise McpUnavailable(self.error) from None
+        except McpUnavailable:
+            await self.close()
+            raise
+
+    async def _own(self) -> None:
+        from mcp import Client
+
+        assert self._ready is not None
+        try:
+            async with Client(self._transport(), read_timeout_seconds=None) as client:
+                tools: list[ToolInfo] = []
+                cursor: str | None = None
+                while True:
+                    page = await client.list_tools(cursor=cursor)
+                    tools.extend(ToolInfo(t.name, t.description or t.title or "", dict(t.input_schema or {}))
+                                 for t in page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                self.tools = tools
+                self.protocol_version = str(client.protocol_version or "")
+                self._client = client
+                if not self._ready.done():
+                    self._ready.set_result(None)
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - anyio raises groups; the reason is what matters
+            self.error = self._why(f"failed to start: {_reason(exc)}")
+            if not self._ready.done():
+                self._ready.set_exception(McpUnavailable(self.error))
+        finally:
+            self._dead = True
+            self._client = None
+
+    async def call(self, tool: str, args: dict[str, Any], timeout_s: float) -> CallOutcome:
+        client = self._client
+        if client is None or self._dead:
+            raise McpUnavailable(self.error or "not running")
+        try:
+            result = await asyncio.wait_for(client.call_tool(tool, args), timeout_s)
+        except TimeoutError:
+            raise McpCallTimeout(f"no answer within {timeout_s:g} s") from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the SDK's errors become one clear line
+            reason = _reason(exc)
+            if "closed" in reason.lower() or isinstance(exc, (OSError, EOFError)):
+                self._dead = True
+                self.error = self._why(f"exited or closed the connection during {tool} ({reason})")
+                raise McpUnavailable(self.error) from None
+            return CallOutcome(ok=False, text="", error=f"MCP error: {reason}")
+        text = _text_of(result)
+        if getattr(result, "is_error", False):
+            return CallOutcome(ok=False, text=text, error=(text.strip().splitlines() or ["tool error"])[0][:300])
+        return CallOutcome(ok=True, text=text)
+
+    async def close(self) -> None:
+        self._stop.set()
+        owner = self._owner
+        if owner is not None and not owner.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(owner), 5)
+            except (TimeoutError, Exception):  # noqa: BLE001 - a stuck server is cancelled below
+                owner.cancel()
+                with contextlib.suppress(BaseException):
+                    await owner
+        if self._errlog is not None:
+            with contextlib.suppress(OSError):
+                self._errlog.close()
+            self._errlog = None
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost useful message of a (possibly grouped) exception."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    msg = str(exc).strip() or type(exc).__name__
+    return msg if len(msg) < 300 else msg[:297] + "…"

@@ -1,0 +1,157 @@
+"""MCP servers' tools in the tool registry (#18).
+
+`McpHub.attach(registry)` starts every enabled server concurrently (each bounded by its startup
+timeout), registers its tools as `<server>.<tool>` with their JSON schemas, and reports each
+server. A server that fails to start contributes no tools and one clear problem line; one that
+dies later makes its calls fail as environmental failures and hides its tools from new plans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agentui.config import McpServerConfig
+from agentui.contracts import ToolCallRecord
+from agentui.tools.registry import BaseTool, ToolContext, gate
+from agentui.tools.safety import Assessment
+
+
+@dataclass
+class ServerReport:
+    name: str
+    ok: bool
+    tools: list[str]
+    latency_s: float
+    detail: str
+
+
+def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """An MCP input schema as our tool `parameters`: an object; a property's list of types becomes
+    the equivalent `anyOf` (our argument check reads `type` as one name)."""
+    out = dict(schema or {})
+    out.setdefault("type", "object")
+    props = out.get("properties")
+    if isinstance(props, dict):
+        fixed = {}
+        for key, prop in props.items():
+            if isinstance(prop, dict) and isinstance(prop.get("type"), list):
+                prop = {k: v for k, v in prop.items() if k != "type"}
+                prop["anyOf"] = [{"type": t} for t in schema["properties"][key]["type"]]
+            fixed[key] = prop
+        out["properties"] = fixed
+    return out
+
+
+class McpTool(BaseTool):
+    """One MCP server tool. Every call asks first unless the server's `allow` lists it (#18)."""
+
+    def __init__(self, conn: Any, tool: str, description: str, schema: dict[str, Any], *,
+                 allowed: bool, timeout_s: float | None) -> None:
+        self.conn = conn
+        self.server = conn.name
+        self.remote_name = tool
+        self.name = f"{conn.name}.{tool}"
+        self.description = f"[MCP {conn.name}] {description}".strip()
+        self.parameters = normalise_schema(schema)
+        self.allowed = allowed
+        self.timeout_s = timeout_s
+
+    @property
+    def available(self) -> bool:  # type: ignore[override]
+        return bool(self.conn.alive)
+
+    def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        first = super().target(args, ctx)
+        return first or json.dumps(args, ensure_ascii=False, sort_keys=True)[:200]
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
+        from agentui.mcp.client import McpCallTimeout, McpUnavailable
+
+        if not self.conn.alive:
+            return self.fail(args, f"MCP server '{self.server}' is not running: {self.conn.error or 'stopped'}")
+        if not self.allowed:
+            shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+            why = (f"calls a tool of the external MCP server '{self.server}' "
+                   f"(add \"{self.remote_name}\" to [mcp.servers.{self.server}] allow to skip this)")
+            # TODO(#14): switch to the scoped gate entry point for non-shell tools once it lands
+            denial = await gate(ctx, self.name, f"{self.name} {shown}", Assessment(True, (why,)))
+            if denial is not None:
+                return self.fail(args, denial)
+        timeout = self.timeout_s or ctx.timeout_s
+        try:
+            out = await self.conn.call(self.remote_name, args, timeout)
+        except McpCallTimeout as exc:
+            return self.fail(args, f"MCP tool {self.name} timed out: {exc}")
+        except McpUnavailable as exc:
+            return self.fail(args, f"MCP server '{self.server}' {exc}")
+        if out.ok:
+            return self.ok(args, out.text)
+        return self.fail(args, f"{self.name}: {out.error}", evidence=out.text)
+
+
+class McpHub:
+    def __init__(self, servers: dict[str, McpServerConfig], *, cwd: str | None = None,
+                 inproc: dict[str, Any] | None = None) -> None:
+        self.servers = {n: c for n, c in sorted(servers.items()) if c.enabled}
+        self.cwd = cwd
+        self.inproc = inproc or {}  # name → SDK server object served in-process (tests)
+        self.connections: dict[str, Any] = {}
+        self.reports: list[ServerReport] = []
+
+    async def start(self) -> list[ServerReport]:
+        from agentui.mcp.client import McpConnection, McpUnavailable
+
+        async def one(name: str, cfg: McpServerConfig) -> ServerReport:
+            conn = McpConnection(name, cfg, cwd=self.cwd, inproc=self.inproc.get(name))
+            started = time.monotonic()
+            try:
+                await conn.start()
+            except McpUnavailable as exc:
+                return ServerReport(name, False, [], time.monotonic() - started, str(exc))
+            self.connections[name] = conn
+            names = [t.name for t in conn.tools]
+            return ServerReport(name, True, names, time.monotonic() - started,
+                                f"{len(names)} tools, protocol {conn.protocol_version or '?'}")
+
+        self.reports = list(await asyncio.gather(*(one(n, c) for n, c in self.servers.items())))
+        return self.reports
+
+    def register(self, registry: Any) -> list[str]:
+        """Add every started server's tools to `registry`; returns the names added."""
+        added: list[str] = []
+        for name, conn in sorted(self.connections.items()):
+            cfg = self.servers[name]
+            for t in conn.tools:
+                tool = McpTool(conn, t.name, t.description, t.input_schema,
+                               allowed=t.name in cfg.allow, timeout_s=cfg.timeout_s)
+                if tool.name in registry:
+                    continue
+                registry.register(tool)
+                added.append(tool.name)
+        return added
+
+    async def attach(self, registry: Any) -> list[str]:
+        """Start the servers and register their tools; returns one problem line per failed server."""
+        reports = await self.start()
+        self.register(registry)
+        return [f"MCP server '{r.name}' {r.detail} (its tools are unavailable)" for r in reports if not r.ok]
+
+    async def aclose(self) -> None:
+        for conn in list(self.connections.values()):
+            with contextlib.suppress(Exception):
+                await conn.close()
+        self.connections.clear()
+
+
+async def probe_servers(servers: dict[str, McpServerConfig]) -> list[ServerReport]:
+    """Start each server, list its tools, stop it (for `agentui mcp list` and `doctor`)."""
+    hub = McpHub(servers)
+    try:
+        return await hub.start()
+    finally:
+        await hub.aclose()

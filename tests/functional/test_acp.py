@@ -1,0 +1,196 @@
+"""`agentui acp` end to end (#18): the SDK's client side drives a real `agentui acp` process over
+stdio; the roles run on the fake LLM over HTTP with real tools in a temporary workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+from tests.fakellm import Reply
+from tests.functional.pipeline import call, finish, infeasible, merge, perceive, plan, sub, verdicts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Client:
+    """An ACP client (editor) that records every update and answers permissions from a list."""
+
+    def __init__(self, answers: list[str] | None = None) -> None:
+        self.updates: list = []
+        self.permissions: list = []
+        self.answers = list(answers or [])
+
+    async def session_update(self, session_id, update, **_kw):  # noqa: ANN001, ANN201
+        self.updates.append(update)
+
+    async def request_permission(self, session_id, tool_call, options, **_kw):  # noqa: ANN001, ANN201
+        self.permissions.append((tool_call, options))
+        choice = self.answers.pop(0) if self.answers else "cancel"
+        if choice == "cancel":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=choice))
+
+    def of(self, kind: str) -> list:
+        return [u for u in self.updates if u.session_update == kind]
+
+    def texts(self, kind: str) -> list[str]:
+        return [u.content.text for u in self.of(kind)]
+
+
+@asynccontextmanager
+async def agent(fake, tmp_path: Path, client: Client, **sections):  # noqa: ANN001, ANN003
+    doc = {"llm": {"base_url": fake.base_url, "max_retries": 0, "backoff_base_s": 0.0},
+           "pipeline": {"correction_budget": 0}, "ggs": {"time_budget_ms": 10**9}}
+    for k, v in sections.items():
+        doc.setdefault(k, {}).update(v)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("\n".join(f"[{k}]\n" + "\n".join(f"{kk} = {json.dumps(vv)}" for kk, vv in v.items())
+                             for k, v in doc.items()) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    async with spawn_agent_process(client, sys.executable, "-m", "agentui.cli", "--config", str(cfg),
+                                   "--data-dir", str(tmp_path / "data"), "acp", env=env, cwd=str(ROOT)) as (conn, proc):
+        init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        assert init.protocol_version == 1 and init.agent_capabilities.load_session
+        yield conn
+    assert proc.returncode is not None
+
+
+def ws(tmp_path: Path) -> Path:
+    w = tmp_path / "ws"
+    w.mkdir(exist_ok=True)
+    return w
+
+
+async def test_a_prompt_turn_is_a_task_with_plan_tool_calls_thoughts_permission_and_the_result(fakellm, tmp_path):
+    w = ws(tmp_path)
+    (w / "old.log").write_text("x")
+    fakellm.script("perceiver", [perceive("delete old.log")])
+    fakellm.script("planner", [plan(["old.log is gone"], sub("remove old.log", "old.log no longer exists",
+                                                            tools=["shell"]))])
+    fakellm.script("executor", [call("shell", command="rm old.log"), finish("removed old.log")])
+    fakellm.script("agent_validator", [verdicts("pass")])
+    fakellm.script("meta_validator", [merge("removed old.log", "pass", summary="old.log deleted")])
+    client = Client(answers=["approve"])
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("delete old.log")]), 60)
+    assert resp.stop_reason == "end_turn"
+    assert not (w / "old.log").exists()
+    [(call_, options)] = client.permissions
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert "rm old.log" in call_.title and call_.raw_input["command"] == "rm old.log"
+    plans = client.of("plan")
+    assert plans[0].entries[0].content == "remove old.log" and plans[0].entries[0].status == "pending"
+    assert plans[-1].entries[0].status == "completed"
+    [tool] = client.of("tool_call")
+    assert tool.kind == "execute" and tool.status == "completed" and tool.raw_input == {"command": "rm old.log"}
+    assert any("R1 understood: delete old.log" in t for t in client.texts("agent_thought_chunk"))
+    assert client.texts("agent_message_chunk")[-1].startswith("old.log deleted")
+    usage = client.of("usage_update")
+    assert len(usage) == 6 and resp.usage is not None and resp.usage.total_tokens > 0
+    # the order an editor shows: plan before the tool call, the message last
+    kinds = [u.session_update for u in client.updates if u.session_update != "usage_update"]
+    assert kinds.index("plan") < kinds.index("tool_call") < kinds.index("agent_message_chunk")
+
+
+async def test_reject_always_denies_without_asking_again_in_the_session(fakellm, tmp_path):
+    w = ws(tmp_path)
+    (w / "keep.txt").write_text("precious")
+    fakellm.responder("perceiver", lambda _r: perceive("delete keep.txt"))
+    fakellm.responder("planner", lambda _r: plan(["keep.txt removed"], sub("remove keep.txt", "file gone")))
+    fakellm.responder("executor", lambda r: call("shell", command="rm keep.txt")
+                      if len(r["messages"]) == 2 else infeasible("the user denied the deletion"))
+    client = Client(answers=["deny_always"])
+    async with agent(fakellm, tmp_path, client, ggs={"max_replans": 1}) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        for _ in range(2):  # two tasks in one session, each asking to run the same command
+            resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("delete keep.txt")]),
+                                          60)
+            assert resp.stop_reason == "end_turn"
+            assert client.texts("agent_message_chunk")[-1].startswith("abandon")
+    assert (w / "keep.txt").read_text() == "precious"
+    assert len(client.permissions) == 1  # the second task's identical command was denied without asking
+    logs = sorted((tmp_path / "data" / "tasks").glob("*.jsonl"))
+    assert len(logs) == 2
+    for f in logs:
+        decisions = [json.loads(x) for x in f.read_text().splitlines()]
+        assert [d["decision"] for d in decisions if d.get("kind") == "confirmation"] == ["deny"]
+    assert any(t.startswith("GGS ") for t in client.texts("agent_thought_chunk"))
+
+
+async def test_a_clarifying_question_ends_the_turn_and_the_next_prompt_answers_it(fakellm, tmp_path):
+    fakellm.script("perceiver", [Reply.json({"kind": "clarify", "question": "Which folder?"}),
+                                 Reply.json({"kind": "task", "intent": "clean src", "scope": "src"})])
+    fakellm.script("planner", [plan(["src is clean"], sub("list src", "src is listed"))])
+    client = Client()
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(ws(tmp_path)), mcp_servers=[])
+        r1 = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("clean")]), 60)
+        assert r1.stop_reason == "end_turn" and client.texts("agent_message_chunk") == ["Which folder?"]
+        r2 = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("src")]), 60)
+    assert r2.stop_reason == "end_turn"
+    second = fakellm.calls("perceiver")[1]["messages"][-1]["content"]
+    assert "User message:\nclean" in second and "Answer to clarifying question 1: src" in second
+
+
+async def test_session_cancel_stops_the_task_like_esc(fakellm, tmp_path):
+    fakellm.script("perceiver", [perceive("count files")])
+    fakellm.script("planner", [plan(["a count"], sub("count files", "a number is reported"))])
+    fakellm.script("executor", [Reply.json({"tool": "finish", "output": "3"}, delay_s=60)])
+    client = Client()
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(ws(tmp_path)), mcp_servers=[])
+        turn = asyncio.create_task(conn.prompt(session_id=s.session_id, prompt=[text_block("count files")]))
+        for _ in range(200):
+            if client.of("plan"):
+                break
+            await asyncio.sleep(0.05)
+        await conn.cancel(session_id=s.session_id)
+        resp = await asyncio.wait_for(turn, 15)
+    assert resp.stop_reason == "cancelled"
+
+
+async def test_sessions_are_listed_and_loaded_from_the_data_dir(fakellm, tmp_path):
+    w = ws(tmp_path)
+    first = Client()
+    async with agent(fakellm, tmp_path, first) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("hi")]), 60)
+    assert first.texts("agent_message_chunk")  # R1's greeting fast path answered
+    later = Client()
+    async with agent(fakellm, tmp_path, later) as conn:  # a new process on the same data dir
+        listed = await conn.list_sessions(cwd=str(w))
+        assert [x.session_id for x in listed.sessions] == [s.session_id]
+        assert listed.sessions[0].title == "hi" and listed.sessions[0].cwd == str(w.resolve())
+        assert (await conn.list_sessions(cwd=str(tmp_path))).sessions == []
+        await conn.load_session(cwd=str(w), session_id=s.session_id, mcp_servers=[])
+    assert later.texts("user_message_chunk") == ["hi"]
+    assert later.texts("agent_message_chunk") == first.texts("agent_message_chunk")
+
+
+async def test_mcp_servers_passed_by_the_client_join_the_session(fakellm, tmp_path):
+    from acp.schema import McpServerStdio
+
+    fakellm.script("perceiver", [perceive("echo through the server")])
+    fakellm.script("planner", [plan(["hello is echoed"], sub("echo hello", "hello is shown", tools=["t.echo"]))])
+    fakellm.script("executor", [call("t.echo", text="hello"), finish("hello")])
+    fakellm.script("agent_validator", [verdicts("pass")])
+    fakellm.script("meta_validator", [merge("hello", "pass", summary="echoed hello")])
+    client = Client(answers=["approve"])
+    srv = McpServerStdio(name="t", command=sys.executable, args=["-m", "tests.mcpserver"], env=[])
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(ROOT), mcp_servers=[srv])
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("echo hello")]), 60)
+    assert resp.stop_reason == "end_turn"
+    assert "t.echo" in fakellm.calls("executor")[0]["messages"][1]["content"]
+    [(perm, _)] = client.permissions
+    assert perm.title.startswith("t.echo: t.echo") and '"text": "hello"' in perm.title
+    [tool] = client.of("tool_call")
+    assert tool.title == "t.echo hello" and tool.status == "completed" and tool.content[0].content.text == "hello"

@@ -1,0 +1,98 @@
+"""MCP tools from a real stdio server process (tests/mcpserver), through the registry and through a
+whole task on the fake LLM (#18)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+from agentui.config import McpServerConfig
+from agentui.contracts import ConfirmationChoice
+from agentui.mcp import McpHub
+from agentui.tools import ToolContext, default_registry
+from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub, verdicts
+
+ROOT = str(__import__("pathlib").Path(__file__).resolve().parents[2])
+
+
+def server(*extra: str, **kw) -> McpServerConfig:  # noqa: ANN003
+    return McpServerConfig(command=sys.executable, args=["-m", "tests.mcpserver", *extra], cwd=ROOT, **kw)
+
+
+async def test_stdio_server_tools_run_and_a_crash_mid_task_is_an_environmental_failure(tmp_path) -> None:
+    hub = McpHub({"t": server(allow=["echo", "die", "add"])})
+    reg = default_registry()
+    assert await hub.attach(reg) == []
+    try:
+        ctx = ToolContext(workspace=tmp_path, timeout_s=20)
+        rec = await reg.call("t.add", {"a": 1, "b": 2}, ctx)
+        assert rec.ok and rec.evidence == "3"
+        started = time.monotonic()
+        rec = await asyncio.wait_for(reg.call("t.die", {"code": 3}, ctx), 15)
+        assert not rec.ok and "MCP server 't' exited or closed the connection during die" in rec.error
+        assert time.monotonic() - started < 10  # reported, not waited out (the call timeout is 20 s)
+        rec = await asyncio.wait_for(reg.call("t.echo", {"text": "x"}, ctx), 5)
+        assert not rec.ok and "is not running" in rec.error
+        assert not any(s["name"].startswith("t.") for s in reg.specs())  # new plans no longer see them
+    finally:
+        await hub.aclose()
+
+
+async def test_a_server_that_fails_to_start_is_one_clear_problem_not_a_hang(tmp_path) -> None:
+    hub = McpHub({"bad": server("--crash-on-start"), "missing": McpServerConfig(command=str(tmp_path / "nope")),
+                  "good": server(allow=["echo"])})
+    reg = default_registry()
+    problems = await asyncio.wait_for(hub.attach(reg), 30)
+    try:
+        assert len(problems) == 2
+        bad = next(p for p in problems if "'bad'" in p)
+        assert "failed to start" in bad and "configured to crash on start" in bad  # its stderr is quoted
+        assert "No such file" in next(p for p in problems if "'missing'" in p)
+        assert "good.echo" in reg and not any(n.startswith(("bad.", "missing.")) for n in reg.names())
+    finally:
+        await hub.aclose()
+
+
+async def test_the_child_gets_an_allow_listed_environment(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("AGENTUI_TEST_SECRET", "s3cret")
+    hub = McpHub({"t": server(allow=["env"], env={"GIVEN": "${AGENTUI_TEST_SECRET}-ok"})})
+    reg = default_registry()
+    assert await hub.attach(reg) == []
+    try:
+        ctx = ToolContext(workspace=tmp_path)
+        assert (await reg.call("t.env", {"name": "AGENTUI_TEST_SECRET"}, ctx)).evidence == "<unset>"
+        assert (await reg.call("t.env", {"name": "GIVEN"}, ctx)).evidence == "s3cret-ok"
+    finally:
+        await hub.aclose()
+
+
+async def test_a_task_calls_an_mcp_tool_after_confirmation_and_logs_it(fakellm, tmp_path) -> None:
+    fakellm.script("perceiver", [perceive("add two numbers with the server")])
+    fakellm.script("planner", [plan(["the sum is reported"], sub("add 20 and 22", "a number is reported",
+                                                                 tools=["t.add"]))])
+    fakellm.script("executor", [call("t.add", a=20, b=22), finish("42")])
+    fakellm.script("agent_validator", [verdicts("pass")])
+    fakellm.script("meta_validator", [merge("42", "pass", summary="42")])
+    asked = []
+
+    async def approve(req):  # noqa: ANN001, ANN202
+        asked.append(req)
+        return ConfirmationChoice.APPROVE
+
+    mcp = {"servers": {"t": server().model_dump()}}
+    r = await run_task(fakellm, tmp_path, "add 20 and 22", confirm=approve, mcp=mcp,
+                       ggs={"time_budget_ms": 10**9})
+    assert r.final.directive.value == "accept" and r.final.output == "42"
+    [req] = asked
+    assert req.tool == "t.add" and '"a": 20' in req.command
+    [res] = r.of("ExecutionResult")
+    [rec] = res.tool_calls
+    assert rec.tool == "t.add" and rec.ok and rec.evidence == "42"
+    # the executor was offered the MCP tool by name; the task log has the same record as built-ins
+    assert "t.add" in fakellm.calls("executor")[0]["messages"][1]["content"]
+    log = [json.loads(x) for x in (tmp_path / "data" / "tasks" / f"{r.final.task_id}.jsonl").read_text().splitlines()]
+    tool_recs = [x for x in log if x["kind"] == "tool"]
+    assert [x["tool"] for x in tool_recs] == ["t.add"] and tool_recs[0]["full_output"] == "42"
+    assert r.runtime.mcp is None  # stopped with the runtime

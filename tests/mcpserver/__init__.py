@@ -1,0 +1,1 @@
+"""A real MCP server for the tests (stdio): `python -m tests.mcpserver`."""

@@ -1,0 +1,86 @@
+"""Bus envelopes → ACP session updates (#18): plan states, tool calls, thoughts, result, usage."""
+
+from __future__ import annotations
+
+from agentui.acp.agent import prompt_text
+from agentui.acp.mapping import Mapper, final_text
+from agentui.contracts import (
+    Criterion,
+    DispatchManifest,
+    Envelope,
+    ExecutionResult,
+    ExecutionStatus,
+    FinalResult,
+    LLMUsage,
+    Loss,
+    OutcomeStatus,
+    PlanDirective,
+    Role,
+    SubTask,
+    SubTaskOutcome,
+    TaskCancelled,
+    ToolCallRecord,
+)
+
+LOSS = Loss(D=0.5, P=0.2, Omega=0.1, L=0.4)
+
+
+def env(sender: Role, receiver: Role, payload, tid: str = "t1") -> Envelope:  # noqa: ANN001
+    return Envelope(id="m", ts="2026-01-01T00:00:00.000Z", task_id=tid, sender=sender, receiver=receiver,
+                    type=type(payload).__name__, payload=payload)
+
+
+def test_plan_entries_follow_the_subtasks_through_a_round() -> None:
+    m = Mapper()
+    for sid, intent in (("s1", "list files"), ("s2", "count them")):
+        assert m.updates(env(Role.PLANNER, Role.EXECUTOR, SubTask(
+            subtask_id=sid, parent_task_id="t1", intent=intent, success_criteria=[Criterion(criterion="c")]))) == []
+    [plan] = m.updates(env(Role.PLANNER, Role.META_VALIDATOR, DispatchManifest(
+        task_id="t1", subtask_ids=["s1", "s2"], dispatched_at="x")))
+    assert [(e.content, e.status) for e in plan.entries] == [("list files", "pending"), ("count them", "pending")]
+    rec = ToolCallRecord(tool="shell", args={"command": "ls"}, target="ls", ok=False, exit_code=2,
+                         error="ls: no such dir", evidence="")
+    tool, plan = m.updates(env(Role.EXECUTOR, Role.AGENT_VALIDATOR, ExecutionResult(
+        subtask_id="s1", status=ExecutionStatus.FAILED, tool_calls=[rec])))
+    assert tool.session_update == "tool_call" and tool.status == "failed" and tool.kind == "execute"
+    assert tool.content[0].content.text == "ls: no such dir" and tool.raw_output["exit_code"] == 2
+    assert plan.entries[0].status == "in_progress"
+    [plan] = m.updates(env(Role.AGENT_VALIDATOR, Role.META_VALIDATOR, SubTaskOutcome(
+        subtask_id="s1", parent_task_id="t1", status=OutcomeStatus.FAILED)))
+    assert (plan.entries[0].content, plan.entries[0].status) == ("list files (failed)", "completed")
+
+
+def test_directives_are_thoughts_and_the_final_result_is_the_message() -> None:
+    m = Mapper()
+    [thought] = m.updates(env(Role.GGS, Role.PLANNER, PlanDirective(
+        task_id="t1", loss=LOSS, prev_directive="init", directive="change_path", rationale="ls failed twice")))
+    assert thought.session_update == "agent_thought_chunk"
+    assert thought.content.text.startswith("GGS init → change_path (D=0.50 P=0.20") and "ls failed twice" in thought.content.text
+    final = FinalResult(task_id="t1", summary="could not list", loss=LOSS, directive="abandon", replans=2,
+                        next_moves=["check the path"], output=None)
+    [msg] = m.updates(env(Role.GGS, Role.USER, final))
+    assert msg.session_update == "agent_message_chunk"
+    assert msg.content.text == "abandon after 2 replan(s): could not list\n\n→ check the path"
+    ok = FinalResult(task_id="t1", summary="3 files", loss=LOSS, directive="accept", output={"n": 3})
+    assert final_text(ok).startswith("3 files\n\n{")
+
+
+def test_usage_updates_carry_the_task_totals_and_cancel_is_silent_live() -> None:
+    m = Mapper()
+    for n in (100, 50):
+        [u] = m.updates(env(Role.PLANNER, Role.RUNTIME, LLMUsage(role=Role.PLANNER, prompt_tokens=n,
+                                                                  completion_tokens=10)))
+    assert u.session_update == "usage_update" and u.used == 60
+    assert u.field_meta["agentui"]["task_prompt_tokens"] == 150 and u.field_meta["agentui"]["task_llm_calls"] == 2
+    assert m.tokens["t1"].usage().total_tokens == 170
+    cancelled = env(Role.RUNTIME, Role.USER, TaskCancelled(task_id="t1", reason="Esc"))
+    assert m.updates(cancelled) == []
+    assert m.updates(cancelled, replay=True)[0].content.text == "Cancelled: Esc"
+
+
+def test_prompt_text_joins_text_and_resources() -> None:
+    from acp import helpers as h
+
+    blocks = [h.text_block("summarise"), h.resource_link_block("a.py", "file:///w/a.py"),
+              h.resource_block(h.embedded_text_resource("file:///w/b.txt", "hello"))]
+    assert prompt_text(blocks) == "summarise\n[file file:///w/a.py]\n[file:///w/b.txt]\nhello"
