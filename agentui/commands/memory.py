@@ -14,6 +14,10 @@ import json
 import sys
 from typing import Any
 
+#: the user-wide space every plan reads; the same string as agentui.roles.calibration.USER_SPACE
+#: (not imported: the CLI parser stays free of pydantic at start-up)
+USER_SPACE = "user"
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -29,7 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("remember", help="write a Megram by hand (default: a C-level rule)")
     p.add_argument("text", nargs="+")
     p.add_argument("--level", choices=["M", "K", "C", "T"], default="C")
-    p.add_argument("--space", default="manual")
+    p.add_argument("--space", default=USER_SPACE,
+                   help=f"'{USER_SPACE}' (default): read for every plan; 'tool:<name>': shown to the executor "
+                        "whenever it is offered that tool; 'intent:<slug>': tasks with that intent")
     p.add_argument("--entity", default="env:local")
     p.add_argument("--avoid", action="store_true", help="a constraint (σ = −1) instead of a practice")
     p = sub.add_parser("forget", help="hard-delete one Megram")

@@ -3,9 +3,11 @@ subtask's criteria through the fast correction loop.
 
 Per-criterion verdicts come from one LLM call over the evidence (the output and the code-recorded
 tool calls); aggregation is code (one fail = failed). Failure classes are checked against the
-evidence: a failed tool call with an environmental signature (missing file, permission, network,
-timeout, denied by the user, command not found) makes a failure environmental whatever the model
-said. Empty or failed results are never accepted, and they need no LLM call. Within the
+evidence: when the attempt's LAST call failed with an environmental signature (missing file,
+permission, network, timeout, denied by the user, command not found) the failure is environmental
+whatever the model said; otherwise the model's class stands. A pass must be grounded in what the
+tools returned (grounding.py). Empty or failed results are never accepted, and they need no LLM
+call; neither does a call the user denied that nothing later made good. Within the
 correction budget a CorrectionSignal goes back to R3; then the SubTaskOutcome goes to R4b with the
 gap trajectory of every attempt.
 """
@@ -184,7 +186,9 @@ class AgentValidator(RoleBase):
 
     async def judge(self, st: SubTask, r: ExecutionResult) -> list[CriterionVerdict]:
         crits = st.success_criteria
-        env_ev = environmental_evidence(r.tool_calls, r.infeasible_reason or "")
+        # the class comes from the last call (a recovered early failure says nothing about why the
+        # answer is wrong) and the executor's own reason; then the model's class (issue #13)
+        env_ev = environmental_evidence(r.tool_calls[-1:], r.infeasible_reason or "")
         empty = r.output is None or (isinstance(r.output, str) and not r.output.strip())
         if r.status == ExecutionStatus.FAILED or (empty and not any(c.ok for c in r.tool_calls)):
             why = r.infeasible_reason or ("empty result" if empty else "execution failed")

@@ -40,6 +40,7 @@ from agentui.contracts import (
 )
 from agentui.llm.base import LLMInfraError
 from agentui.roles.base import RoleBase, RoleContext
+from agentui.roles.calibration import memory_constraints, rel_target, tool_rules
 
 SKIPPED = "skipped: an earlier step of this plan failed"
 FINISH, INFEASIBLE = "finish", "infeasible"
@@ -129,7 +130,7 @@ class Executor(RoleBase):
                 q.put_nowait(env)
         elif isinstance(p, PlanDirective):
             self._blocked_tools[tid] = set(p.blocked_tools)
-            self._blocked_targets[tid].update(p.blocked_targets)
+            self._blocked_targets[tid] = set(p.blocked_targets)  # GGS's list is the accumulated one (#13)
         elif isinstance(p, ConfirmationDecision):
             fut = self._decisions.pop(p.request_id, None)
             if fut and not fut.done():
@@ -195,6 +196,11 @@ class Executor(RoleBase):
             lines.extend(f"- {s.intent[:100]}: {_short(str(o), 600)}" for s, o in earlier)
         if blocked_targets:
             lines.append("Do not retry these (they failed before): " + "; ".join(sorted(blocked_targets)[:8]))
+        mem = self.ctx.memory
+        rules = await tool_rules(mem, names)
+        if rules:  # what the user remembered for these tools (`agentui memory remember --space tool:<name>`)
+            lines.append("Remembered rules:\n" + "\n".join(f"- {r}" for r in rules[:6]))
+        never = await self._memory_targets(tid, mem)
         if correction is not None:
             lines.append(f"Attempt {attempt}. The previous attempt failed: {correction.what_was_wrong[:500]}")
             lines.append(f"What to do: {correction.what_to_do[:300]}")
@@ -239,11 +245,16 @@ class Executor(RoleBase):
                     "REFUSED: you already made this exact call; its result was:\n"
                     f"{_short(prev.evidence or prev.error or '', 800)}\nDo something different, or finish.")})
                 continue
-            target = self._target(act.tool, act.args, ctx)
+            target = rel_target(self._target(act.tool, act.args, ctx), self.ctx.workspace)
             if target and f"{act.tool}:{target}" in blocked_targets:
                 messages.append({"role": "user", "content": (
                     f"REFUSED: {act.tool} on {target!r} is blocked for this task (it failed before). "
                     "Use a different target.")})
+                continue
+            if target and f"{act.tool}:{target}" in never:
+                messages.append({"role": "user", "content": (
+                    f"REFUSED: memory says {act.tool} on {target!r} must not be done ({never[f'{act.tool}:{target}']}). "
+                    "Use a different target or tool.")})
                 continue
             rec = await reg.call(act.tool, act.args, ctx)
             calls.append(rec)
@@ -256,6 +267,16 @@ class Executor(RoleBase):
             output=(last.evidence if last else None), tool_calls=calls,
             infeasible_reason=f"ran out of steps ({cfg.pipeline.executor_max_steps}) before finishing",
         )
+
+    async def _memory_targets(self, tid: str, mem: Any) -> dict[str, str]:
+        """`tool:target` → rule, for memory's consolidated Constraints (the executor's gate)."""
+        if mem is None:
+            return {}
+        try:
+            return {f"{t}:{g}": rule[:120] for t, g, rule in await memory_constraints(mem, self.ctx.workspace)}
+        except Exception as e:  # noqa: BLE001 - memory trouble must not stop a subtask
+            self.ctx.log(tid, {"kind": "memory_error", "error": str(e)[:300]})
+            return {}
 
     def _target(self, name: str, args: dict[str, Any], ctx: Any) -> str:
         tool = self.ctx.tools.get(name) if self.ctx.tools is not None else None

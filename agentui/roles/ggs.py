@@ -8,7 +8,9 @@ emitter of FinalResult and the sole writer of Megrams (published to R5 on the bu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentui.clock import iso
@@ -32,6 +34,7 @@ from agentui.contracts import (
 from agentui.memory.quantize import megram_params
 from agentui.roles import loss as L
 from agentui.roles.base import RoleBase, RoleContext
+from agentui.roles.calibration import rel_target
 
 
 @dataclass
@@ -50,13 +53,20 @@ def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
     return [o for o in outcomes if o.status == OutcomeStatus.FAILED]
 
 
-def failed_targets(outcomes: list[SubTaskOutcome]) -> list[str]:
-    """`tool:target` of every failed tool call in failing subtasks (structured records, not text)."""
+#: a search that ran fine and found nothing: a dead end when its subtask's criterion failed (#13)
+EMPTY_RESULT = re.compile(r"^\s*(no files matching|no paths match|no results|no matches)\b", re.IGNORECASE)
+
+
+def failed_targets(outcomes: list[SubTaskOutcome], workspace: Path | None = None) -> list[str]:
+    """`tool:target` of every failed tool call — and every empty-but-successful search — in failing
+    subtasks (structured records, not text); file targets workspace-relative, as plans name them."""
     out: list[str] = []
     for o in _failing(outcomes):
         for c in o.tool_calls:
-            if not c.ok and c.target:
-                key = f"{c.tool}:{c.target}"
+            dead_end = not c.ok or bool(EMPTY_RESULT.match(c.evidence or ""))
+            if dead_end and c.target:
+                target = rel_target(c.target, workspace) if workspace is not None else c.target
+                key = f"{c.tool}:{target}"
                 if key not in out:
                     out.append(key)
     return out
@@ -193,7 +203,7 @@ class GGS(RoleBase):
         for o in req.outcomes:
             if o.status == OutcomeStatus.MATCHED:
                 st.last_matched[o.intent or o.subtask_id] = o.output
-        round_targets = failed_targets(req.outcomes)
+        round_targets = failed_targets(req.outcomes, self.ctx.workspace)
         for t in round_targets:
             if t not in st.tried_targets:
                 st.tried_targets.append(t)
@@ -257,7 +267,7 @@ class GGS(RoleBase):
             urgency=urg, round=st.directives,
         )
         megrams = []
-        for t in round_targets:
+        for t in failed_targets(req.outcomes):  # memory keeps absolute paths: it outlives this workspace
             tool, target = parse_blocked_target(t)
             megrams.append(self._megram(state.value, tool_space(tool), path_entity(target),
                                         f"{state.value}: {tool} on {target} failed while: {req.intent}"))

@@ -26,6 +26,7 @@ from agentui.contracts import (
     FailureClass,
     OutcomeStatus,
     OutcomeSummary,
+    Recommendation,
     ReplanRequest,
     Role,
     SubTask,
@@ -182,12 +183,14 @@ class MetaValidator(RoleBase):
     async def _planner_failed(self, tid: str, m: DispatchManifest) -> None:
         why = m.planner_error or "the planner produced no subtasks"
         output = m.planner_error_kind == "model_output"  # the model's output, not the approach (#12)
+        declined = why.startswith("declined: ")  # the user said no to the plan: stop, don't replan (#13)
         await self.publish(Role.GGS, ReplanRequest(
+            recommendation=Recommendation.ABANDON if declined else Recommendation.REPLAN,
             task_id=tid, intent=m.task_spec.intent if m.task_spec else "",
             gap_summary=f"no plan: {why}"[:600], elapsed_ms=self._elapsed_ms(tid),
             task_criteria_verdicts=[CriterionVerdict(
                 criterion="a valid plan exists", verdict=Verdict.FAIL,
-                failure_class=FailureClass.ENVIRONMENTAL if output else FailureClass.LOGICAL,
+                failure_class=FailureClass.ENVIRONMENTAL if output or declined else FailureClass.LOGICAL,
                 evidence=why[:300])],
             reason="model_output" if output else "gate"), tid)
 

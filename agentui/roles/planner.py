@@ -20,10 +20,11 @@ from pydantic import BaseModel, Field, field_validator
 from agentui.clock import iso
 from agentui.contracts import (
     ActionDirective,
+    ConfirmationDecision,
+    ConfirmationRequest,
     Criterion,
     DispatchManifest,
     Envelope,
-    MemoryAction,
     PlanDirective,
     Role,
     SubTask,
@@ -31,6 +32,9 @@ from agentui.contracts import (
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles.base import RoleBase, RoleContext
+from agentui.roles.calibration import Calibration, calibrate
+
+DECLINED = "declined: "  # planner_error prefix: the user said no; GGS abandons rather than replans
 
 
 class PlanCriterion(BaseModel):
@@ -93,6 +97,8 @@ class _Task:
     directive: PlanDirective | None = None
     blocked_tools: set[str] = field(default_factory=set)
     blocked_targets: list[str] = field(default_factory=list)
+    memory_constraints: list[tuple[str, str, str]] = field(default_factory=list)  # (tool, target, rule)
+    caution_ok: bool = False
 
 
 def _norm(s: str) -> str:
@@ -101,18 +107,32 @@ def _norm(s: str) -> str:
 
 class Planner(RoleBase):
     role = Role.PLANNER
-    consumes = frozenset({"TaskSpec", "PlanDirective"})
+    consumes = frozenset({"TaskSpec", "PlanDirective", "ConfirmationDecision"})
     serial = False
 
     def __init__(self, ctx: RoleContext) -> None:
         super().__init__(ctx)
         self._tasks_state: dict[str, _Task] = {}
+        self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
+
+    def accepts(self, env: Envelope) -> bool:
+        if env.type == "ConfirmationDecision":
+            return (env.payload.request_id in self._decisions)  # type: ignore[attr-defined]
+        return super().accepts(env)
 
     async def on_cancel(self, task_id: str) -> None:
         self._tasks_state.pop(task_id, None)
+        for rid, fut in list(self._decisions.items()):
+            if rid.startswith(f"{task_id}:") and not fut.done():
+                fut.cancel()
 
     async def handle(self, env: Envelope) -> None:
         p = env.payload
+        if isinstance(p, ConfirmationDecision):
+            fut = self._decisions.get(p.request_id)
+            if fut is not None and not fut.done():
+                fut.set_result(p)
+            return
         if isinstance(p, TaskSpec):
             st = _Task(spec=p)
             self._tasks_state[p.task_id] = st
@@ -124,45 +144,42 @@ class Planner(RoleBase):
             st.round += 1
             st.directive = p
             st.blocked_tools = set(p.blocked_tools)
-            for t in p.blocked_targets:
-                if t not in st.blocked_targets:
-                    st.blocked_targets.append(t)
+            # GGS's list is the one accumulated list (v0.8 triedTargets); its urgency narrowing stands
+            st.blocked_targets = list(p.blocked_targets)
             await self._plan(st)
 
-    # -- memory calibration (v0.8 §R2) ---------------------------------------------------------
-    async def calibrate(self, spec: TaskSpec) -> tuple[list[str], list[str]]:
-        """(MUST NOT lines, SHOULD PREFER lines) from C-level SOPs and M/K potentials."""
+    # -- memory calibration (v0.8 §R2; calibration.py) ----------------------------------------
+    async def calibrate(self, spec: TaskSpec) -> Calibration:
+        """MUST NOT / SHOULD PREFER lines, caution, and memory's structured constraints."""
         mem = self.ctx.memory
         if mem is None:
-            return [], []
-        from agentui.memory.tags import ENV_LOCAL, intent_space
-
-        space = intent_space(spec.intent)
-        must_not: list[str] = []
-        prefer: list[str] = []
+            return Calibration()
         try:
-            sops = await mem.query_c(space, ENV_LOCAL)
-            pot = await mem.query_mk(space, ENV_LOCAL)
-            for s in sops:
-                (prefer if s.sigma > 0 else must_not).append(s.content[:200])
-            if pot.action in (MemoryAction.EXPLOIT, MemoryAction.AVOID, MemoryAction.CAUTION):
-                recent = await asyncio.to_thread(mem.list, None, space, ENV_LOCAL)
-                recent = sorted((m for m in recent if m.level.value in ("M", "K")),
-                                key=lambda m: m.created_at, reverse=True)
-                if pot.action == MemoryAction.EXPLOIT:
-                    good = [m for m in recent if m.sigma > 0][:2]
-                    prefer.extend(f"what worked before: {m.content[:200]}" for m in good)
-                elif pot.action == MemoryAction.AVOID:
-                    bad = [m for m in recent if m.sigma < 0][:2]
-                    must_not.extend(f"what failed before: {m.content[:200]}" for m in bad)
-                else:
-                    prefer.extend(f"(caution, mixed record) {m.content[:200]}" for m in recent[:1])
-            self.ctx.log(spec.task_id, {"kind": "memory_calibration", "space": space,
-                                        "sops": len(sops), "potentials": pot.model_dump(mode="json"),
-                                        "must_not": must_not, "prefer": prefer})
+            cal, record = await calibrate(mem, spec.intent, self.ctx.workspace)
+            self.ctx.log(spec.task_id, record)
+            return cal
         except Exception as e:  # noqa: BLE001 - memory trouble must not stop planning
             self.ctx.log(spec.task_id, {"kind": "memory_calibration_error", "error": str(e)[:300]})
-        return must_not, prefer
+            return Calibration()
+
+    async def _caution_gate(self, st: _Task, plan: PlanOut, caution: list[str]) -> bool:
+        """Memory's Caution (v0.8 §R2: proceed with a confirmation gate): ask once per task."""
+        if not caution or st.caution_ok:
+            return True
+        tid = st.spec.task_id
+        rid = f"{tid}:{self.ctx.ids.new('req')}"
+        fut: asyncio.Future[ConfirmationDecision] = asyncio.get_running_loop().create_future()
+        self._decisions[rid] = fut
+        await self.bus.publish(Role.SAFETY, Role.USER, ConfirmationRequest(
+            request_id=rid, task_id=tid, tool="plan", command="; ".join(s.intent[:120] for s in plan.subtasks),
+            reasons=[f"memory has a mixed record for tasks like this: {c[:160]}" for c in caution[:2]],
+            cwd=str(self.ctx.workspace)), task_id=tid)
+        try:
+            decision = await fut
+        finally:
+            self._decisions.pop(rid, None)
+        st.caution_ok = decision.decision.value in ("approve", "always")
+        return st.caution_ok
 
     # -- planning -------------------------------------------------------------------------------
     def _tool_names(self, blocked: set[str]) -> list[str]:
@@ -213,6 +230,10 @@ class Planner(RoleBase):
                 _tool, _, target = bt.partition(":")
                 if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools):
                     return f"subtask {i} repeats the blocked target {target!r} with {_tool}"
+            for _tool, target, rule in st.memory_constraints:  # v0.8 Key Invariant: memory MUST NOT
+                if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools):
+                    return (f"subtask {i} uses {_tool} on {target!r}, which memory says must not be done "
+                            f"({rule[:120]})")
         if (st.directive is not None and st.directive.directive == ActionDirective.BREAK_SYMMETRY
                 and st.last_plan is not None):
             old = {_norm(s.intent) for s in st.last_plan.subtasks}
@@ -224,7 +245,9 @@ class Planner(RoleBase):
     async def _plan(self, st: _Task) -> None:
         spec = st.spec
         tid = spec.task_id
-        must_not, prefer = await self.calibrate(spec)
+        cal = await self.calibrate(spec)
+        must_not, prefer = cal.must_not, cal.prefer
+        st.memory_constraints = cal.constraints
         problem: str | None = None
         plan: PlanOut | None = None
         output_failures = 0
@@ -264,6 +287,12 @@ class Planner(RoleBase):
                 round=st.round, planner_error=problem or "no valid plan", planner_error_kind=kind), tid)
             return
         st.last_plan = plan
+        if not await self._caution_gate(st, plan, cal.caution):
+            await self.publish(Role.META_VALIDATOR, DispatchManifest(
+                task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),
+                round=st.round, planner_error=DECLINED + "memory advised caution and the user did not confirm"),
+                tid)
+            return
         subtasks = []
         for s in sorted(plan.subtasks, key=lambda s: s.sequence):
             subtasks.append(SubTask(

@@ -101,7 +101,7 @@ async def test_change_path_on_environmental_wall_then_accept(fakellm, tmp_path):
     [d] = r.of("PlanDirective")
     assert d.directive.value == "change_path" and d.prev_directive.value == "init"
     assert d.blocked_tools == []
-    assert d.blocked_targets == [f"read_file:{tmp_path / 'ws' / 'settings.ini'}"]
+    assert d.blocked_targets == ["read_file:settings.ini"]  # workspace-relative, as plans name it (#13)
     assert d.loss.D == 1.0 and d.loss.P == 0.0
     # R4a classified from the evidence without an LLM call on the failed attempt
     assert len(fakellm.calls("agent_validator")) == 1

@@ -1,0 +1,184 @@
+"""Issue #13 items 5–9: memory that is written is obeyed. Real LevelDB, the real CLI for
+`remember`, the fake LLM over HTTP, real tools."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from agentui.clock import SystemClock
+from agentui.contracts import ConfirmationChoice
+from agentui.ids import UuidIds
+from agentui.memory import ENV_LOCAL, intent_space, open_memory
+from tests.functional.pipeline import (
+    call,
+    finish,
+    infeasible,
+    merge,
+    perceive,
+    plan,
+    run_task,
+    sub,
+    verdicts,
+)
+
+FAST = {"ggs": {"time_budget_ms": 10**9}}
+
+
+def cli_memory(data, *args):
+    return subprocess.run([sys.executable, "-m", "agentui.cli", "--data-dir", str(data), "memory", *args],
+                          capture_output=True, text=True, env=dict(os.environ), timeout=60)
+
+
+def _happy(fake):
+    fake.script("perceiver", [perceive("count the txt files")])
+    fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number is reported",
+                                                             tools=["shell"]))])
+    fake.script("executor", [call("shell", command="echo 2"), finish("2")])
+    fake.script("agent_validator", [verdicts("pass", quote="2")])
+    fake.script("meta_validator", [merge("2", "pass")])
+
+
+async def test_remembered_rule_reaches_the_next_planner_prompt(fakellm, tmp_path):
+    r = cli_memory(tmp_path / "data", "remember", "always answer in French")
+    assert r.returncode == 0, r.stderr
+    r = cli_memory(tmp_path / "data", "remember", "--space", "tool:shell", "--avoid", "never pipe curl into sh")
+    assert r.returncode == 0, r.stderr
+    _happy(fakellm)
+    mem = open_memory(tmp_path / "data" / "memory.leveldb", SystemClock(), UuidIds())
+    res = await run_task(fakellm, tmp_path, "how many txt files?", memory=mem, **FAST)
+    assert res.final.directive.value == "accept"
+    planner_prompt = fakellm.calls("planner")[0]["messages"][1]["content"]
+    assert "always answer in French" in planner_prompt
+    executor_prompt = fakellm.calls("executor")[0]["messages"][1]["content"]
+    assert "never pipe curl into sh" in executor_prompt  # the subtask is offered shell
+
+
+async def test_memory_constraint_is_enforced_by_the_plan_validator_and_the_executor(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "settings.ini").write_text("port=1\n")
+    (ws / "config.ini").write_text("port=8080\n")
+    mem = open_memory(tmp_path / "memory.leveldb", SystemClock(), UuidIds())
+    # a consolidated Constraint (the Dreamer's output): read_file on settings.ini keeps failing
+    mem.remember("Constraint — avoid: settings.ini is stale", level="C", space="tool:read_file",
+                 entity=f"path:{ws / 'settings.ini'}", sigma=-1.0)
+    fakellm.script("perceiver", [perceive("print the port")])
+    fakellm.script("planner", [
+        plan(["the port is printed"], sub("read settings.ini", "the port is shown", tools=["read_file"])),
+        plan(["the port is printed"], sub("read the port from a config file", "the port is shown",
+                                          tools=["read_file"])),
+    ])
+    fakellm.script("executor", [call("read_file", path="settings.ini"), call("read_file", path="config.ini"),
+                                finish("port=8080")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="port=8080")])
+    fakellm.script("meta_validator", [merge("8080", "pass")])
+    r = await run_task(fakellm, tmp_path, "which port?", memory=mem, **FAST)
+    reask = fakellm.calls("planner")[1]["messages"][1]["content"]
+    assert "memory says must not be done" in reask and "settings.ini" in reask
+    assert [s.intent for s in r.of("SubTask")] == ["read the port from a config file"]
+    ex = fakellm.calls("executor")[1]["messages"]
+    assert any("memory says read_file on 'settings.ini' must not be done" in m["content"] for m in ex)
+    [res] = r.of("ExecutionResult")
+    assert [c.target for c in res.tool_calls] == [str(ws / "config.ini")]  # the refused call never ran
+    assert r.final.directive.value == "accept"
+
+
+def _mixed_record(mem, intent):
+    space = intent_space(intent)
+    mem.remember("accept: it worked", level="M", space=space, entity=ENV_LOCAL, sigma=1.0, f=0.9, k=0.05)
+    mem.remember("abandon: it failed", level="M", space=space, entity=ENV_LOCAL, sigma=-1.0, f=0.9, k=0.05)
+
+
+async def test_caution_asks_before_the_plan_runs_and_a_no_ends_the_task(fakellm, tmp_path):
+    mem = open_memory(tmp_path / "memory.leveldb", SystemClock(), UuidIds())
+    _mixed_record(mem, "count the txt files")
+    _happy(fakellm)
+    asked = []
+
+    async def deny(req):
+        asked.append(req)
+        return ConfirmationChoice.DENY
+
+    r = await run_task(fakellm, tmp_path, "how many txt files?", memory=mem, confirm=deny, **FAST)
+    assert len(asked) == 1 and asked[0].tool == "plan" and "mixed record" in asked[0].reasons[0]
+    assert r.final.directive.value == "abandon" and r.final.replans == 0
+    assert fakellm.calls("executor") == []  # nothing ran
+    assert len(fakellm.calls("planner")) == 1  # a "no" is not replanned
+
+
+async def test_caution_approved_proceeds(fakellm, tmp_path):
+    mem = open_memory(tmp_path / "memory.leveldb", SystemClock(), UuidIds())
+    _mixed_record(mem, "count the txt files")
+    _happy(fakellm)
+
+    async def approve(_req):
+        return ConfirmationChoice.APPROVE
+
+    r = await run_task(fakellm, tmp_path, "how many txt files?", memory=mem, confirm=approve, **FAST)
+    assert [x.tool for x in r.of("ConfirmationRequest")] == ["plan"]
+    assert r.final.directive.value == "accept"
+
+
+async def test_relative_blocked_target_is_refused_by_the_plan_validator(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "config.ini").write_text("port=8080\n")
+    fakellm.script("perceiver", [perceive("print the port from settings")])
+    fakellm.script("planner", [
+        plan(["the port is printed"], sub("read settings.ini", "the port is shown", tools=["read_file"])),
+        plan(["the port is printed"], sub("read settings.ini again", "the port is shown", tools=["read_file"])),
+        plan(["the port is printed"], sub("read config.ini", "the port is shown", tools=["read_file"])),
+    ])
+    fakellm.script("executor", [call("read_file", path="settings.ini"), infeasible("settings.ini does not exist"),
+                                call("read_file", path="config.ini"), finish("port=8080")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="port=8080")])
+    fakellm.script("meta_validator", [merge("8080", "pass")])
+    r = await run_task(fakellm, tmp_path, "what port?", **FAST)
+    reask = fakellm.calls("planner")[2]["messages"][1]["content"]
+    assert "repeats the blocked target 'settings.ini' with read_file" in reask
+    assert [s.intent for s in r.of("SubTask")] == ["read settings.ini", "read config.ini"]
+    assert r.final.directive.value == "accept"
+
+
+async def test_empty_search_becomes_a_blocked_target_when_its_criterion_failed(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("find the budget spreadsheet")])
+    fakellm.responder("planner", lambda _r: plan(["the spreadsheet is found"],
+                                                 sub("search for budget", "the path of the spreadsheet is given",
+                                                     tools=["file_search"])))
+    fakellm.responder("executor", lambda r: call("file_search", query="budget")
+                      if len(r["messages"]) == 2 else finish("nothing found"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("fail:environmental"))
+    r = await run_task(fakellm, tmp_path, "where is the budget?", ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    res = r.of("ExecutionResult")[0]
+    assert res.tool_calls[0].ok and "no files matching" in res.tool_calls[0].evidence
+    d = r.of("PlanDirective")[0]
+    assert d.directive.value == "change_path" and d.blocked_targets == ["file_search:budget"]
+    assert ("tool:file_search", "path:budget") in {(m.space, m.entity) for m in r.of("Megram")}
+
+
+async def test_recovered_environmental_error_does_not_mask_a_logical_failure(fakellm, tmp_path):
+    # the first call hit a missing file, the second worked, the answer was wrong: that is logical
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("a\nb\nc\n")
+    fakellm.script("perceiver", [perceive("count the lines")])
+    fakellm.responder("planner", lambda _r: plan(["the count is given"], sub("count lines", "the count is right",
+                                                                            tools=["read_file"])))
+    fakellm.responder("executor", lambda r: {2: call("read_file", path="note.txt"),
+                                             4: call("read_file", path="notes.txt")}.get(len(r["messages"]),
+                                                                                         finish("7")))
+    fakellm.responder("agent_validator", lambda _r: verdicts("fail:logical"))
+    r = await run_task(fakellm, tmp_path, "lines?", ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    v = r.of("SubTaskOutcome")[0].criteria_verdicts[0]
+    assert v.failure_class.value == "logical"
+    assert r.of("PlanDirective")[0].loss.P == 1.0
+
+
+def test_memory_remember_default_space_is_the_one_every_plan_reads(tmp_path):
+    from agentui.commands.memory import USER_SPACE as CLI_SPACE
+    from agentui.roles.calibration import USER_SPACE
+
+    assert CLI_SPACE == USER_SPACE
