@@ -100,6 +100,7 @@ class Executor(RoleBase):
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._always: set[str] = set()  # tasks where the user chose "always" for confirmations
+        self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
 
     async def on_cancel(self, task_id: str) -> None:
@@ -107,6 +108,7 @@ class Executor(RoleBase):
         self._blocked_tools.pop(task_id, None)
         self._blocked_targets.pop(task_id, None)
         self._always.discard(task_id)
+        self._denied.pop(task_id, None)
         for rid, fut in list(self._decisions.items()):
             if rid.startswith(task_id) and not fut.done():
                 fut.cancel()
@@ -251,12 +253,20 @@ class Executor(RoleBase):
                     f"REFUSED: {act.tool} on {target!r} is blocked for this task (it failed before). "
                     "Use a different target.")})
                 continue
+            if target and f"{act.tool}:{target}" in self._denied.get(tid, ()):
+                # a "no" holds for the whole task, whatever GGS unblocks later: never ask twice
+                messages.append({"role": "user", "content": (
+                    f"REFUSED: the user denied {act.tool} on {target!r} earlier in this task. "
+                    "Do not try it again; finish or report infeasible if nothing else can do it.")})
+                continue
             if target and f"{act.tool}:{target}" in never:
                 messages.append({"role": "user", "content": (
                     f"REFUSED: memory says {act.tool} on {target!r} must not be done ({never[f'{act.tool}:{target}']}). "
                     "Use a different target or tool.")})
                 continue
             rec = await reg.call(act.tool, act.args, ctx)
+            if not rec.ok and (rec.error or "").startswith("denied by user") and target:
+                self._denied[tid].add(f"{act.tool}:{target}")
             calls.append(rec)
             seen[key] = rec
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {rec.error}"

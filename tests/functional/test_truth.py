@@ -177,3 +177,21 @@ async def test_grounded_pass_is_kept(fakellm, tmp_path):
     fakellm.script("meta_validator", [merge("3", "pass")])
     r = await run_task(fakellm, tmp_path, "lines in notes.txt?", **ONE_REPLAN)
     assert r.final.directive.value == "accept" and r.final.output == "3"
+
+
+async def test_a_denied_call_is_never_asked_again_in_the_same_task(fakellm, tmp_path):
+    # after a "no", GGS's later directives may unblock the target (change_approach blocks no
+    # targets); the executor must still not put the same question to the user twice
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "junk.txt").write_text("x")
+    fakellm.script("perceiver", [perceive("delete junk.txt")])
+    fakellm.responder("planner", lambda _r: plan(["junk.txt gone"], sub("rm junk.txt", "gone", tools=["shell"])))
+    fakellm.responder("executor", lambda r: call("shell", command="rm junk.txt") if len(r["messages"]) == 2
+                      else finish("done"))
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="rm junk.txt"))
+    fakellm.responder("meta_validator", lambda _r: merge("removed", "pass"))
+    r = await run_task(fakellm, tmp_path, "delete junk", ggs={"time_budget_ms": 10**9})
+    assert len(r.of("ConfirmationRequest")) == 1
+    assert (ws / "junk.txt").read_text() == "x"
+    assert r.final.directive.value == "abandon"
