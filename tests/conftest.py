@@ -34,3 +34,13 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 # The fake OpenAI-compatible server's fixtures (tests/fakellm/plugin.py), once it exists.
 if (Path(__file__).parent / "fakellm" / "plugin.py").is_file():
     pytest_plugins = ["tests.fakellm.plugin"]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A venv made before a dependency was added fails here with the fix, not with import errors."""
+    import importlib.util
+
+    missing = [m for m in ("acp", "mcp") if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.exit(f"missing dependencies {missing} (pyproject.toml gained them, #18): run `make install` "
+                    "or `.venv/bin/pip install -e '.[dev]'`", returncode=2)
