@@ -73,7 +73,9 @@ class McpTool(BaseTool):
         from agentui.mcp.client import McpCallTimeout, McpUnavailable
 
         if not self.conn.alive:
-            return self.fail(args, f"MCP server '{self.server}' is not running: {self.conn.error or 'stopped'}")
+            # "not available" is an environmental signature for R4a (agent_validator.ENV_PATTERNS)
+            return self.fail(args, f"MCP server '{self.server}' is not available (not running): "
+                                   f"{self.conn.error or 'stopped'}")
         if not self.allowed:
             shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
             why = (f"calls a tool of the external MCP server '{self.server}' "
@@ -88,7 +90,7 @@ class McpTool(BaseTool):
         except McpCallTimeout as exc:
             return self.fail(args, f"MCP tool {self.name} timed out: {exc}")
         except McpUnavailable as exc:
-            return self.fail(args, f"MCP server '{self.server}' {exc}")
+            return self.fail(args, f"MCP server '{self.server}' is not available: it {exc}")
         if out.ok:
             return self.ok(args, out.text)
         return self.fail(args, f"{self.name}: {out.error}", evidence=out.text)

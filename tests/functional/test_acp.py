@@ -194,3 +194,25 @@ async def test_mcp_servers_passed_by_the_client_join_the_session(fakellm, tmp_pa
     assert perm.title.startswith("t.echo: t.echo") and '"text": "hello"' in perm.title
     [tool] = client.of("tool_call")
     assert tool.title == "t.echo hello" and tool.status == "completed" and tool.content[0].content.text == "hello"
+
+
+async def test_without_an_llm_each_prompt_says_what_to_set(tmp_path):
+    client = Client()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTUI_BASE", "OPENAI_"))}
+    async with spawn_agent_process(client, sys.executable, "-m", "agentui.cli", "--data-dir", str(tmp_path / "d"),
+                                   "acp", env={**env, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT)) as (conn, _proc):
+        await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        s = await conn.new_session(cwd=str(ws(tmp_path)), mcp_servers=[])
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("count files")]), 30)
+    assert resp.stop_reason == "end_turn"
+    [msg] = client.texts("agent_message_chunk")
+    assert "cannot run tasks" in msg and "AGENTUI_BASE_URL" in msg
+
+
+def test_version_info_names_the_sdk_and_protocol() -> None:
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-m", "agentui.cli", "acp", "--version-info"], capture_output=True,
+                       text=True, timeout=60, cwd=str(ROOT))
+    assert p.returncode == 0 and p.stdout.strip().startswith("agent-client-protocol 0.12.")
+    assert "ACP protocol version 1" in p.stdout

@@ -26,3 +26,5 @@ def test_doctor_reports_each_mcp_server(fakellm, tmp_path: Path) -> None:
     assert " s" in checks["mcp t"]["detail"]
     assert not checks["mcp bad"]["ok"] and "configured to crash on start" in checks["mcp bad"]["detail"]
     assert r.returncode == 1 and not out["ok"]
+    assert checks["acp"]["ok"] and "ACP protocol version 1" in checks["acp"]["detail"]
+    assert "agent-client-protocol 0.12." in checks["acp"]["detail"]

@@ -11,6 +11,7 @@ import time
 from agentui.config import McpServerConfig
 from agentui.contracts import ConfirmationChoice
 from agentui.mcp import McpHub
+from agentui.roles.agent_validator import environmental_evidence
 from agentui.tools import ToolContext, default_registry
 from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub, verdicts
 
@@ -31,10 +32,11 @@ async def test_stdio_server_tools_run_and_a_crash_mid_task_is_an_environmental_f
         assert rec.ok and rec.evidence == "3"
         started = time.monotonic()
         rec = await asyncio.wait_for(reg.call("t.die", {"code": 3}, ctx), 15)
-        assert not rec.ok and "MCP server 't' exited or closed the connection during die" in rec.error
+        assert not rec.ok and "MCP server 't' is not available: it exited or closed the connection during die" in rec.error
+        assert environmental_evidence([rec])  # R4a reads it as an environmental failure
         assert time.monotonic() - started < 10  # reported, not waited out (the call timeout is 20 s)
         rec = await asyncio.wait_for(reg.call("t.echo", {"text": "x"}, ctx), 5)
-        assert not rec.ok and "is not running" in rec.error
+        assert not rec.ok and "is not available (not running)" in rec.error and environmental_evidence([rec])
         assert not any(s["name"].startswith("t.") for s in reg.specs())  # new plans no longer see them
     finally:
         await hub.aclose()
