@@ -18,9 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, create_model
+from typing import Any
 
 from agentui.contracts import (
     ConfirmationDecision,
@@ -39,11 +37,21 @@ from agentui.contracts import (
     canonical_json,
 )
 from agentui.llm.base import LLMInfraError
+from agentui.roles.actions import (
+    FINISH,
+    INFEASIBLE,
+    Window,
+    action_model,
+    one_line,
+    order_tools,
+    required_args,
+    short,
+    suggested_call,
+)
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import memory_constraints, rel_target, tool_rules
 
 SKIPPED = "skipped: an earlier step of this plan failed"
-FINISH, INFEASIBLE = "finish", "infeasible"
 
 SYSTEM = (
     "You are an Executor on the user's computer. Do exactly the subtask you are given, using tools. "
@@ -62,24 +70,6 @@ def _tool_line(spec: dict[str, Any]) -> str:
     args = ", ".join(f"{k}{'' if k in req else '?'}" for k in props)
     desc = spec.get("description", "").split("\n")[0][:110]
     return f"- {spec['name']}({args}): {desc}"
-
-
-def action_model(tools: list[str]) -> type[BaseModel]:
-    names = tuple(sorted(tools)) + (FINISH, INFEASIBLE)
-    return create_model(
-        "ExecutorAction",
-        tool=(Literal[names], ...),  # type: ignore[valid-type]
-        args=(dict[str, Any], {}),
-        output=(str, ""),
-    )
-
-
-def _short(text: str, n: int) -> str:
-    text = text or ""
-    if len(text) <= n:
-        return text
-    half = n // 2
-    return f"{text[:half]}\n… [{len(text) - n} chars omitted] …\n{text[-half:]}"
 
 
 @dataclass
@@ -182,11 +172,12 @@ class Executor(RoleBase):
         reg = self.ctx.tools
         blocked = self._blocked_tools.get(tid, set())
         offered = [s for s in reg.specs(exclude=blocked)] if reg is not None else []
-        if st.tools:
+        if st.tools:  # only the subtask's tools (the plan names them), the intent's command first (#13)
             narrowed = [s for s in offered if s["name"] in st.tools]
             offered = narrowed or offered
+        offered = order_tools(offered, st.intent)
         names = [s["name"] for s in offered]
-        Action = action_model(names)
+        Action = action_model(names, required_args(offered))
         blocked_targets = self._blocked_targets.get(tid, set())
         lines = [f"Workspace: {self.ctx.workspace}", "Tools:", *(_tool_line(s) for s in offered),
                  f"Subtask: {st.intent}", "Success criteria:",
@@ -195,7 +186,7 @@ class Executor(RoleBase):
             lines.append(f"Context: {st.context}")
         if earlier:
             lines.append("Results of earlier steps:")
-            lines.extend(f"- {s.intent[:100]}: {_short(str(o), 600)}" for s, o in earlier)
+            lines.extend(f"- {s.intent[:100]}: {short(str(o), 300)}" for s, o in earlier)
         if blocked_targets:
             lines.append("Do not retry these (they failed before): " + "; ".join(sorted(blocked_targets)[:8]))
         mem = self.ctx.memory
@@ -206,8 +197,12 @@ class Executor(RoleBase):
         if correction is not None:
             lines.append(f"Attempt {attempt}. The previous attempt failed: {correction.what_was_wrong[:500]}")
             lines.append(f"What to do: {correction.what_to_do[:300]}")
-        messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM},
-                                          {"role": "user", "content": "\n".join(lines)}]
+        first = suggested_call(st.intent, names)
+        if first:
+            lines.append(f"Start with: {first}")
+        # the rolling window keeps each call near the ≤ 1,500-token budget (#13 item 10)
+        win = Window(SYSTEM, "\n".join(lines))
+        dups = 0
         calls: list[ToolCallRecord] = []
         seen: dict[tuple[str, str], ToolCallRecord] = {}
         cfg = self.ctx.config
@@ -221,14 +216,14 @@ class Executor(RoleBase):
         llm = self.ctx.llm("executor")
         for _step in range(cfg.pipeline.executor_max_steps):
             try:
-                act = await llm.structured(messages, Action)
+                act = await llm.structured(win.messages(), Action)
             except LLMInfraError:
                 raise  # the endpoint failed, not this role: the runtime ends the task (#12)
             except Exception as e:  # noqa: BLE001 - the executor's LLM failing is an honest failure
                 return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
                                        output=None, tool_calls=calls,
                                        infeasible_reason=f"executor LLM unavailable: {e}"[:500])
-            messages.append({"role": "assistant", "content": act.model_dump_json()})
+            sent = act.model_dump_json()
             if act.tool == FINISH:
                 output = act.output.strip()
                 if not output and calls:
@@ -243,26 +238,39 @@ class Executor(RoleBase):
             key = (act.tool, canonical_json(act.args))
             if key in seen:
                 prev = seen[key]
-                messages.append({"role": "user", "content": (
+                dups += 1
+                if act.output.strip() or dups >= 2:
+                    # the answer beside a repeated call, or a second repeat: finish rather than spend
+                    # the step budget re-running what is known (#13 item 11); R4a judges the result
+                    ok = [c for c in calls if c.ok]
+                    return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt,
+                                           status=ExecutionStatus.COMPLETED, tool_calls=calls,
+                                           output=act.output.strip() or (ok[-1].evidence if ok else ""))
+                win.step(sent, (
                     "REFUSED: you already made this exact call; its result was:\n"
-                    f"{_short(prev.evidence or prev.error or '', 800)}\nDo something different, or finish.")})
+                    f"{short(prev.evidence or prev.error or '', 600)}\nYou have what you need: reply now with "
+                    '{"tool": "finish", "output": "<the answer, taken from that result>"}.'),
+                    f"{act.tool} repeated → REFUSED: you already made this exact call")
                 continue
             target = rel_target(self._target(act.tool, act.args, ctx), self.ctx.workspace)
             if target and f"{act.tool}:{target}" in blocked_targets:
-                messages.append({"role": "user", "content": (
+                refusal = (
                     f"REFUSED: {act.tool} on {target!r} is blocked for this task (it failed before). "
-                    "Use a different target.")})
+                    "Use a different target.")
+                win.step(sent, refusal, one_line(refusal, 120))
                 continue
             if target and f"{act.tool}:{target}" in self._denied.get(tid, ()):
                 # a "no" holds for the whole task, whatever GGS unblocks later: never ask twice
-                messages.append({"role": "user", "content": (
+                refusal = (
                     f"REFUSED: the user denied {act.tool} on {target!r} earlier in this task. "
-                    "Do not try it again; finish or report infeasible if nothing else can do it.")})
+                    "Do not try it again; finish or report infeasible if nothing else can do it.")
+                win.step(sent, refusal, one_line(refusal, 120))
                 continue
             if target and f"{act.tool}:{target}" in never:
-                messages.append({"role": "user", "content": (
+                refusal = (
                     f"REFUSED: memory says {act.tool} on {target!r} must not be done ({never[f'{act.tool}:{target}']}). "
-                    "Use a different target or tool.")})
+                    "Use a different target or tool.")
+                win.step(sent, refusal, one_line(refusal, 120))
                 continue
             rec = await reg.call(act.tool, act.args, ctx)
             if not rec.ok and (rec.error or "").startswith("denied by user") and target:
@@ -270,7 +278,8 @@ class Executor(RoleBase):
             calls.append(rec)
             seen[key] = rec
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {rec.error}"
-            messages.append({"role": "user", "content": f"{head}\n{_short(rec.evidence, 1500)}"})
+            win.step(sent, f"{head}\n{rec.evidence}", f"{act.tool} {rec.target[:60]!r} → " + (
+                f"ok: {one_line(rec.evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(rec.error or '')}"))
         last = calls[-1] if calls else None
         return ExecutionResult(
             subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,

@@ -43,7 +43,9 @@ SYSTEM = (
     "text) and judge each task criterion against the results. When the evidence is ambiguous, "
     "fail: a wrong result delivered to the user is worse than one more round. For a failed "
     "criterion give failure_class logical (wrong result/approach) or environmental (blocked by "
-    "the environment) and the evidence."
+    "the environment) and the evidence.\n"
+    'Example: {"merged_output": "docs has 4 .md files", "summary": "counted the .md files", '
+    '"verdicts": [{"verdict": "pass", "evidence": "4"}]}'
 )
 
 

@@ -50,7 +50,9 @@ SYSTEM = (
     "small talk or a general question answerable without the computer (then put the answer in reply); "
     "\"clarify\" ONLY if no reasonable interpretation exists (e.g. a single word), with a short question.\n"
     "intent: one sentence restating the request, keeping every name, path and number.\n"
-    "scope: files/folders/area the request is limited to, or null."
+    "scope: files/folders/area the request is limited to, or null.\n"
+    'Example: {"kind": "task", "intent": "Count the .md files in docs", "scope": "docs", "reply": "", '
+    '"question": ""}'
 )
 
 

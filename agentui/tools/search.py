@@ -55,6 +55,9 @@ class FileSearchTool(BaseTool):
             return self.fail(args, "empty query")
         root = resolve_in(ctx.workspace, args.get("path") or ".")
         if not root.is_dir():
+            if root.is_file():  # say what to use instead (#13): small models retry the same call otherwise
+                return self.fail(args, f"{args.get('path')} is a file, not a directory: use read_file or shell "
+                                       f"(e.g. grep) to look inside it")
             return self.fail(args, f"not a directory: {root}")
         argv = self.command(query, str(root))
         result = await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s, merge_stderr=False)

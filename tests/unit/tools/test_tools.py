@@ -400,6 +400,9 @@ async def test_file_search(registry: ToolRegistry, ws: Path) -> None:
     assert scoped.ok and "no files matching" in scoped.evidence
     missing = await registry.call("file_search", {"query": "x", "path": "nope"}, ctx_for(ws))
     assert not missing.ok and missing.error is not None and "not a directory" in missing.error
+    on_file = await registry.call("file_search", {"query": "x", "path": "other.txt"}, ctx_for(ws))
+    assert not on_file.ok and "other.txt is a file" in (on_file.error or "")  # says what to use instead (#13)
+    assert "read_file or shell" in (on_file.error or "")
 
 
 def _closed_port() -> int:

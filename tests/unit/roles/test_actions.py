@@ -1,0 +1,53 @@
+"""Issue #13 items 10–12: the executor's action shapes, tool order and rolling prompt window."""
+
+from __future__ import annotations
+
+import json
+
+from agentui.roles.actions import Window, action_model, order_tools, suggested_call
+
+REQ = {"shell": "command", "read_file": "path", "glob": "pattern"}
+Action = action_model(["shell", "read_file", "glob"], REQ)
+
+
+def test_common_small_model_shapes_are_accepted():
+    cases = [
+        ({"tool": "shell", "command": "ls"}, ("shell", {"command": "ls"})),  # top-level argument
+        ({"name": "shell", "arguments": json.dumps({"command": "ls -la"})}, ("shell", {"command": "ls -la"})),
+        ({"tool": "shell", "args": "wc -l < a.txt"}, ("shell", {"command": "wc -l < a.txt"})),  # bare string
+        ({"function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}, ("read_file", {"path": "a.txt"})),
+        ({"shell": "echo hi"}, ("shell", {"command": "echo hi"})),
+        ({"tool": "shell", "args": {"cmd": "pwd"}}, ("shell", {"command": "pwd"})),  # one string, wrong key
+        ({"tool": "glob", "args": {"pattern": "*.py"}}, ("glob", {"pattern": "*.py"})),  # the canonical shape
+    ]
+    for raw, (tool, args) in cases:
+        a = Action.model_validate(raw)
+        assert (a.tool, a.args) == (tool, args), raw
+
+
+def test_finish_takes_its_answer_from_wherever_it_was_put():
+    assert Action.model_validate({"tool": "finish", "answer": "3"}).output == "3"
+    assert Action.model_validate({"tool": "finish", "output": 42}).output == "42"
+    a = Action.model_validate({"tool": "shell", "args": {"command": "ls"}, "output": "the answer is 4"})
+    assert a.output == "the answer is 4" and a.args == {"command": "ls"}
+
+
+def test_intent_command_puts_shell_first_and_is_suggested():
+    specs = [{"name": n, "parameters": {}} for n in ("file_search", "glob", "read_file", "shell")]
+    intent = "Count the ERROR lines with: grep ERROR stock.log | wc -l"
+    assert order_tools(specs, intent)[0]["name"] == "shell"
+    assert order_tools(specs, "read_file config.ini and report the port")[0]["name"] == "read_file"
+    first = json.loads(suggested_call(intent, ["shell", "read_file"]))
+    assert first == {"tool": "shell", "args": {"command": "grep ERROR stock.log | wc -l"}}
+    assert suggested_call("summarise the notes", ["shell"]) is None
+    assert suggested_call(intent, ["read_file"]) is None
+
+
+def test_window_keeps_one_line_per_earlier_step_and_the_last_in_full():
+    w = Window("SYS", "TASK", last_cap=100)
+    for i in range(8):
+        w.step(f'{{"tool": "shell", "args": {{"command": "seq {i}"}}}}', "x" * 5000, f"shell 'seq {i}' → ok: 1")
+    msgs = w.messages()
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    assert msgs[1]["content"].count("→ ok") == 7 and "seq 7" in msgs[2]["content"]
+    assert len(msgs[3]["content"]) < 200  # the last result, capped
