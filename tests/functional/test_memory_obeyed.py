@@ -182,3 +182,29 @@ def test_memory_remember_default_space_is_the_one_every_plan_reads(tmp_path):
     from agentui.roles.calibration import USER_SPACE
 
     assert CLI_SPACE == USER_SPACE
+
+
+async def test_planner_uses_ggs_blocked_list_as_given(fakellm, tmp_path):
+    # round 1 hits a missing file (change_path blocks it); round 2's answer is logically wrong
+    # (change_approach: another method, no targets). R2 used to keep re-accumulating every target.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "b.ini").write_text("port=1\n")
+    fakellm.script("perceiver", [perceive("print the port")])
+    fakellm.script("planner", [
+        plan(["the port is printed"], sub("read a.ini", "the port is shown", tools=["read_file"])),
+        plan(["the port is printed"], sub("read b.ini", "the port is shown", tools=["read_file"])),
+        plan(["the port is printed"], sub("grep the port with shell", "the port is shown", tools=["shell"])),
+    ])
+    fakellm.script("executor", [call("read_file", path="a.ini"), infeasible("a.ini does not exist"),
+                                call("read_file", path="b.ini"), finish("port=1"),
+                                call("shell", command="echo port=8080"), finish("port=8080")])
+    fakellm.script("agent_validator", [verdicts("fail:logical"), verdicts("pass", quote="port=8080")])
+    fakellm.script("meta_validator", [merge("8080", "pass")])
+    r = await run_task(fakellm, tmp_path, "which port?", **FAST)
+    ds = r.of("PlanDirective")
+    assert [d.directive.value for d in ds][:2] == ["change_path", "change_approach"]  # v0.8: no targets
+    assert ds[1].blocked_targets == []
+    third = fakellm.calls("planner")[2]["messages"][1]["content"]
+    assert "read_file:a.ini" not in third.split("Why:")[0]  # not in the MUST NOT list any more
+    assert r.final.directive.value == "accept"
