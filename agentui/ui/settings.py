@@ -33,12 +33,46 @@ def candidate_config(base: Config, values: dict[str, str]) -> Config:
     if values.get("api_key"):
         llm["api_key"] = values["api_key"]
     doc["ui"]["theme"] = values.get("theme") or doc["ui"]["theme"]
-    doc["tools"]["workspace"] = values.get("workspace") or None
+    if "workspace" in values:  # absent = untouched: the directory agentui starts in stays the workspace
+        doc["tools"]["workspace"] = values["workspace"] or None
     return Config.model_validate(doc)
 
 
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be an endpoint (scheme, host, port), in one line; None when it can be."""
+    from urllib.parse import urlsplit
+
+    if not url:
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme not in ("http", "https"):
+        return f"not a URL: {url!r} — use http://host:port/v1"
+    try:
+        port = parts.port  # raises on a port out of 0–65535 or not a number
+    except ValueError:
+        return f"not a URL: {url!r} — the port must be a number from 1 to 65535"
+    if not parts.hostname or " " in parts.netloc:
+        return f"not a URL: {url!r} — give a host, e.g. http://127.0.0.1:11434/v1"
+    if port == 0:
+        return f"not a URL: {url!r} — the port must be a number from 1 to 65535"
+    return None
+
+
 async def check_endpoint(cfg: Config, timeout_s: float = 10.0) -> tuple[bool, str]:
-    """The doctor's LLM check (agentui.llm preflight: model list + one tiny completion)."""
+    """The doctor's LLM check, bounded at `timeout_s` whatever happens; any failure is a message."""
+    for url in (cfg.llm.base_url, cfg.llm.brain.base_url, cfg.llm.tool.base_url):
+        if url and (problem := url_problem(url)):
+            return False, problem
+    try:
+        return await asyncio.wait_for(_preflight(cfg, timeout_s), timeout=timeout_s)
+    except TimeoutError:
+        return False, f"no answer within {timeout_s:g} s"
+    except Exception as e:  # noqa: BLE001 - the screen shows one line, never hangs on a dead worker
+        return False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+async def _preflight(cfg: Config, timeout_s: float) -> tuple[bool, str]:
+    """agentui.llm preflight: model list + one tiny completion (the doctor's LLM check)."""
     from agentui.llm import LLMError, LLMPool
 
     if not (cfg.llm.base_url or cfg.llm.brain.base_url or cfg.llm.tool.base_url or cfg.llm.gguf):
@@ -95,7 +129,8 @@ class SettingsScreen(Screen[Config | None]):
     def compose(self) -> ComposeResult:
         llm = self.config.llm
         with VerticalScroll(id="settings"):
-            yield Static(f"[b]Settings[/b] — saved to [b]{escape(str(self.config_file))}[/b]", id="set-path")
+            yield Static(f"[b]Settings[/b] — Ctrl+S checks and saves to [b]{escape(str(self.config_file))}[/b]",
+                         id="set-path")
             yield Label("Endpoint (OpenAI-compatible base URL)")
             with Horizontal(classes="set-row"):
                 yield Input(llm.base_url or "", placeholder="http://127.0.0.1:11434/v1", id="set-url")
@@ -126,7 +161,12 @@ class SettingsScreen(Screen[Config | None]):
         from agentui.ui.modals import steady_cursors
 
         steady_cursors(self)
+        self.initial = self.values()  # what is shown now: only keys the user changes are written
         self.query_one("#set-url", Input).focus()
+
+    def changed(self) -> dict[str, str]:
+        vals = self.values()
+        return {k: v for k, v in vals.items() if v != self.initial.get(k)}
 
     def values(self) -> dict[str, str]:
         def v(wid: str) -> str:
@@ -178,7 +218,12 @@ class SettingsScreen(Screen[Config | None]):
 
     def _candidate(self) -> Config | None:
         vals = self.values()
-        ws = vals["workspace"]
+        if "workspace" not in self.changed():
+            del vals["workspace"]
+        ws = vals.get("workspace")
+        if problem := url_problem(vals["base_url"]):
+            self.say(problem, False)
+            return None
         if ws and not Path(ws).expanduser().is_dir():
             self.say(f"workspace {ws} is not a directory: pick an existing one", False)
             return None
@@ -212,10 +257,12 @@ class SettingsScreen(Screen[Config | None]):
         if not ok:
             self.say(f"not saved — the endpoint was rejected: {msg}", False)
             return
-        vals = self.values()
-        updates = {"llm.base_url": vals["base_url"], "llm.model": vals["model"],
-                   "llm.brain.model": vals["brain_model"], "llm.tool.model": vals["tool_model"],
-                   "ui.theme": vals["theme"].removeprefix("agentui-"), "tools.workspace": vals["workspace"]}
+        vals, changed = self.values(), self.changed()
+        keys = {"base_url": "llm.base_url", "model": "llm.model", "brain_model": "llm.brain.model",
+                "tool_model": "llm.tool.model", "theme": "ui.theme", "workspace": "tools.workspace"}
+        # only what the user changed: an untouched field (the cwd as workspace) must not get pinned
+        updates = {keys[k]: (v.removeprefix("agentui-") if k == "theme" else v)
+                   for k, v in changed.items() if k in keys}
         try:
             await asyncio.to_thread(write_config, self.config_file, updates)
         except (ConfigError, OSError) as e:

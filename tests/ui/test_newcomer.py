@@ -1,0 +1,94 @@
+"""The newcomer's report on the TUI (#17): settings write only what the user changed and never hang,
+user text in square brackets survives Rich markup, the pipeline line tells the truth — Pilot over the
+fake LLM (a real HTTP server), a real runtime and real files."""
+
+from __future__ import annotations
+
+import tomllib
+
+from agentui.ui.settings import SettingsScreen, check_endpoint, url_problem
+from tests.ui.test_app import SIZE, wait_for
+from tests.ui.test_product import _closed_port, _fill, _no_llm_app
+
+
+def _status(app) -> str:
+    return str(app.screen.query_one("#set-status").render())
+
+
+async def test_saving_settings_writes_only_the_fields_the_user_changed(fakellm, tmp_path):
+    cfg_file = tmp_path / "config.toml"
+    app = _no_llm_app(tmp_path, cfg_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, SettingsScreen)
+        assert "saved to" not in str(app.screen.query_one("#set-path").render())  # nothing saved yet
+        await _fill(pilot, "#set-url", fakellm.base_url)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SettingsScreen), steps=300)
+    doc = tomllib.loads(cfg_file.read_text())
+    assert doc["llm"]["base_url"] == fakellm.base_url
+    assert "tools" not in doc and "ui" not in doc and "model" not in doc["llm"]  # untouched: not pinned
+
+
+async def test_settings_can_still_change_the_workspace(fakellm, tmp_path):
+    cfg_file = tmp_path / "config.toml"
+    other = tmp_path / "other"
+    other.mkdir()
+    app = _no_llm_app(tmp_path, cfg_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await pilot.press("ctrl+s")
+        await _fill(pilot, "#set-url", fakellm.base_url)
+        await _fill(pilot, "#set-ws", str(other))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SettingsScreen), steps=300)
+        await wait_for(pilot, lambda: app.workspace == other.resolve())
+    assert tomllib.loads(cfg_file.read_text())["tools"]["workspace"] == str(other)
+
+
+async def test_settings_reject_malformed_urls_at_once(tmp_path):
+    app = _no_llm_app(tmp_path, tmp_path / "c.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await pilot.press("ctrl+s")
+        for url in ("http://", "http://127.0.0.1:99999/v1", "not a url"):
+            await _fill(pilot, "#set-url", url)
+            await pilot.press("f5")
+            await wait_for(pilot, lambda: "not a URL" in _status(app), steps=40)
+            await _fill(pilot, "#set-url", "")
+            await pilot.press("ctrl+s")  # save too: a message, not "checking…" forever
+            await _fill(pilot, "#set-url", url)
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: "not a URL" in _status(app), steps=40)
+    assert not (tmp_path / "c.toml").exists()
+
+
+def test_url_problem_names_scheme_host_and_port():
+    assert url_problem("http://127.0.0.1:11434/v1") is None and url_problem("localhost:1234") is None
+    assert "port" in url_problem("http://127.0.0.1:99999/v1")
+    assert "host" in url_problem("http://")
+    assert url_problem("ftp://x/v1")
+
+
+async def test_check_endpoint_is_bounded_and_turns_errors_into_a_message(tmp_path):
+    import asyncio
+    import time
+
+    from agentui.config import Config
+
+    # a server that accepts and never answers: the check ends at its bound with a message
+    async def silent(reader, writer):
+        await asyncio.sleep(30)
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        cfg = Config.model_validate({"llm": {"base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 0}})
+        t0 = time.monotonic()
+        ok, msg = await check_endpoint(cfg, timeout_s=0.5)
+        assert not ok and msg and time.monotonic() - t0 < 5
+    finally:
+        server.close()
+    ok, msg = await check_endpoint(Config.model_validate({"llm": {"base_url": f"http://127.0.0.1:{_closed_port()}/v1"}}))
+    assert not ok and msg
