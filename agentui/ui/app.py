@@ -66,6 +66,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         Binding("question_mark", "help", "Help", show=False),
     ]
 
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """Never markup: notifications carry paths, errors and user text ("[llm]" must survive)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     def __init__(self, config: Config, *, data_dir: Path | None = None, workspace: Path | None = None,
                  clock: Clock | None = None, ids: IdFactory | None = None, replay: Path | None = None,
                  speed: float = 1.0, animate: bool = True, pool: Any = None, memory: Any = None,

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from rich.markup import escape
+from rich.text import Text
 from rich.tree import Tree
 from textual import work
 from textual.app import ComposeResult
@@ -134,9 +135,11 @@ class MemoryScreen(Screen[None]):
         now = self.clock.now()
         for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=COLUMNS[self.sort_col] in ("age", "M_att", "f")):
             att, dec = live_potentials(m, now)
-            t.add_row(short_id(m.id), m.level.value, _clip(" ".join(m.content.split()), 32), _clip(m.space), _clip(m.entity), m.state, f"{m.f:.2f}",
-                      f"{m.sigma:+.1f}", f"{m.k:g}", _age(m, now), f"{att:.2f}", f"{dec:+.2f}",
-                      action_for(att, dec).value, key=m.id)
+            # Text cells: a DataTable reads str as markup and would eat "[rm -rf]" from a rule
+            t.add_row(*(Text(c) for c in (
+                short_id(m.id), m.level.value, _clip(" ".join(m.content.split()), 32), _clip(m.space),
+                _clip(m.entity), m.state, f"{m.f:.2f}", f"{m.sigma:+.1f}", f"{m.k:g}", _age(m, now),
+                f"{att:.2f}", f"{dec:+.2f}", action_for(att, dec).value)), key=m.id)
         self.query_one("#mem-title", Static).update(
             f"[b]Memory[/b] — {len(self.rows)} Megram(s) shown · sorted by {COLUMNS[self.sort_col]}"
             + (f" · filter {escape(self.filter)!r}" if self.filter else ""))
@@ -183,7 +186,7 @@ class MemoryScreen(Screen[None]):
             pot_line = (f"pair potentials: attention {pot.attention:.2f}, decision {pot.decision:+.2f} → "
                         f"[b]{pot.action.value}[/b] over {pot.count}")
         except Exception as e:  # noqa: BLE001
-            pot_line = f"pair potentials unavailable: {e}"
+            pot_line = f"pair potentials unavailable: {escape(str(e))}"
         self.query_one("#mem-detail", Static).update(
             f"[b]{m.id}[/b]\nlevel {m.level.value} · state {m.state}\nspace {escape(m.space)}\n"
             f"entity {escape(m.entity)}\ncreated {m.created_at}\nlast recalled {m.last_recalled_at or 'never'}\n"

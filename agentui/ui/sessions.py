@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from rich.markup import escape
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -86,9 +87,10 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
         t.clear()
         now = self.clock.now()
         for r in recs:
-            t.add_row(_when(r.started, now), _clip(r.goal or "(no goal recorded)", 48), r.outcome, str(r.llm_calls),
-                      human_tokens(r.tokens), human_seconds(r.wall_s), _clip(short_path(r.workspace), 30),
-                      key=r.task_id)
+            t.add_row(*(Text(c) for c in (  # Text: a goal's "[x]" is not markup
+                _when(r.started, now), _clip(r.goal or "(no goal recorded)", 48), r.outcome, str(r.llm_calls),
+                human_tokens(r.tokens), human_seconds(r.wall_s), _clip(short_path(r.workspace), 30))),
+                key=r.task_id)
         self.query_one("#hist-title", Static).update(
             f"[b]History[/b] — {len(recs)} past task(s) in {escape(str(self.data_layout.root))}"
             + ("" if recs else " · none yet: type a goal on the main screen"))

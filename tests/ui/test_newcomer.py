@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import tomllib
 
+from textual.widgets import Input
+
 from agentui.ui.settings import SettingsScreen, check_endpoint, url_problem
 from tests.ui.test_app import SIZE, wait_for
 from tests.ui.test_product import _closed_port, _fill, _no_llm_app
@@ -92,3 +94,56 @@ async def test_check_endpoint_is_bounded_and_turns_errors_into_a_message(tmp_pat
         server.close()
     ok, msg = await check_endpoint(Config.model_validate({"llm": {"base_url": f"http://127.0.0.1:{_closed_port()}/v1"}}))
     assert not ok and msg
+
+
+# -- square brackets are text, not markup --------------------------------------------------------
+RULE = "never run [rm -rf] in /"
+
+
+def _cells(table) -> list[str]:
+    return [c.plain if hasattr(c, "plain") else str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
+
+
+def _toasts(app) -> str:
+    """The notifications' text as a Toast draws it (markup parsed when the notification says so)."""
+    from textual.content import Content
+
+    return "\n".join(Content.from_markup(n.message).plain if n.markup else n.message for n in app._notifications)
+
+
+async def test_bracketed_rule_survives_the_megram_table_and_its_notifications(tmp_path):
+    from textual.widgets import DataTable
+
+    app = _no_llm_app(tmp_path, tmp_path / "c.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None and app.memory is not None)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        await pilot.press("r")
+        await pilot.pause(0.1)
+        await _fill(pilot, "Input", RULE)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        table = app.screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
+        # what the cell draws, not just what it holds: render the row's content cell
+        from rich.console import Console
+
+        cell = next(c for r in range(table.row_count) for c in table.get_row_at(r) if "never run" in str(c))
+        con = Console(width=80, record=True)
+        con.print(cell if not isinstance(cell, str) else __import__("rich.text").text.Text.from_markup(cell))
+        assert "[rm -rf]" in con.export_text()
+
+
+async def test_no_llm_notification_keeps_the_config_section_name(tmp_path):
+    app = _no_llm_app(tmp_path, tmp_path / "c.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        assert "[llm]" in app.llm_error
+        app.query_one("#task", Input).value = "count the files"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "base_url/model" in _toasts(app))
+        assert "[llm]" in _toasts(app)
+        app.notify("remembered [rm -rf] rule")
+        await wait_for(pilot, lambda: "[rm -rf]" in _toasts(app))
+
