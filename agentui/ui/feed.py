@@ -150,6 +150,7 @@ class BusFeed:
             self._task_done()
         elif isinstance(p, TaskCancelled):
             self.query_one(ResultPanel).show_text(f"cancelled: {p.reason}")
+            self.query_one(PipelineLine).ended("cancelled")
             self.stage(f"cancelled — {after}", busy=False)
             self._task_done()
         elif env.type == "Megram":

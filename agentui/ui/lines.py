@@ -66,6 +66,7 @@ class PipelineLine(Horizontal):
 
     def _set(self, note: str, fields: dict[str, str] | None = None) -> None:
         fields = fields or {}
+        self._fields = fields
         self.query_one("#pl-note", Static).update(note)
         self.query_one("#pl-note", Static).display = bool(note)
         for wid, _ in self.FIELDS:
@@ -86,6 +87,13 @@ class PipelineLine(Horizontal):
         if not self.losses:
             which = "first round" if round_no is None else f"round {round_no}"
             self._set(f"[dim]pipeline: {which} running — GGS scores it when its subtasks finish[/dim]")
+
+    def ended(self, how: str) -> None:
+        """The task ended without a FinalResult (Esc, timeout): never leave "running" behind."""
+        if self.losses:
+            self._set(f"[dim]pipeline: {how} —[/dim]", self._fields)
+        else:
+            self._set(f"[dim]pipeline: {how} before GGS scored a round[/dim]")
 
     def show(self, p: PlanDirective | FinalResult) -> None:
         self.losses.append(p.loss.L)

@@ -147,3 +147,24 @@ async def test_no_llm_notification_keeps_the_config_section_name(tmp_path):
         app.notify("remembered [rm -rf] rule")
         await wait_for(pilot, lambda: "[rm -rf]" in _toasts(app))
 
+
+
+# -- the pipeline line ---------------------------------------------------------------------------
+async def test_pipeline_line_says_cancelled_after_escape(fakellm, tmp_path):
+    from agentui.ui.widgets import BusView, PipelineLine
+    from tests.functional.pipeline import call, perceive, plan, sub
+    from tests.ui.test_app import make_app, type_task
+
+    fakellm.script("perceiver", [perceive("wait")])
+    fakellm.script("planner", [plan(["waited"], sub("wait", "waited"))])
+    fakellm.script("executor", [call("shell", command="sleep 30")])
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "wait")
+        await wait_for(pilot, lambda: any(e.type == "DispatchManifest" for e in app.query_one(BusView).envs))
+        assert "running" in app.query_one(PipelineLine).text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.current is None)
+        line = app.query_one(PipelineLine).text
+        assert "running" not in line and "cancelled" in line, line
