@@ -202,7 +202,7 @@ class Actions:
         for cmd in super().get_system_commands(screen):  # type: ignore[misc]
             if cmd.title not in ("Theme", "Keys", "Quit"):
                 yield cmd
-        yield SystemCommand("Help", "Keys, and what D, P, ∇L, Ω, L and M/K/C/T mean", self.action_help)
+        yield SystemCommand("Help & glossary", "Keys, and what D, P, ∇L, Ω, L and M/K/C/T mean (F1)", self.action_help)
         yield SystemCommand("Abort task", "Cancel the running task (Esc)", self.action_abort)
         yield SystemCommand("Copy the final answer", "To the clipboard (Ctrl+Y)", self.action_copy_answer)
         yield SystemCommand("Memory browser", "Browse, filter, remember, forget Megrams (Ctrl+O)", self.action_memory)

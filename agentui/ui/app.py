@@ -307,7 +307,10 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                          f"{len(bus.envs)} shown · Ctrl+F changes it")
             title.add_class("filtered")
         else:
-            title.update(f"[b]bus[/b] · {len(bus.envs)} message(s) · Ctrl+L picks one")
+            # count what is listed; hidden usage messages are named, not silently counted (#17)
+            hidden = len(bus.envs) - len(bus.rows)
+            title.update(f"[b]bus[/b] · {len(bus.rows)} shown" + (f" ({hidden} usage hidden)" if hidden else "")
+                         + " · Ctrl+L picks one")
             title.remove_class("filtered")
 
     @work(group="memcount")

@@ -271,8 +271,22 @@ class AuditFeed(RichLog):
     def __init__(self, **kw: Any) -> None:
         # min_width=1: lines wrap to the pane (the default 78 cut them at the pane's edge)
         super().__init__(max_lines=500, wrap=True, markup=True, min_width=1, **kw)
+        self.items: deque[AuditEvent | AuditReport] = deque(maxlen=500)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._rethemed)
+
+    def _rethemed(self, _theme: Any) -> None:
+        """Lines are coloured when written: redraw them in the new theme (dark's #ffd75f warning
+        stayed on the light background, 1.3:1)."""
+        items = list(self.items)
+        self.clear()
+        self.items.clear()
+        for item in items:
+            self.add(item)
 
     def add(self, item: AuditEvent | AuditReport) -> None:
+        self.items.append(item)
         theme = self.app.current_theme
         if isinstance(item, AuditEvent):
             c = colour(theme, {"critical": "error", "warning": "warning"}.get(item.severity.value, "muted"))

@@ -242,7 +242,7 @@ async def test_every_theme_is_in_the_command_palette(fakellm, tmp_path):
         for name in app.theme_names:
             assert f"Theme: {name}" in titles
         for needed in ("Abort task", "Memory browser", "Task detail", "Audit reports", "Settings", "History",
-                       "Help", "Copy the final answer", "Quit"):
+                       "Help & glossary", "Copy the final answer", "Quit"):
             assert needed in titles
         # one entry per thing: no second help (Textual's "Keys"), no extra theme switchers
         assert sum("help" in t.casefold() or t == "Keys" for t in titles) == 1

@@ -168,3 +168,28 @@ async def test_pipeline_line_says_cancelled_after_escape(fakellm, tmp_path):
         await wait_for(pilot, lambda: app.current is None)
         line = app.query_one(PipelineLine).text
         assert "running" not in line and "cancelled" in line, line
+
+
+async def test_bus_title_counts_what_it_lists_and_names_hidden_usage():
+    from agentui.ui.widgets import BusView
+    from tests.ui.test_product import _replayed
+    from tests.ui.test_snapshots import replay_app
+
+    app = replay_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await _replayed(pilot)
+        bus = app.query_one(BusView)
+        hidden = sum(e.type == "LLMUsage" for e in bus.envs)
+        assert hidden and len(bus.rows) == len(bus.envs) - hidden
+        title = str(app.query_one("#bus-title").render())
+        assert f"{len(bus.rows)} shown ({hidden} usage hidden)" in title, title
+
+
+async def test_palette_finds_the_glossary(tmp_path):
+    from textual.fuzzy import Matcher
+
+    app = _no_llm_app(tmp_path, tmp_path / "c.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert any(Matcher("glossary").match(t) > 0 for t in titles), titles
