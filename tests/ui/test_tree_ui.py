@@ -68,7 +68,7 @@ async def test_step_from_the_screen_and_open_the_iteration(fakellm, tmp_path):
                 break
         assert "[x] a" in str(app.screen.query_one("#tree-view", Static).render())
         assert "feat(tree): a done" in str(app.screen.query_one("#tree-status", Static).render()) or \
-            app.screen.query_one(DataTable).get_row_at(0)[-1] == "feat(tree): a done"
+            str(app.screen.query_one(DataTable).get_row_at(0)[-1]) == "feat(tree): a done"
         app.screen.query_one(DataTable).focus()
         await pilot.press("enter")
         await pilot.pause(0.3)
