@@ -221,11 +221,14 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if self.llm_error:
             onboarding.update(
                 f"[b $error]No LLM available.[/] {escape(self.llm_error)}\n"
-                "Press [b]Ctrl+S[/b] to open Settings: pick an endpoint (Ollama, LM Studio or a llama.cpp server "
-                "are found for you), check it and apply — no restart. Memory (Ctrl+O) and audit (Ctrl+R) still work.")
+                "[b]Ctrl+S[/b]: Settings finds Ollama, LM Studio or llama.cpp, checks and applies — no restart. "
+                "Memory (Ctrl+O) and audit (Ctrl+R) still work.")
             onboarding.display = True
+            self.query_one("#hint", Static).display = False  # no goal can run yet: leave the bus its rows
             self.stage("no LLM — see above", busy=False)
         else:
+            if onboarding.display and self.replay_path is None:
+                self.show_first_run_hint()  # an LLM was just set in Settings
             onboarding.display = False
         self.runtime = Runtime(self.config, workspace=self.workspace, data_dir=self.data_layout.root, clock=self.clock,
                                ids=self.ids, pool=pool, memory=self.memory, clarify=self._clarify,

@@ -24,7 +24,7 @@ GLOSSARY: dict[str, str] = {
 
 FIRST_RUN_HINT = (
     "[b]New here?[/b] Type a goal below (e.g. [i]how many Python files are in this folder?[/i]) and press Enter. "
-    "The bus on the left shows the roles talking; the line under it shows GGS's loss after each round — "
+    "The bus shows the roles talking; the line under it shows GGS's loss after each round — "
     "[b]D[/b] distance to done, [b]P[/b] logical vs environmental failures, [b]∇L[/b] better (−) or worse (+), "
     "[b]Ω[/b] budget used. Hover a field or press [b]F1[/b] for the glossary."
 )

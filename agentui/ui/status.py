@@ -50,6 +50,7 @@ class StatusBar(Static):
         self.healthy: bool | None = None
         self.sandboxed = False
         self.text = ""
+        self.shown = ""
 
     def set(self, **fields: Any) -> None:
         for k, v in fields.items():
@@ -61,8 +62,44 @@ class StatusBar(Static):
                 self.fields[k] = str(v)
         self._paint()
 
+    def on_resize(self) -> None:
+        self._paint()
+
+    def _compact(self) -> dict[str, str]:
+        """The fields, shortened step by step until the line fits the bar (80 columns cut the
+        sandbox and the M/K/C/T counts, #17); the full text stays in the tooltip."""
+        f = dict(self.fields)
+        width = self.size.width - 2 if self.size.width else 0
+        steps = [("sandbox", lambda s: s.split(" (")[0]),
+                 ("mode", lambda s: s.split(" of ")[0]),
+                 ("workspace", lambda s: Path(s).name or s),
+                 ("model", lambda s: s.split("@")[0]),
+                 ("health", lambda s: "")]
+        for key, shorten in steps:
+            if not width or self._plain(f) <= width:
+                return f
+            f[key] = shorten(f[key]) if f[key] else f[key]
+        for key in ("model", "workspace"):  # last: cut these two, never below 8 characters
+            over = self._plain(f) - width
+            if over > 0 and len(f[key]) > 9:
+                f[key] = f[key][: max(8, len(f[key]) - over - 1)] + "…"
+        return f
+
+    def _plain(self, f: dict[str, str]) -> int:
+        bits = ["◆ agentui", f["mode"], f"ws {short_path(f['workspace'])}" if f["workspace"] else "",
+                f"{f['model']} ● {f['health']}" if f["model"] else "", f["sandbox"], f["memory"]]
+        return len(" │ ".join(b for b in bits if b))
+
     def _paint(self) -> None:
-        f = self.fields
+        parts, shown = self._parts(self._compact())
+        self.shown = " │ ".join(shown)  # what fits the bar
+        self.text = " │ ".join(self._parts(self.fields)[1])  # everything, as the tooltip has it
+        self.update(" │ ".join(parts))
+        whole = [self.fields[k] for k in ("mode", "workspace", "model", "health", "sandbox", "memory")
+                 if self.fields[k]]
+        self.tooltip = "\n".join([*whole, "", tooltip("M/K/C/T")])
+
+    def _parts(self, f: dict[str, str]) -> tuple[list[str], list[str]]:
         parts = ["[b]◆ agentui[/b]"]
         plain = ["◆ agentui"]
         if f["mode"]:
@@ -83,6 +120,4 @@ class StatusBar(Static):
         if f["memory"]:
             parts.append(escape(f["memory"]))
             plain.append(f["memory"])
-        self.text = " │ ".join(plain)
-        self.update(" │ ".join(parts))
-        self.tooltip = "\n".join([*plain[1:], "", tooltip("M/K/C/T")])
+        return parts, plain

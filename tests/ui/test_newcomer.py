@@ -193,3 +193,31 @@ async def test_palette_finds_the_glossary(tmp_path):
         await wait_for(pilot, lambda: app.runtime is not None)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert any(Matcher("glossary").match(t) > 0 for t in titles), titles
+
+
+async def test_header_keeps_sandbox_and_memory_counts_at_80_columns():
+    from agentui.ui.status import StatusBar
+    from tests.ui.test_product import _replayed
+    from tests.ui.test_snapshots import replay_app
+
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _replayed(pilot)
+        bar = app.query_one(StatusBar)
+        bar.set(workspace="/home/someone/projects/agentui-workspace", sandbox="no sandbox (asks before "
+                "risky commands)", memory="M12 K3 C1 T0")
+        await pilot.pause(0.1)
+        assert len(bar.shown) <= 78, bar.shown
+        assert "no sandbox" in bar.shown and "M12 K3 C1 T0" in bar.shown, bar.shown
+        assert "/home/someone/projects/agentui-workspace" in bar.text  # the whole line stays in .text / the tooltip
+
+
+async def test_without_an_llm_the_bus_keeps_its_rows_at_80x24(tmp_path):
+    from agentui.ui.widgets import BusView
+
+    app = _no_llm_app(tmp_path, tmp_path / "c.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None and app.llm_error)
+        await pilot.pause(0.1)
+        assert app.query_one("#onboarding").display and not app.query_one("#hint").display
+        assert app.query_one(BusView).size.height >= 5, app.query_one(BusView).size
