@@ -1,7 +1,8 @@
 """Live: `agentui tree run` on a two-node tree with the real small model on the CPU (#16).
 
-Bounded to ≤ 12 minutes (CI's whole live run has a 90-minute cap): iterations time out at 150 s,
-at most 4 iterations, no decomposition. The assertions are about the runner, not the model's luck:
+Bounded to ≤ 12 minutes (CI's whole live run has a 90-minute cap): iterations time out at 300 s
+(one pipeline task on 2 CPU cores needs minutes; 150 s timed out under load), at most 2
+iterations, no decomposition. The assertions are about the runner, not the model's luck:
 whatever the model does, every iteration is logged and committed with its deterministic message,
 the tree stays valid, attempts stay within bounds, and a node passes only with a green guard.
 """
@@ -73,7 +74,7 @@ def test_live_two_node_tree(tmp_path: Path, gguf: str) -> None:
              goal="Create a file named answer.txt whose whole content is the number 42",
              acceptance=["answer.txt contains 42"]),
     ]))
-    lay.config.write_text(render_config(TreeConfig(guard="true", iteration_timeout_s=150, max_iterations=4,
+    lay.config.write_text(render_config(TreeConfig(guard="true", iteration_timeout_s=300, max_iterations=2,
                                                    decompose=False)))
     assert tree("start", "--run-id", "live").returncode == 0
     t0 = time.monotonic()
@@ -87,7 +88,7 @@ def test_live_two_node_tree(tmp_path: Path, gguf: str) -> None:
     subjects = _git(repo, "log", "--format=%s").splitlines()[::-1]
     assert subjects[:2] == ["initial", "chore(tree): start run live"]
     iters = sorted(int(p.name) for p in (lay.iterations / "live").iterdir())
-    assert iters == list(range(1, len(iters) + 1)) and 1 <= len(iters) <= 4
+    assert iters == list(range(1, len(iters) + 1)) and 1 <= len(iters) <= 2
     assert len(subjects) == 2 + len(iters)  # one commit per iteration, failures included
     assert all(MESSAGE.match(s) for s in subjects[2:]), subjects
     assert _git(repo, "status", "--porcelain") == ""
