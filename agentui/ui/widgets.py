@@ -333,4 +333,11 @@ class ResultPanel(Static):
                       f"{r.get('seconds', 0.0):.1f}", str(r.get("parse_repairs", 0)))
         t.add_row("tools", str(stats.get("tool_calls", 0)), "", "", f"{stats.get('tool_seconds', 0):.1f}", "")
         muted = colour(self.app.current_theme, "muted")
-        return Group(Text.from_markup(head), t, Text(f"wall {stats.get('wall_s', 0):.1f} s", style=muted))
+        roles = stats["by_role"].values()
+        # the totals first: at 80×24 the table's last rows are below the fold (#17)
+        total = Text(f"total {sum(r.get('calls', 0) for r in roles)} calls · "
+                     f"{sum(r.get('prompt_tokens', 0) for r in roles):,}↑ "
+                     f"{sum(r.get('completion_tokens', 0) for r in roles):,}↓ tok · "
+                     f"{stats.get('tool_calls', 0)} tools · {stats.get('wall_s', 0):.1f} s · table below",
+                     style=muted, no_wrap=True, overflow="ellipsis")
+        return Group(Text.from_markup(head), total, t, Text(f"wall {stats.get('wall_s', 0):.1f} s", style=muted))

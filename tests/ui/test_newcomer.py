@@ -221,3 +221,15 @@ async def test_without_an_llm_the_bus_keeps_its_rows_at_80x24(tmp_path):
         await pilot.pause(0.1)
         assert app.query_one("#onboarding").display and not app.query_one("#hint").display
         assert app.query_one(BusView).size.height >= 5, app.query_one(BusView).size
+
+
+async def test_result_totals_are_visible_at_80x24():
+    from tests.ui.test_product import _replayed
+    from tests.ui.test_snapshots import replay_app
+
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _replayed(pilot)
+        await pilot.pause(0.1)
+        screen = app.export_screenshot().replace("&#160;", " ")
+        assert "total 10 calls" in screen, "no totals on screen"
