@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -192,21 +192,24 @@ class LLMClient:
         *,
         max_tokens: int | None = None,
         timeout_s: float | None = None,
+        enums: Mapping[str, Sequence[str]] | None = None,
     ) -> T:
-        """A validated `model` instance, or LLMParseError (the model's output) / LLMInfraError."""
+        """A validated `model` instance, or LLMParseError (the model's output) / LLMInfraError.
+        `enums` narrows fields of the sent schema (e.g. `tools` → the real tool names)."""
         token = EXPECT_JSON.set(True)
         try:
-            return await self._structured(messages, model, max_tokens=max_tokens, timeout_s=timeout_s)
+            return await self._structured(messages, model, max_tokens=max_tokens, timeout_s=timeout_s,
+                                          enums=enums)
         finally:
             EXPECT_JSON.reset(token)
 
     async def _structured(self, messages: Sequence[Message], model: type[T], *, max_tokens: int | None,
-                          timeout_s: float | None) -> T:
-        msgs = _with_schema(messages, model)
+                          timeout_s: float | None, enums: Mapping[str, Sequence[str]] | None) -> T:
+        msgs = _with_schema(messages, model, enums)
         want = "object" if schema_for(model).get("type") == "object" else "any"
         last_text = ""
         for attempt in (1, 2):
-            res = await self._negotiated(msgs, model, max_tokens=max_tokens, timeout_s=timeout_s)
+            res = await self._negotiated(msgs, model, max_tokens=max_tokens, timeout_s=timeout_s, enums=enums)
             last_text = res.text
             cut = res.cut or ("length" if res.finish_reason == "length" else None)
             try:
@@ -240,13 +243,14 @@ class LLMClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _negotiated(self, msgs: Sequence[Message], model: type[BaseModel], *,
-                          max_tokens: int | None, timeout_s: float | None) -> ChatResult:
+                          max_tokens: int | None, timeout_s: float | None,
+                          enums: Mapping[str, Sequence[str]] | None = None) -> ChatResult:
         start = self.backend.format_mode or FORMAT_MODES[0]
         modes = FORMAT_MODES[FORMAT_MODES.index(start):]
         t0 = time.monotonic()
         for mode in modes:
             try:
-                res = await self._send(msgs, response_format=response_format_for(mode, model),
+                res = await self._send(msgs, response_format=response_format_for(mode, model, enums),
                                        max_tokens=max_tokens, timeout_s=timeout_s)
             except ResponseFormatRejected:
                 continue  # the server refused this dialect: try the next one, remember the outcome

@@ -4,6 +4,7 @@ dropped (DESIGN §4: several servers reject `$defs`; titles only cost prompt tok
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -40,11 +41,54 @@ def _schema_json(model: type[BaseModel]) -> str:
     return json.dumps(flatten_schema(model.model_json_schema()), sort_keys=True)
 
 
-def schema_for(model: type[BaseModel]) -> dict[str, Any]:
-    """The flattened schema of `model` (a fresh copy each call)."""
-    return json.loads(_schema_json(model))
+# Every array and string of a reply schema is bounded (#12), so a grammar-constrained model cannot
+# loop inside one (the planner's `tools` list repeated for 700 tokens). Limits by field name, sized
+# to what the roles keep (the planner truncates intents to 500 chars, criteria to 300, …).
+MAX_ITEMS = 8
+MAX_LENGTH = 400
+LENGTHS = {
+    "intent": 300, "criterion": 200, "context": 400, "evidence": 240, "what_to_do": 200,
+    "summary": 400, "reply": 600, "question": 200, "scope": 200, "output": 1500, "tool": 64,
+}
 
 
-def compact_schema_text(model: type[BaseModel]) -> str:
+def bound_schema(schema: dict[str, Any], enums: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """`schema` with maxItems / maxLength on every unbounded array / string, and `enums`
+    (field name → allowed values, e.g. the real tool names) applied to strings and string lists."""
+    enums = enums or {}
+
+    def walk(node: Any, name: str) -> Any:
+        if not isinstance(node, dict):
+            return node
+        node = dict(node)
+        for key in ("anyOf", "oneOf", "allOf"):
+            if isinstance(node.get(key), list):
+                node[key] = [walk(x, name) for x in node[key]]
+        if isinstance(node.get("properties"), dict):
+            node["properties"] = {k: walk(v, k) for k, v in node["properties"].items()}
+        kind = node.get("type")
+        if kind == "array":
+            if name in enums and enums[name]:
+                node["items"] = {"type": "string", "enum": list(dict.fromkeys(enums[name]))}
+                node["uniqueItems"] = True
+            else:
+                node["items"] = walk(node.get("items", {}), name)
+            node.setdefault("maxItems", MAX_ITEMS)
+        elif kind == "string":
+            if name in enums and enums[name] and "enum" not in node:
+                node["enum"] = list(dict.fromkeys(enums[name]))
+            if "enum" not in node and "pattern" not in node:
+                node.setdefault("maxLength", LENGTHS.get(name, MAX_LENGTH))
+        return node
+
+    return walk(schema, "")
+
+
+def schema_for(model: type[BaseModel], enums: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """The flattened, bounded schema of `model` (a fresh copy each call)."""
+    return bound_schema(json.loads(_schema_json(model)), enums)
+
+
+def compact_schema_text(model: type[BaseModel], enums: Mapping[str, Sequence[str]] | None = None) -> str:
     """The schema as compact JSON for the prompt."""
-    return json.dumps(schema_for(model), separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(schema_for(model, enums), separators=(",", ":"), ensure_ascii=False)

@@ -257,8 +257,9 @@ class Planner(RoleBase):
             short = output_failures > 0
             budget = max(128, llm.budget * 2 // 3) if short else None
             try:
+                tools = self._tool_names(st.blocked_tools)  # the grammar allows only real tools (#12)
                 cand = await llm.structured(self._messages(st, must_not, prefer, problem, short=short),
-                                            PlanOut, max_tokens=budget)
+                                            PlanOut, max_tokens=budget, enums={"tools": tools} if tools else None)
             except LLMInfraError:
                 raise  # the endpoint failed, not the plan: the runtime ends the task (#12)
             except LLMOutputError as e:

@@ -1,0 +1,114 @@
+"""Live over HTTP (#12): a real OpenAI-compatible server process (llama-cpp-python's
+`python -m llama_cpp.server`, from the `local` extra) on the real 0.5B model, and `agentui run`
+with the DEFAULT configuration — no tuned config file.
+
+It must end in a valid FinalResult before its deadline, with no endpoint failure; and right after
+it the server must be idle: a one-token completion answers within a few seconds (no orphaned
+generation left running by an abandoned or cut reply).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentui.contracts import FinalResult
+
+pytestmark = pytest.mark.live
+
+REPO = Path(__file__).resolve().parents[2]
+TASK_DEADLINE_S = 600  # the task's own --timeout; the process gets a minute more
+IDLE_ANSWER_S = 5.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def gguf() -> str:
+    env_path = os.environ.get("AGENTUI_LIVE_GGUF")
+    if env_path:
+        return env_path
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "fetch_model.py")], capture_output=True,
+                          text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def server(gguf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (make test-live)")
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("llama-server") / "server.log").open("w")
+    # n_ctx 4096: the server's default 2048 is smaller than an executor prompt with tool output
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "qwen2.5-coder-0.5b",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
+         "--n_threads", str(os.cpu_count() or 2), "--verbose", "False"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert proc.poll() is None, "llama_cpp.server exited; see its log"
+            try:
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "llama_cpp.server did not come up within 180 s"
+            time.sleep(1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_http_server_default_config_ends_in_final_result_and_leaves_it_idle(tmp_path: Path, server: str) -> None:
+    ws, data = tmp_path / "ws", tmp_path / "data"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    env = {**os.environ, "AGENTUI_BASE_URL": server, "AGENTUI_CONFIG": str(tmp_path / "absent.toml")}
+    env.pop("AGENTUI_PROVIDER", None)
+    env.pop("AGENTUI_MODEL", None)
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentui.cli", "run", "--json", "--yes", "--timeout", str(TASK_DEADLINE_S),
+         "--workspace", str(ws), "--data-dir", str(data), "How many lines does notes.txt have?"],
+        capture_output=True, text=True, timeout=TASK_DEADLINE_S + 60, env=env, stdin=subprocess.DEVNULL,
+    )
+    wall = time.monotonic() - t0
+    assert proc.returncode in (0, 1), f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    doc = json.loads(proc.stdout)
+    assert "infra_failure" not in doc and "cancelled" not in doc, doc
+    fr = FinalResult.model_validate(doc["final"])
+    assert fr.directive.value in ("accept", "success", "abandon")
+    stats = doc["stats"]
+    assert stats["llm_calls"] > 0 and stats["completion_tokens"] > 0
+    # no orphaned generation: the server answers a one-token completion at once
+    t1 = time.monotonic()
+    r = httpx.post(f"{server}/chat/completions", timeout=IDLE_ANSWER_S, json={
+        "model": "qwen2.5-coder-0.5b", "max_tokens": 1, "stream": False,
+        "messages": [{"role": "user", "content": "ok"}]})
+    idle_answer = time.monotonic() - t1
+    assert r.status_code == 200 and idle_answer < IDLE_ANSWER_S
+    print(f"\nlive-http: {fr.directive.value} in {wall:.0f} s; calls {stats['llm_calls']}, "
+          f"tokens {stats['prompt_tokens']}+{stats['completion_tokens']}, parse failures "
+          f"{stats['parse_failures']}, runaways cut {stats['runaways_cut']}; idle answer {idle_answer:.2f} s")
