@@ -128,6 +128,8 @@ def _stats_totals(stats: dict[str, Any]) -> dict[str, int]:
         "prompt_tokens": int(stats.get("prompt_tokens", 0)),
         "completion_tokens": int(stats.get("completion_tokens", 0)),
         "parse_repairs": int(repairs),
+        "parse_failures": int(stats.get("parse_failures", 0)),  # unusable replies, cuts included (#12)
+        "runaways_cut": int(stats.get("runaways_cut", 0)),
         "tool_calls": int(stats.get("tool_calls", 0)),
     }
 
@@ -196,7 +198,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(results)
     passed = sum(1 for r in results if r["passed"])
     tot = {k: sum(int(r.get(k, 0) or 0) for r in results)
-           for k in ("llm_calls", "prompt_tokens", "completion_tokens", "parse_repairs", "replans", "tool_calls")}
+           for k in ("llm_calls", "prompt_tokens", "completion_tokens", "parse_repairs", "parse_failures",
+                     "runaways_cut", "replans", "tool_calls")}
     wall = sum(float(r.get("wall_s", 0)) for r in results)
     return {
         "tasks": n, "passed": passed, "failed": n - passed,

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agentui.config import LLMConfig
-from agentui.llm.base import ChatResult, LLMNotConfigured, LLMUnavailable, Message
+from agentui.llm.base import EXPECT_JSON, ChatResult, LLMNotConfigured, LLMUnavailable, Message
+from agentui.llm.stream import ReplyGuard
 
 _MODELS: dict[str, Any] = {}
 _MODELS_LOCK = threading.Lock()
@@ -73,35 +74,41 @@ class LocalLlamaBackend:
         if rf is not None and rf.get("type") == "json_schema":
             rf = {"type": "json_object", "schema": rf["json_schema"]["schema"]}
         stop = threading.Event()
-        deadline = time.monotonic() + (timeout_s or self._cfg.read_timeout_s)
+        deadline = time.monotonic() + (timeout_s or self._cfg.call_deadline_s)
+        # the same stop rules as a stream over HTTP (#12): complete value, runaway, deadline
+        guard = ReplyGuard(max_tokens, want_json=EXPECT_JSON.get())
 
         def run() -> ChatResult:
             # streamed, so a cancelled caller (stop) or the deadline ends generation at the next token
             with self._lock:
                 llm = self._llm()
                 t0 = time.monotonic()
-                text: list[str] = []
                 finish: str | None = None
-                n = 0
+                cut: str | None = None
                 for chunk in llm.create_chat_completion(
                     messages=list(messages), max_tokens=max_tokens, temperature=temperature,
                     response_format=rf, stream=True, seed=0,
                 ):
                     choice = chunk["choices"][0]
                     delta = choice.get("delta", {}).get("content")
-                    if delta:
-                        text.append(delta)
-                        n += 1
                     if choice.get("finish_reason"):
                         finish = choice["finish_reason"]
-                    if stop.is_set() or time.monotonic() > deadline:
-                        finish = "length"
+                    why = guard.feed(delta) if delta else None
+                    if why == "done":
+                        finish = finish or "stop"
                         break
+                    if why is not None:
+                        finish, cut = "length", why
+                        break
+                    if stop.is_set() or time.monotonic() > deadline:
+                        finish, cut = "length", "deadline"
+                        break
+                n = guard.tokens
                 total = int(getattr(llm, "n_tokens", 0) or 0)
                 return ChatResult(
-                    text="".join(text), finish_reason=finish,
+                    text=guard.text, finish_reason=finish,
                     prompt_tokens=max(0, total - n), completion_tokens=n,
-                    latency_s=time.monotonic() - t0, model=self.model,
+                    latency_s=time.monotonic() - t0, model=self.model, cut=cut,
                 )
 
         task = asyncio.ensure_future(asyncio.to_thread(run))

@@ -71,6 +71,10 @@ def server(gguf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
                 pass
             assert time.monotonic() < deadline, "llama_cpp.server did not come up within 180 s"
             time.sleep(1)
+        # up = answers a completion: the first one warms the model (page cache, kernels) and can
+        # take longer than agentui's 10 s preflight on a busy 2-core machine
+        httpx.post(f"{url}/chat/completions", timeout=180, json={
+            "max_tokens": 1, "messages": [{"role": "user", "content": "ok"}]}).raise_for_status()
         yield url
     finally:
         proc.terminate()
