@@ -123,6 +123,7 @@ class GGSConfig(_Section):
     time_budget_ms: int = Field(300_000, gt=0)
     max_replans: int = Field(3, ge=1)
     law2_kill: int = Field(2, ge=1, description="consecutive worsening rounds → abandon")
+    model_output_retries: int = Field(0, ge=0, le=3, description="re-send a directive after unusable plans (#12)")
 
 
 class PipelineConfig(_Section):

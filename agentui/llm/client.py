@@ -193,18 +193,21 @@ class LLMClient:
         max_tokens: int | None = None,
         timeout_s: float | None = None,
         enums: Mapping[str, Sequence[str]] | None = None,
+        retry_messages: Sequence[Message] | None = None,
     ) -> T:
         """A validated `model` instance, or LLMParseError (the model's output) / LLMInfraError.
-        `enums` narrows fields of the sent schema (e.g. `tools` → the real tool names)."""
+        `enums` narrows fields of the sent schema (e.g. `tools` → the real tool names). After a cut
+        reply the re-ask uses `retry_messages` (a shorter prompt) and a tighter budget (#12)."""
         token = EXPECT_JSON.set(True)
         try:
             return await self._structured(messages, model, max_tokens=max_tokens, timeout_s=timeout_s,
-                                          enums=enums)
+                                          enums=enums, retry_messages=retry_messages)
         finally:
             EXPECT_JSON.reset(token)
 
     async def _structured(self, messages: Sequence[Message], model: type[T], *, max_tokens: int | None,
-                          timeout_s: float | None, enums: Mapping[str, Sequence[str]] | None) -> T:
+                          timeout_s: float | None, enums: Mapping[str, Sequence[str]] | None,
+                          retry_messages: Sequence[Message] | None = None) -> T:
         msgs = _with_schema(messages, model, enums)
         want = "object" if schema_for(model).get("type") == "object" else "any"
         last_text = ""
@@ -227,6 +230,14 @@ class LLMClient:
                         f"{self.role}: reply still invalid after a re-ask: {problem}",
                         raw=last_text, role=self.role, url=self.url, cut=cut or "invalid",
                     ) from e
+                if cut is not None:
+                    # a cut reply is not worth quoting back: the same request, shorter, with less room
+                    max_tokens = max(64, (max_tokens or self.budget) * 2 // 3)
+                    msgs = [*_with_schema(retry_messages or messages, model, enums), {"role": "user", "content": (
+                        f"Your previous reply was cut off ({cut}) after {res.completion_tokens} tokens. "
+                        f"Answer again with one SHORT JSON object (well under {max_tokens} tokens) "
+                        "matching the schema: few list items, brief strings, no repetition.")}]
+                    continue
                 shown = res.text if len(res.text) <= 1200 else res.text[:600] + " … " + res.text[-400:]
                 msgs = [
                     *msgs,

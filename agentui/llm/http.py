@@ -119,7 +119,9 @@ class HttpBackend:
     async def _whole(self, body: dict[str, Any], role: str, response_format: dict[str, Any] | None,
                      deadline: float, connect: float, t0: float) -> ChatResult:
         """The non-streaming exchange: the whole reply within the call's deadline."""
-        timeout = httpx.Timeout(min(deadline, self._cfg.read_timeout_s), connect=connect)
+        # the whole reply comes at once: give it the call's deadline, not the first-token wait —
+        # abandoning a reply still being generated leaves an orphan on the server (#12)
+        timeout = httpx.Timeout(deadline, connect=connect)
         try:
             async with asyncio.timeout(deadline):
                 r = await self._http.post("/chat/completions", json=body, headers={"X-Agentui-Role": role},

@@ -44,11 +44,14 @@ def _schema_json(model: type[BaseModel]) -> str:
 # Every array and string of a reply schema is bounded (#12), so a grammar-constrained model cannot
 # loop inside one (the planner's `tools` list repeated for 700 tokens). Limits by field name, sized
 # to what the roles keep (the planner truncates intents to 500 chars, criteria to 300, …).
+# llama.cpp expands maxLength into one nested rule per character and refuses (llama-cpp-python's
+# server aborts) somewhere between 1,000 and 1,500: no string limit may come near it.
 MAX_ITEMS = 8
 MAX_LENGTH = 400
+GRAMMAR_SAFE_LENGTH = 600
 LENGTHS = {
     "intent": 300, "criterion": 200, "context": 400, "evidence": 240, "what_to_do": 200,
-    "summary": 400, "reply": 600, "question": 200, "scope": 200, "output": 1500, "tool": 64,
+    "summary": 400, "reply": 600, "question": 200, "scope": 200, "output": 600, "tool": 64,
 }
 
 
@@ -78,7 +81,7 @@ def bound_schema(schema: dict[str, Any], enums: Mapping[str, Sequence[str]] | No
             if name in enums and enums[name] and "enum" not in node:
                 node["enum"] = list(dict.fromkeys(enums[name]))
             if "enum" not in node and "pattern" not in node:
-                node.setdefault("maxLength", LENGTHS.get(name, MAX_LENGTH))
+                node["maxLength"] = min(node.get("maxLength", LENGTHS.get(name, MAX_LENGTH)), GRAMMAR_SAFE_LENGTH)
         return node
 
     return walk(schema, "")

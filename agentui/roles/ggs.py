@@ -47,6 +47,7 @@ class _TaskState:
     tried_targets: list[str] = field(default_factory=list)  # accumulates across rounds
     last_matched: dict[str, Any] = field(default_factory=dict)  # subtask intent → output
     last_directive: PlanDirective | None = None  # re-sent after a model-output failure (#12)
+    output_failures: int = 0
 
 
 def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
@@ -148,13 +149,16 @@ class GGS(RoleBase):
         await self.publish(Role.USER, final, tid)
 
     async def _model_output(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
-        """The model's replies were unusable (#12): no evidence about the approach, so the same
-        directive again (no new blocks, no Megram), until the replan budget says stop."""
+        """The model's replies stayed unusable after R2's tighter re-ask (#12): no evidence about
+        the approach, so no replan order built on it and no Megram. The task ends here unless
+        `ggs.model_output_retries` allows re-sending the same directive."""
         st.requests += 1
         D, P = 1.0, 0.0
         Om = L.resource_cost(st.requests, req.elapsed_ms, self.cfg)
         sig = L.signals(D, P, Om, st.L_prev, self.cfg)
-        if Om >= self.cfg.theta or st.directives >= self.cfg.max_replans:
+        st.output_failures += 1
+        if (Om >= self.cfg.theta or st.directives >= self.cfg.max_replans
+                or st.output_failures > self.cfg.model_output_retries):
             self._state.pop(tid, None)
             await self.publish(Role.USER, FinalResult(
                 task_id=tid, summary=f"Abandoned: the model's replies could not be used. {req.gap_summary}",

@@ -253,23 +253,23 @@ class Planner(RoleBase):
         output_failures = 0
         llm = self.ctx.llm("planner")
         for _attempt in range(self.ctx.config.pipeline.plan_reasks + 1):
-            # after an unusable reply: the same directive, a tighter budget and a shorter prompt (#12)
-            short = output_failures > 0
-            budget = max(128, llm.budget * 2 // 3) if short else None
             try:
                 tools = self._tool_names(st.blocked_tools)  # the grammar allows only real tools (#12)
-                cand = await llm.structured(self._messages(st, must_not, prefer, problem, short=short),
-                                            PlanOut, max_tokens=budget, enums={"tools": tools} if tools else None)
+                # a cut reply is re-asked under the same directive with a tighter budget and this
+                # shorter prompt (#12)
+                cand = await llm.structured(
+                    self._messages(st, must_not, prefer, problem), PlanOut,
+                    enums={"tools": tools} if tools else None,
+                    retry_messages=self._messages(st, must_not, prefer, problem, short=True))
             except LLMInfraError:
                 raise  # the endpoint failed, not the plan: the runtime ends the task (#12)
             except LLMOutputError as e:
+                # still unusable after the re-ask: the model's output failed, not the approach
                 output_failures += 1
                 problem = None
                 self.ctx.log(tid, {"kind": "plan_output_failure", "round": st.round, "cut": e.cut,
                                    "error": str(e)[:300]})
-                if output_failures >= 2:
-                    break
-                continue
+                break
             except Exception as e:  # noqa: BLE001 - an LLM failure is a planner failure GGS must see
                 problem = f"planner LLM failed: {e}"
                 break

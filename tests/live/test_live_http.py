@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,7 +52,8 @@ def gguf() -> str:
 def server(gguf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (make test-live)")
     port = _free_port()
-    log = (tmp_path_factory.mktemp("llama-server") / "server.log").open("w")
+    log_path = Path(tempfile.gettempdir()) / f"agentui-live-llama-server-{port}.log"  # kept for a post-mortem
+    log = log_path.open("w")
     # n_ctx 4096: the server's default 2048 is smaller than an executor prompt with tool output
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "qwen2.5-coder-0.5b",
@@ -63,7 +65,7 @@ def server(gguf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
     try:
         deadline = time.monotonic() + 180
         while True:
-            assert proc.poll() is None, "llama_cpp.server exited; see its log"
+            assert proc.poll() is None, f"llama_cpp.server exited; see {log_path}"
             try:
                 if httpx.get(f"{url}/models", timeout=2).status_code == 200:
                     break

@@ -119,7 +119,7 @@ async def test_finish_reason_length_is_a_failure(fakellm):
     fakellm.script("planner", [Reply.fault("length", {"answer": "long"}), Reply.json({"answer": "short"})])
     got = await client(fakellm).structured([{"role": "user", "content": "q"}], Answer)
     assert got.answer == "short"
-    assert "Keep it short" in fakellm.calls()[1]["messages"][-1]["content"]
+    assert "SHORT JSON" in fakellm.calls()[1]["messages"][-1]["content"]
 
 
 async def test_retries_500_then_succeeds(fakellm):

@@ -22,6 +22,8 @@ def unbounded(node: Any, path: str = "$") -> list[str]:
             out.append(path)
         if kind == "string" and not ({"maxLength", "enum", "pattern"} & node.keys()):
             out.append(path)
+        if node.get("maxLength", 0) > 600:  # llama.cpp's grammar parser refuses ~1,000+ (the server aborts)
+            out.append(f"{path} (maxLength {node['maxLength']})")
         for k, v in node.items():
             out += unbounded(v, f"{path}.{k}")
     elif isinstance(node, list):
