@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tests.fakellm import Reply
-from tests.functional.pipeline import perceive, plan, sub
+from tests.functional.pipeline import perceive
 
 
 def _run(args, env, timeout=60):
