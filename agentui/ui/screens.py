@@ -91,7 +91,7 @@ class MemoryScreen(Screen[None]):
             yield DataTable(id="megrams", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="mem-detail-box"):
                 yield Static("select a Megram", id="mem-detail")
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns: room for every key (#17)
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
@@ -301,7 +301,7 @@ class TaskDetailScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(task_tree(self.envs) if self.envs else "no task yet", id="task-tree")
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns: room for every key (#17)
 
 
 class AuditScreen(Screen[None]):
@@ -316,7 +316,7 @@ class AuditScreen(Screen[None]):
         with Vertical():
             yield Static(f"[b]Audit[/b] — {len(self.stored)} stored report(s), {len(self.history)} item(s) this session")
             yield RichLog(id="audit-log", wrap=True, markup=True, min_width=1)
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns: room for every key (#17)
 
     def on_mount(self) -> None:
         log = self.query_one(RichLog)

@@ -155,7 +155,7 @@ class SettingsScreen(Screen[Config | None]):
                 yield Button("Check (F5)", id="check")
                 yield Button("Save & apply (Ctrl+S)", id="save", variant="primary")
             yield Static("", id="set-status")
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns: room for every key (#17)
 
     def on_mount(self) -> None:
         from agentui.ui.modals import steady_cursors

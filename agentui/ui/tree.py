@@ -103,7 +103,7 @@ class TreeScreen(Screen[None]):
                 yield DataTable(id="tree-iterations", cursor_type="row", zebra_stripes=True)
                 yield RichLog(id="tree-bus", wrap=False, markup=False, max_lines=500)
         yield Static("", id="tree-status")
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns: room for every key (#17)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -207,7 +207,7 @@ class IterationScreen(Screen[None]):
         yield Static("", id="iter-head")
         with VerticalScroll(id="iter-body"):
             yield Static("", id="iter-text", markup=False)
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns: room for every key (#17)
 
     def on_mount(self) -> None:
         head, body = self.query_one("#iter-head", Static), self.query_one("#iter-text", Static)
