@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from agentui import __version__
 
 # name → (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("agentui.commands.run", "run one task headless and print the pipeline"),
-    "memory": ("agentui.commands.memory", "inspect and edit the MKCT memory (stats, list, show, remember, forget, dream, export)"),
+    "memory": ("agentui.commands.memory", "inspect and edit the MKCT memory (stats, list, show, remember, forget, dream, export, repair)"),
     "audit": ("agentui.commands.audit", "print the Auditor's report (also from previous runs)"),
     "bench": ("agentui.commands.bench", "run a task suite and measure success, calls and tokens"),
     "doctor": ("agentui.commands.doctor", "check config, data dir, LLM endpoint and LevelDB"),
@@ -34,13 +37,20 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the problem and where help is (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def common_options(*, suppress: bool = False) -> argparse.ArgumentParser:
     """Flags every subcommand accepts; they override config file and environment.
 
     Subparsers use `suppress` so `agentui --data-dir X memory stats` keeps X (argparse would
     otherwise overwrite it with the subparser's default).
     """
-    p = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS if suppress else None)
+    p = Parser(add_help=False, argument_default=argparse.SUPPRESS if suppress else None)
     g = p.add_argument_group("configuration")
     g.add_argument("--config", metavar="FILE", help="config file (default: platform config dir/config.toml)")
     g.add_argument("--data-dir", metavar="DIR", help="data directory (memory, audit log, task logs)")
@@ -48,6 +58,32 @@ def common_options(*, suppress: bool = False) -> argparse.ArgumentParser:
     g.add_argument("--model", metavar="M", help="model name for both tiers")
     g.add_argument("--api-key", metavar="KEY", help="API key for the endpoint")
     return p
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (timeouts)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number >= 0 (counts)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return v
+
+
+class UsageError(Exception):
+    """Bad input found after parsing: `main` prints the message (one line, with the fix), exit 2."""
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
@@ -77,12 +113,13 @@ def load_from_args(args: argparse.Namespace):
 def build_parser() -> argparse.ArgumentParser:
     common = common_options()
     sub_common = common_options(suppress=True)
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="agentui",
         description="Turn a goal typed in plain language into work done by a hierarchy of LLM roles.",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"agentui {__version__}")
+    parser.add_argument("--theme", metavar="NAME", help="UI theme: dark, light or a .toml theme file")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name, (module, help_text) in SUBCOMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text, parents=[sub_common])
@@ -92,13 +129,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _bad_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (Python keeps such bytes as lone surrogates)."""
+    for i, a in enumerate(argv):
+        try:
+            a.encode("utf-8")
+        except UnicodeEncodeError as e:
+            bad = a[e.start].encode("utf-8", "surrogateescape")
+            return f"argument {i + 1} is not valid UTF-8 text (byte 0x{bad.hex()} at {e.start}); re-type it or fix the file's encoding"
+    return None
+
+
+def _one_line(e: BaseException) -> tuple[str, int]:
+    """(message, exit code) for an error that reached `main`: one line, never a traceback."""
+    from agentui.paths import DataDirError, os_problem
+
+    mem = sys.modules.get("agentui.memory.errors")  # loaded iff the memory store was involved
+    if mem is not None and isinstance(e, mem.MemoryInUse):
+        return f"{e}; close the other agentui first", EXIT_FAIL
+    if isinstance(e, UsageError | DataDirError) or (
+        mem is not None and isinstance(e, mem.MemoryDamaged | mem.MemoryUnavailable)
+    ):
+        return str(e), EXIT_USAGE
+    if isinstance(e, UnicodeError):
+        return f"input is not valid UTF-8 text ({e}); fix its encoding", EXIT_USAGE
+    if isinstance(e, OSError):
+        path = e.filename if e.filename is not None else "a file"
+        return os_problem(e, path), EXIT_USAGE
+    return (f"unexpected error {type(e).__name__}: {e} (set AGENTUI_DEBUG=1 to see where; "
+            "please report it)"), EXIT_FAIL
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from agentui.config import ConfigError
 
+    raw = list(sys.argv[1:] if argv is None else argv)
+    bad = _bad_utf8(raw)
+    if bad:
+        print(f"agentui: {bad}", file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(raw)
     module = getattr(args, "_module", "agentui.commands.ui")
     try:
+        if getattr(args, "theme", None):
+            from agentui.themes import check_theme
+
+            try:
+                args.theme = check_theme(args.theme)
+            except ValueError as e:
+                raise UsageError(f"--theme: {e}") from None
         load_from_args(args)
         return int(importlib.import_module(module).run(args) or 0)
     except ConfigError as e:
@@ -107,6 +187,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agentui: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback reaches a user
+        if os.environ.get("AGENTUI_DEBUG"):
+            raise
+        msg, code = _one_line(e)
+        print(f"agentui: {msg}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentui.paths import default_config_file, default_data_dir
 
@@ -32,6 +33,31 @@ class Tier(StrEnum):
         return {Tier.TOOL: 0, Tier.BRAIN: 1}[self]
 
 
+def check_base_url(url: str | None) -> str | None:
+    """An endpoint URL, checked here so no command meets a bad one later (#15): http(s), a host,
+    a port in 1–65535. The value is kept as given (the client adds ``/v1`` when missing)."""
+    if url is None:
+        return None
+    text = url.strip()
+    example = "give an http(s) URL such as http://127.0.0.1:8080/v1"
+    if not text:
+        raise ValueError(f"the endpoint URL is empty; {example}")
+    parts = urlsplit(text if "://" in text else "http://" + text)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"{url!r} is not an http(s) URL; {example}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{url!r} has an invalid port (ports are 1–65535); {example}") from None
+    if not parts.hostname:
+        raise ValueError(f"{url!r} has no host; {example}")
+    if port == 0:
+        raise ValueError(f"{url!r} has port 0 (ports are 1–65535); {example}")
+    if any(c.isspace() for c in text):
+        raise ValueError(f"{url!r} contains spaces; {example}")
+    return text
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -42,6 +68,11 @@ class TierConfig(_Section):
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        return check_base_url(v)
 
 
 class RoleBudgets(_Section):
@@ -85,6 +116,11 @@ class LLMConfig(_Section):
         """Completion tokens a call of `role` may use: its budget, capped by max_tokens."""
         own = getattr(self.budgets, role, None) if role in RoleBudgets.model_fields else None
         return min(own, self.max_tokens) if isinstance(own, int) else self.max_tokens
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        return check_base_url(v)
 
 
 class RolesConfig(_Section):
@@ -133,6 +169,8 @@ class PipelineConfig(_Section):
     plan_reasks: int = Field(2, ge=0, le=5, description="plan-validator re-asks before abandon")
     clarification_rounds: int = Field(2, ge=0, le=2)
     history_turns: int = Field(4, ge=0, le=20, description="session turns R1 sees as context")
+    max_task_chars: int = Field(100_000, ge=1000, description="longer task text is cut to this for the "
+                                "roles (with a warning); the task log keeps it verbatim")
 
 
 class ToolsConfig(_Section):
@@ -303,7 +341,7 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def _first_error(err: ValidationError) -> tuple[str, str]:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e.get("loc", ()) if p != "__root__")
-    msg = e.get("msg", "invalid value")
+    msg = e.get("msg", "invalid value").removeprefix("Value error, ")
     if e.get("type") == "extra_forbidden":
         msg = "unknown key"
     return loc, msg

@@ -8,7 +8,9 @@ dir / config.toml.
 
 from __future__ import annotations
 
+import errno
 import os
+import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -28,6 +30,27 @@ def default_data_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+class DataDirError(Exception):
+    """The data dir cannot be used; the message is one line naming the problem and the fix."""
+
+
+FIX = "pass --data-dir DIR or set AGENTUI_DATA_DIR to a writable directory"
+
+
+def os_problem(e: OSError, path: Path) -> str:
+    """One line for an OSError on `path`, by errno (not by the words in the path)."""
+    code = e.errno
+    if code in (errno.ENOTDIR, errno.EEXIST):
+        return f"{path} is not a directory (it or a parent is a file); {FIX}"
+    if code in (errno.EACCES, errno.EPERM):
+        return f"no permission to write in {path}; {FIX}"
+    if code == errno.EROFS:
+        return f"{path} is on a read-only file system; {FIX}"
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk holding {path} is full; free some space and retry"
+    return f"cannot use {path}: {e.strerror or e}; {FIX}"
 
 
 class DataLayout:
@@ -59,5 +82,29 @@ class DataLayout:
         return self.recordings_dir / f"{task_id}.bus.jsonl"
 
     def ensure(self, *dirs: Path) -> None:
+        """Create the dirs (default: the root); raises :class:`DataDirError` with the fix."""
         for d in dirs or (self.root,):
-            d.mkdir(parents=True, exist_ok=True)
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise DataDirError(f"data dir: {os_problem(e, d)}") from e
+
+    def check(self, *, writable: bool = True) -> None:
+        """Raise :class:`DataDirError` unless the root is (or can be made) a directory we can use:
+        `writable` creates it and writes a probe file; otherwise a missing root is fine (nothing
+        recorded yet) but a file in its place is not."""
+        root = self.root
+        if not writable:
+            for p in (root, *root.parents):
+                if p.exists():
+                    if not p.is_dir():
+                        raise DataDirError(f"data dir: {root} is not a directory ({p} is a file); {FIX}")
+                    return
+            return
+        self.ensure()
+        try:
+            with tempfile.NamedTemporaryFile(dir=root, prefix=".probe-", delete=True) as f:
+                f.write(b"ok")
+                f.flush()
+        except OSError as e:
+            raise DataDirError(f"data dir: {os_problem(e, root)}") from e

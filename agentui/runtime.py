@@ -161,6 +161,8 @@ class Runtime:
         self._ends: dict[str, asyncio.Future[TaskEnd]] = {}
         self.stats: dict[str, TaskStats] = {}
         self._logs: dict[str, TextIO] = {}
+        self.log_errors: dict[str, str] = {}  # task id → why its task log is incomplete (disk full)
+        self.truncated: dict[str, tuple[int, int]] = {}  # task id → (chars given, chars kept)
         self._recs: dict[str, TextIO] = {}
         self._history: list[str] = []
         self._tap: Tap | None = None
@@ -285,6 +287,11 @@ class Runtime:
         tid = task_id or self.ids.new("task")
         self._ends[tid] = asyncio.get_running_loop().create_future()
         self.stats[tid] = TaskStats(started=time.monotonic())
+        cap = self.config.pipeline.max_task_chars
+        if len(text) > cap:  # a 100 kB paste would cost ~200k planner tokens: cut it, keep it logged
+            self._log(tid, {"kind": "task_text", "text": text, "chars": len(text), "kept": cap})
+            self.truncated[tid] = (len(text), cap)
+            text = text[:cap]
         hist = self._history[-self.config.pipeline.history_turns:] if self.config.pipeline.history_turns else []
         self._history.append(text)
         await self.bus.publish(Role.RUNTIME, Role.USER, TaskStarted(task_id=tid, text=text,
@@ -432,7 +439,10 @@ class Runtime:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fh = path.open("a", encoding="utf-8", newline="\n")
-            except OSError:
+            except OSError as e:
+                from agentui.paths import os_problem
+
+                self.log_errors.setdefault(tid, os_problem(e, path))
                 return None
             store[tid] = fh
         return fh
@@ -440,11 +450,18 @@ class Runtime:
     def _write_recording(self, tid: str, env: Envelope) -> None:
         fh = self._open(self._recs, tid, self.layout.bus_recording(tid))
         if fh is not None:
-            fh.write(env.to_json() + "\n")
-            fh.flush()
+            try:
+                fh.write(env.to_json() + "\n")
+                fh.flush()
+            except OSError as e:  # disk full: the recording stops here, the run says so
+                from agentui.paths import os_problem
+
+                self.log_errors.setdefault(tid, os_problem(e, self.layout.bus_recording(tid)))
+                with contextlib.suppress(OSError):
+                    self._recs.pop(tid).close()
 
     def _log(self, tid: str | None, record: dict[str, Any]) -> None:
-        if not tid or not self.record:
+        if not tid or not self.record or tid in self.log_errors:
             return
         fh = self._open(self._logs, tid, self.layout.task_log(tid))
         if fh is None:
@@ -454,8 +471,15 @@ class Runtime:
             line = canonical_json(rec)
         except (TypeError, ValueError):
             line = json.dumps(rec, default=str, ensure_ascii=False, sort_keys=True)
-        fh.write(line + "\n")
-        fh.flush()
+        try:
+            fh.write(line + "\n")
+            fh.flush()
+        except OSError as e:  # disk full: stop writing this log and say so once (run exits 1)
+            from agentui.paths import os_problem
+
+            self.log_errors.setdefault(tid, os_problem(e, self.layout.task_log(tid)))
+            with contextlib.suppress(OSError):
+                self._logs.pop(tid).close()
 
     def _trace_llm(self, rec: dict[str, Any]) -> None:
         self._log(current_task.get(), rec)

@@ -11,8 +11,10 @@ from collections import Counter
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from agentui.cli import non_negative_int
+
     parser.add_argument("--json", action="store_true", help="machine-readable report")
-    parser.add_argument("--events", type=int, default=20, metavar="N", help="show the last N events (default 20)")
+    parser.add_argument("--events", type=non_negative_int, default=20, metavar="N", help="show the last N events (default 20)")
     parser.add_argument("--task", metavar="ID", help="only events of this task (id or prefix)")
 
 
@@ -25,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = load_from_args(args).config
     layout = DataLayout(cfg.data_path())
+    layout.check(writable=False)  # only reads: a missing dir is "no runs yet", a file is an error
     alog = AuditLog(layout.audit_dir)
     events = alog.events()
     if args.task:

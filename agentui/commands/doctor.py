@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,41 +29,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="seconds allowed for the LLM check (default 10)")
 
 
-def _check_data_dir(root: Path) -> Check:
+def _check_data_dir(layout) -> Check:  # noqa: ANN001
+    from agentui.paths import DataDirError
+
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-", delete=True) as f:
-            f.write(b"ok")
-        return Check("data dir", True, f"{root} (writable)")
-    except OSError as e:
-        return Check("data dir", False, f"{root}: {e} — set AGENTUI_DATA_DIR or --data-dir to a writable directory")
+        layout.check()
+        return Check("data dir", True, f"{layout.root} (writable)")
+    except DataDirError as e:
+        return Check("data dir", False, str(e).removeprefix("data dir: "))
 
 
-def _check_leveldb(path: Path) -> Check:
+def _check_leveldb(path: Path, data_dir_ok: bool) -> Check:
+    """Opens the store the way agentui does (never recreating a damaged one), then closes it."""
+    if not data_dir_ok:
+        return Check("leveldb", False, f"{path}: not checked, the data dir is unusable (see above)")
     try:
-        import plyvel
+        from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable
+        from agentui.memory.leveldb import binding_name, close_db, open_db
     except ImportError as e:
-        return Check("leveldb", False, f"plyvel is not installed ({e}); run `make run` to install")
+        return Check("leveldb", False, f"the LevelDB binding is not installed ({e}); run `make install`")
     try:
-        db = plyvel.DB(str(path), create_if_missing=True)
-        db.close()
-        return Check("leveldb", True, f"{path} opens (plyvel {getattr(plyvel, '__version__', '?')})")
-    except Exception as e:  # noqa: BLE001 - plyvel raises IOError/plyvel.Error subclasses
-        msg = str(e)
-        if "lock" in msg.lower():
-            pid = _lock_holder(path)
-            who = f"PID {pid}" if pid else "another process"
-            return Check("leveldb", True, f"{path} is in use by {who} (a running agentui); it opened there")
-        return Check("leveldb", False, f"{path}: {msg}")
-
-
-def _lock_holder(path: Path) -> str | None:
-    for cand in (path / "agentui.pid", path.parent / "agentui.pid"):
-        try:
-            return cand.read_text(encoding="utf-8").strip() or None
-        except OSError:
-            continue
-    return None
+        db = open_db(path)
+    except MemoryInUse as e:  # told apart from a permission problem by the OS error (leveldb.classify)
+        return Check("leveldb", True, f"{e} (a running agentui); it opened there")
+    except (MemoryDamaged, MemoryUnavailable) as e:
+        return Check("leveldb", False, str(e))
+    close_db(path, db)
+    return Check("leveldb", True, f"{path} opens ({binding_name()})")
 
 
 async def _check_llm(config, timeout_s: float) -> list[Check]:
@@ -119,9 +110,10 @@ def run(args: argparse.Namespace) -> int:
     file_note = "found" if loaded.file_exists else "not present; defaults apply"
     checks.append(Check("config", True, f"{loaded.file} ({file_note})"))
     layout = DataLayout(cfg.data_path())
-    checks.append(_check_data_dir(layout.root))
+    dd = _check_data_dir(layout)
+    checks.append(dd)
     checks.extend(asyncio.run(_check_llm(cfg, args.timeout)))
-    checks.append(_check_leveldb(layout.memory_db))
+    checks.append(_check_leveldb(layout.memory_db, dd.ok))
     checks.extend(_check_mcp(cfg))
     checks.append(_check_acp())
     ok = all(c.ok for c in checks)

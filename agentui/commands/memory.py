@@ -3,7 +3,10 @@ which asks the brain tier to distil rules — and falls back to a template when 
 
     agentui memory stats | list [--level L] [--space S] [--entity E] [--limit N] | show ID
     agentui memory remember [--level C] [--space S] [--entity E] TEXT | forget ID-PREFIX [--yes]
-    agentui memory dream | export [--out FILE]
+    agentui memory dream | export [--out FILE] | repair
+
+A damaged store is never opened (nor recreated empty): every action stops with a message naming
+`agentui memory repair`, which copies the store aside, repairs it and reports the counts.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ USER_SPACE = "user"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from agentui.cli import non_negative_int
+
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.add_parser("stats", help="counts by level, tag pairs")
@@ -27,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--level", choices=["M", "K", "C", "T"])
     p.add_argument("--space")
     p.add_argument("--entity")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=non_negative_int, default=50, help="at most N (0: all; default 50)")
     p = sub.add_parser("show", help="one Megram with live potentials of its tag pair")
     p.add_argument("id", metavar="ID-PREFIX")
     p = sub.add_parser("remember", help="write a Megram by hand (default: a C-level rule)")
@@ -44,6 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("dream", help="run one Dreamer pass now (consolidate, bankrupt, GC)")
     p = sub.add_parser("export", help="every Megram as JSONL")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    sub.add_parser("repair", help="copy a damaged store aside, repair it, report Megrams before/after")
     for sp in sub.choices.values():
         sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
 
@@ -63,7 +69,11 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
     action = getattr(args, "action", None) or "stats"
     as_json = bool(getattr(args, "json", False))
     layout = DataLayout(cfg.data_path())
-    layout.ensure()
+    layout.check()
+    if action == "repair":
+        return _repair(layout.memory_db, as_json)
+    if action == "export" and args.out:
+        _check_out(args.out)
     try:
         mem = open_memory(layout.memory_db, SystemClock(), UuidIds())
     except MemoryInUse as e:
@@ -157,6 +167,35 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
             except Exception:  # noqa: BLE001
                 asyncio.run(mem.close())
     return 2
+
+
+def _check_out(out: str) -> None:
+    """--out must be a file we can write (checked before the store opens)."""
+    from pathlib import Path
+
+    from agentui.cli import UsageError
+
+    p = Path(out).expanduser()
+    if p.is_dir():
+        raise UsageError(f"agentui memory export: --out {out} is a directory; give a file name")
+    if not p.parent.is_dir():
+        raise UsageError(f"agentui memory export: the directory of --out {out} does not exist")
+
+
+def _repair(path: Any, as_json: bool) -> int:
+    from agentui.memory.leveldb import repair
+
+    rep = repair(path)
+    if as_json:
+        print(json.dumps(rep))
+        return 0
+    def fmt(n: int | None) -> str:
+        return "could not open" if n is None else f"{n} Megrams"
+
+    print(f"memory repair: {path}\n  copy of the damaged store: {rep['backup']}\n"
+          f"  before: {fmt(rep['before'])} (lenient open: {fmt(rep['lenient_before'])})\n"
+          f"  after:  {fmt(rep['after'])}")
+    return 0
 
 
 async def _dream(cfg: Any, mem: Any) -> Any:

@@ -2,7 +2,9 @@
 
 Exit codes: 0 accept/success (or a conversational reply), 1 abandon or timeout, 2 usage/config
 error or an LLM endpoint failure (the preflight's tiny completion, or refused/timeouts/401/404/5xx
-during the task: #12), 130 interrupted.
+during the task: #12), 130 interrupted (Ctrl+C), 143 terminated (SIGTERM), 129 hung up (SIGHUP).
+A signal cancels the task, kills its tool process groups and still prints the result (with --json:
+the JSON document, "cancelled").
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# the signals handled like Ctrl+C: what `timeout`, `docker stop`, CI runners and a closed terminal send
+SIGNALS = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from agentui.cli import positive_float
+
     parser.add_argument("task", nargs="*", help='the goal in plain language ("-" reads it from stdin)')
     parser.add_argument("--json", action="store_true", help="print only the FinalResult and stats as JSON")
     parser.add_argument("--yes", "-y", action="store_true", help="approve every safety confirmation")
     parser.add_argument("--workspace", "-w", metavar="DIR", help="directory the tools work in (default: cwd)")
-    parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
                         help="cancel the task after S seconds (default 900)")
     parser.add_argument("--verbose", "-v", action="store_true", help="also show LLM usage lines")
     parser.add_argument("--ablation", choices=["naive-retry"], help=argparse.SUPPRESS)
@@ -31,7 +37,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _task_text(args: argparse.Namespace) -> str | None:
     if args.task == ["-"]:
-        return sys.stdin.read().strip() or None
+        from agentui.cli import UsageError
+
+        raw = sys.stdin.buffer.read()
+        try:
+            return raw.decode("utf-8").strip() or None
+        except UnicodeDecodeError as e:
+            raise UsageError(f"agentui run: the task on stdin is not valid UTF-8 text (byte 0x{raw[e.start]:02x} "
+                             f"at offset {e.start}); convert it, e.g. iconv -t UTF-8") from None
     text = " ".join(args.task).strip()
     return text or None
 
@@ -48,26 +61,54 @@ def run(args: argparse.Namespace) -> int:
     if not ws.is_dir():
         print(f"agentui run: workspace {ws} is not a directory", file=sys.stderr)
         return EXIT_USAGE
+    from agentui.paths import DataLayout
+
+    DataLayout(loaded.config.data_path()).check()  # a file / read-only / full data dir: exit 2
+    caught: list[int] = []
     try:
-        return asyncio.run(_main(args, loaded.config, text, ws.resolve()))
-    except KeyboardInterrupt:
-        print("agentui: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return asyncio.run(_main(args, loaded.config, text, ws.resolve(), caught))
+    except (KeyboardInterrupt, asyncio.CancelledError):  # a signal before the task was submitted
+        sig = caught[0] if caught else signal.SIGINT
+        if args.json:
+            print(json.dumps({"task_id": None, "final": None, "stats": {},
+                              "cancelled": f"interrupted ({SIGNALS[sig]})"}))
+        print(f"agentui: interrupted ({SIGNALS[sig]})", file=sys.stderr)
+        return 128 + sig
 
 
-async def _main(args: argparse.Namespace, config, text: str, workspace: Path) -> int:  # noqa: ANN001, C901
+async def _main(args: argparse.Namespace, config, text: str, workspace: Path, caught: list[int]) -> int:  # noqa: ANN001, C901
     from rich.console import Console
     from rich.markup import escape
 
     from agentui.contracts import ConfirmationChoice
     from agentui.describe import STYLE, line
     from agentui.llm import LLMError, LLMPool
-    from agentui.memory import MemoryInUse, open_memory
+    from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable, open_memory
     from agentui.paths import DataLayout
     from agentui.runtime import Runtime
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+    current: dict[str, object] = {}  # "rt", "tid" once the task is submitted
+
+    def on_signal(sig: int) -> None:
+        """SIGINT/SIGTERM/SIGHUP: cancel the task (its tool process groups are killed), then print
+        the result as usual; before a task exists, stop here."""
+        if caught:
+            return
+        caught.append(sig)
+        if "tid" in current:
+            loop.create_task(current["rt"].cancel(current["tid"], f"interrupted ({SIGNALS[sig]})"))  # type: ignore[attr-defined]
+        elif main_task is not None:
+            main_task.cancel()
+
+    for sig in SIGNALS:
+        try:
+            loop.add_signal_handler(sig, on_signal, sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
     try:
         pool = LLMPool(config)
     except LLMError as e:
@@ -91,6 +132,10 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path) ->
     except MemoryInUse as e:
         err.print(f"[yellow]warning:[/] {escape(str(e))}; this run uses a temporary memory")
         memory = open_memory(None, clock, ids)
+    except (MemoryDamaged, MemoryUnavailable) as e:  # never run on (or recreate) a damaged store
+        await pool.aclose()
+        err.print(f"agentui run: {escape(str(e))}")
+        return EXIT_USAGE
 
     interactive = sys.stdin.isatty() and not args.json
 
@@ -144,25 +189,22 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path) ->
 
             rt.auditor.channel.listen(on_audit)
 
-    loop = asyncio.get_running_loop()
     tid = await rt.submit(text)
-    interrupted = asyncio.Event()
-
-    def on_sigint() -> None:
-        interrupted.set()
-        loop.create_task(rt.cancel(tid, "interrupted (Ctrl+C)"))
-
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    except (NotImplementedError, RuntimeError):
-        pass
+    current.update(rt=rt, tid=tid)
+    if caught:  # a signal came while submitting
+        await rt.cancel(tid, f"interrupted ({SIGNALS[caught[0]]})")
+    cut = rt.truncated.get(tid)
+    if cut:
+        err.print(f"[yellow]warning:[/] the task text is {cut[0]:,} characters; the roles see the first "
+                  f"{cut[1]:,} ([pipeline] max_task_chars); the full text is in {layout.task_log(tid)}")
     try:
         end = await rt.wait(tid, timeout=args.timeout)
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        for sig in SIGNALS:
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
     stats = rt.task_stats(tid)
     if printer is not None:
         await asyncio.sleep(0.05)
@@ -175,14 +217,21 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path) ->
             doc["infra_failure"] = end.infra
         elif end.cancelled:
             doc["cancelled"] = end.reason
+        if cut:
+            doc["task_truncated"] = {"chars": cut[0], "kept": cut[1]}
+        if rt.log_errors.get(tid):
+            doc["task_log_error"] = rt.log_errors[tid]
         out.print(json.dumps(doc, ensure_ascii=False, default=str), markup=False, highlight=False)
     else:
         _render(out, end, stats, layout, tid)
     if end.infra is not None:
         err.print(f"agentui run: {escape(end.infra.get('message', ''))}")
         return EXIT_USAGE
+    if rt.log_errors.get(tid):  # the run's record is incomplete: say so, never exit 0
+        err.print(f"agentui run: the task log {layout.task_log(tid)} is incomplete: {escape(rt.log_errors[tid])}")
+        return EXIT_FAIL
     if end.cancelled:
-        return EXIT_INTERRUPTED if interrupted.is_set() else EXIT_FAIL
+        return 128 + caught[0] if caught else EXIT_FAIL
     if end.final is not None:
         return EXIT_OK if end.final.directive.value in ("accept", "success") else EXIT_FAIL
     return EXIT_OK

@@ -8,20 +8,27 @@ from pathlib import Path
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", "-w", metavar="DIR", help="directory the tools work in (default: cwd)")
-    parser.add_argument("--theme", metavar="NAME", help="dark or light (or any theme in themes/)")
+    parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS,
+                        help="dark, light or a .toml theme file (also before the command: agentui --theme light)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentui.cli import load_from_args
-    from agentui.ui.app import AgentApp
+    from agentui.cli import UsageError, load_from_args
+    from agentui.paths import DataLayout
+    from agentui.themes import check_theme
 
     loaded = load_from_args(args)
     cfg = loaded.config
-    if getattr(args, "theme", None):
-        cfg.ui.theme = args.theme
+    try:  # --theme was checked by the CLI; a theme from the config file is checked here
+        cfg.ui.theme = getattr(args, "theme", None) or check_theme(cfg.ui.theme)
+    except ValueError as e:
+        raise UsageError(f"[ui] theme: {e}") from None
     ws = getattr(args, "workspace", None)
     if ws and not Path(ws).expanduser().is_dir():
-        print(f"agentui: workspace {ws} is not a directory")
-        return 2
+        raise UsageError(f"workspace {ws} is not a directory")
+    DataLayout(cfg.data_path()).check()  # before the screen opens: a bad data dir is one line, exit 2
+    from agentui.ui.app import AgentApp
+
     app = AgentApp(cfg, workspace=Path(ws).expanduser() if ws else None, config_file=loaded.file)
-    return int(app.run() or 0)
+    app.run()
+    return int(app.return_code or 0)  # non-zero after a crash or a store that cannot open

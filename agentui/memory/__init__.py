@@ -14,8 +14,10 @@ from .store import (
     InMemoryMemory,
     LevelDBMemory,
     MemoryClosed,
+    MemoryDamaged,
     MemoryError_,
     MemoryInUse,
+    MemoryUnavailable,
     open_memory,
 )
 from .tags import ENV_LOCAL, intent_space, parse_blocked_target, path_entity, slug, tool_space
@@ -75,7 +77,7 @@ class MemoryService(Protocol):
 
 __all__ = [
     "BEST_PRACTICE", "CONSTRAINT", "ENV_LOCAL", "MATRIX", "AmbiguousId", "Distil", "DreamReport",
-    "Dreamer", "InMemoryMemory", "LevelDBMemory", "MemoryClosed", "MemoryError_", "MemoryInUse",
+    "Dreamer", "InMemoryMemory", "LevelDBMemory", "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable",
     "MemoryService", "action_for", "intent_space", "megram_params", "open_memory", "parse_blocked_target",
     "path_entity", "potentials", "reference_potentials", "slug", "template_rule", "tool_space",
 ]

@@ -18,3 +18,11 @@ class AmbiguousId(MemoryError_, ValueError):
 class MemoryClosed(MemoryError_):
     """A write after close()."""
 
+
+
+class MemoryDamaged(MemoryError_):
+    """The store's files are damaged; nothing was opened or changed (``agentui memory repair``)."""
+
+
+class MemoryUnavailable(MemoryError_):
+    """The store cannot be opened here: not a directory, no permission, read-only, disk full."""

@@ -10,10 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import MemoryInUse
+from .errors import MemoryUnavailable
 
 PID_FILE = "agentui.pid"
-
 
 
 class _KV:
@@ -52,24 +51,20 @@ class _LevelSnap(_KV):
 
 class _LevelKV(_KV):
     def __init__(self, path: Path) -> None:
-        import plyvel
+        from .leveldb import open_db
 
-        path.mkdir(parents=True, exist_ok=True)
+        # bloom filters: point lookups that miss (recall:, sup:) skip SST reads
+        self._db = open_db(path, bloom_filter_bits=10, lru_cache_size=64 << 20)
+        self._path = path
         pid_file = path / PID_FILE
-        try:
-            # bloom filters: point lookups that miss (recall:, sup:) skip SST reads
-            self._db = plyvel.DB(str(path), create_if_missing=True, bloom_filter_bits=10,
-                                 lru_cache_size=64 << 20)
-        except plyvel.IOError as e:
-            if "lock" not in str(e).lower():
-                raise
-            try:
-                pid = pid_file.read_text().strip() or "?"
-            except OSError:
-                pid = "?"
-            raise MemoryInUse(f"memory is in use by PID {pid} ({path})") from e
         self._pid_file = pid_file
-        pid_file.write_text(f"{os.getpid()}\n")
+        try:
+            pid_file.write_text(f"{os.getpid()}\n")
+        except OSError as e:  # LevelDB opened, yet a small file cannot be written: disk full
+            from .leveldb import describe_os_error
+
+            self.close()
+            raise MemoryUnavailable(describe_os_error(e.errno, path, str(e))) from e
 
     def write(self, puts, deletes=(), sync=False) -> None:  # type: ignore[no-untyped-def]
         with self._db.write_batch(sync=sync) as wb:  # one atomic batch
@@ -88,8 +83,10 @@ class _LevelKV(_KV):
         return self._db.iterator(prefix=prefix, reverse=reverse, include_key=keys, include_value=values)
 
     def close(self) -> None:
+        from .leveldb import close_db
+
         if not self._db.closed:
-            self._db.close()
+            close_db(self._path, self._db)
             with contextlib.suppress(OSError):
                 self._pid_file.unlink()
 

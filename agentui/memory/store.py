@@ -56,7 +56,14 @@ from agentui.contracts import Level, Megram
 from agentui.ids import IdFactory
 
 from .chunks import CHUNK_AT, COL_MERGE_AT, MK_CACHE, _Chunks
-from .errors import AmbiguousId, MemoryClosed, MemoryError_, MemoryInUse
+from .errors import (
+    AmbiguousId,
+    MemoryClosed,
+    MemoryDamaged,
+    MemoryError_,
+    MemoryInUse,
+    MemoryUnavailable,
+)
 from .keys import (
     _LVL_PREFIX,
     CODE_LEVEL,
@@ -84,7 +91,7 @@ from .writequeue import BATCH_MAX, INLINE_MAX, _WriteQueue
 __all__ = [
     "BATCH_MAX", "CHUNK_AT", "CODE_LEVEL", "COL_MERGE_AT", "IDX_DTYPE", "INLINE_MAX", "LEVEL_CODE",
     "MK_CACHE", "PID_FILE", "RECENT", "AmbiguousId", "InMemoryMemory", "IndexScan", "LevelDBMemory",
-    "MemoryClosed", "MemoryError_", "MemoryInUse", "col_prefix", "encode_megram", "epoch", "esc",
+    "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable", "col_prefix", "encode_megram", "epoch", "esc",
     "open_memory", "pair_prefix", "to_days", "unesc",
 ]
 

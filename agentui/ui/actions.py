@@ -76,14 +76,20 @@ class Actions:
             return
         await self._stop_and_exit()
 
-    async def _stop_and_exit(self) -> None:
+    async def _stop_and_exit(self, code: int = 0, message: str | None = None) -> None:
         if self.runtime is not None:
             with contextlib.suppress(Exception):
                 await self.runtime.stop()
         elif self.memory is not None:
             with contextlib.suppress(Exception):
                 await self.memory.close()
-        self.exit(0)
+        self.exit(return_code=code, message=message)
+
+    def _on_signal(self, sig: int) -> None:
+        """SIGTERM / SIGHUP (#15): like quitting with a task running, without asking; exit 128+sig."""
+        import signal
+
+        self.run_worker(self._stop_and_exit(128 + sig, f"agentui: {signal.Signals(sig).name}, stopped"))
 
     def action_memory(self) -> None:
         if isinstance(self.screen, MemoryScreen) or self._modal_pending():

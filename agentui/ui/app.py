@@ -132,11 +132,21 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
-        themes, problems = load_themes()
+        import signal
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # #15: handled like Ctrl+C, never a bare kill
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                asyncio.get_running_loop().add_signal_handler(sig, self._on_signal, sig)
+        wanted = self.config.ui.theme
+        extra = [Path(wanted).expanduser()] if wanted.endswith(".toml") else []  # --theme FILE (#15)
+        themes, problems = load_themes(extra=extra)
         for t in themes:
             self.register_theme(t)
         self.theme_names = [t.name for t in themes]
-        wanted = self.config.ui.theme
+        if extra:
+            from agentui.themes import file_theme_name
+
+            wanted = file_theme_name(extra[0])
         name = wanted if wanted in self.theme_names else f"agentui-{wanted}"
         if name in self.theme_names:
             self.theme = name
@@ -170,11 +180,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             # paint: the screen is up ~0.1–0.2 s sooner
             self.call_after_refresh(self.setup_runtime)
 
-    async def _open_memory(self) -> None:
+    async def _open_memory(self) -> bool:
         """Open the LevelDB memory in a worker thread (numpy + plyvel imports and the DB open take
         100–200 ms that the first screen should not wait for)."""
         if self.memory is not None:
-            return
+            return True
 
         def open_it() -> Any:
             from agentui.memory import open_memory
@@ -185,12 +195,18 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         try:
             self.memory = await asyncio.to_thread(open_it)
         except Exception as e:
-            from agentui.memory import MemoryInUse, open_memory
+            from agentui.memory import MemoryError_, MemoryInUse, open_memory
+            from agentui.paths import DataDirError
 
+            if isinstance(e, MemoryError_ | DataDirError) and not isinstance(e, MemoryInUse):
+                # a damaged / unusable store: stop with one line and exit 2, never run on it (#15)
+                self.exit(return_code=2, message=f"agentui: {e}")
+                return False
             if not isinstance(e, MemoryInUse):
                 raise
             self.notify(f"{e}; using a temporary memory", severity="warning", timeout=10)
             self.memory = open_memory(None, self.clock, self.ids)
+        return True
 
     # -- runtime --------------------------------------------------------------------------------
     @work(exclusive=True, group="setup")
@@ -199,7 +215,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         from agentui.runtime import Runtime
 
         onboarding = self.query_one("#onboarding", Static)
-        await self._open_memory()
+        if not await self._open_memory():
+            return
         pool = self._pool
         self.llm_error = None
         if pool is None:

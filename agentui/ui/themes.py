@@ -1,26 +1,28 @@
-"""Theme files (`themes/*.toml`) → textual Themes. A bad file is reported once, never fatal."""
+"""Theme files (`agentui/themes/*.toml`, plus a `--theme FILE.toml`) → textual Themes. A bad file
+is reported once, never fatal."""
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-THEME_DIR = Path(__file__).resolve().parents[2] / "themes"
+from agentui.themes import THEME_DIR
+
 _FIELDS = {"primary", "secondary", "accent", "warning", "error", "success", "foreground", "background",
            "surface", "panel", "boost", "dark"}
 
 
-def load_themes(directory: Path | None = None) -> tuple[list[Theme], list[str]]:
+def load_themes(directory: Path | None = None, extra: Sequence[Path] = ()) -> tuple[list[Theme], list[str]]:
     """(themes, problems). Each problem names the file and what is wrong with it."""
     d = directory or THEME_DIR
     themes: list[Theme] = []
     problems: list[str] = []
-    if not d.is_dir():
-        return themes, problems
-    for f in sorted(d.glob("*.toml")):
+    files = sorted(d.glob("*.toml")) if d.is_dir() else []
+    for f in [*files, *extra]:
         try:
             data = tomllib.loads(f.read_text(encoding="utf-8"))
             unknown = set(data) - _FIELDS - {"name"}

@@ -1,0 +1,211 @@
+"""LevelDB, opened safely: the one place that imports the bindings (plyvel-next on Python >= 3.12,
+plyvel / plyvel-ci on 3.11 — same API), and the rules that keep the user's long-term memory from
+being lost silently (#15):
+
+- an existing store directory is never opened with create-if-missing: with a damaged or missing
+  ``CURRENT`` LevelDB would create an empty store there and then delete the old table files;
+- paranoid checks are on, so a corrupted log or table stops the open instead of being dropped;
+- every failure becomes one :class:`MemoryError_` subclass with a one-line message and the fix
+  (``agentui memory repair`` for damage), classified by the OS error, not by words in a path.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import MemoryDamaged, MemoryError_, MemoryInUse, MemoryUnavailable
+from .kv import PID_FILE
+
+try:  # Python >= 3.12: plyvel-next (cp312-cp314 wheels)
+    import plyvel_next as plyvel  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the interpreter
+    import plyvel  # type: ignore[import-not-found,no-redef]
+
+_STORE_FILES = re.compile(r"^(CURRENT|MANIFEST-\d+|\d+\.(ldb|sst|log))$")
+_REPAIR_HINT = "run `agentui memory repair` (it copies the directory aside first)"
+
+
+def binding() -> Any:
+    """The imported LevelDB module (plyvel or plyvel_next)."""
+    return plyvel
+
+
+def binding_name() -> str:
+    return f"{plyvel.__name__} {getattr(plyvel, '__version__', '?')}"
+
+
+def is_store(path: Path) -> bool:
+    """True if `path` holds LevelDB files (a store, possibly damaged)."""
+    try:
+        return any(_STORE_FILES.match(n) for n in os.listdir(path))
+    except OSError:
+        return False
+
+
+def _strerror_errno(msg: str) -> int | None:
+    """The errno whose strerror ends a LevelDB IO error message (``…: Permission denied``)."""
+    for code in (errno.EAGAIN, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.ENOTDIR,
+                 errno.ENOENT, errno.EDQUOT, errno.EIO, errno.EMFILE):
+        if msg.rstrip().endswith(os.strerror(code)):
+            return code
+    return None
+
+
+def describe_os_error(code: int | None, path: Path, detail: str) -> str:
+    """One line: what is wrong with `path` and what to do about it."""
+    if code in (errno.EACCES, errno.EPERM):
+        return f"no permission to write {path}; fix its permissions or use --data-dir / AGENTUI_DATA_DIR"
+    if code == errno.EROFS:
+        return f"{path} is on a read-only file system; use a writable --data-dir / AGENTUI_DATA_DIR"
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk holding {path} is full; free some space and retry"
+    if code == errno.ENOTDIR:
+        return f"{path} (or a parent) is a file, not a directory; use another --data-dir"
+    return f"{path}: {detail}"
+
+
+def _lock_state(path: Path) -> int | None:
+    """Probe LevelDB's LOCK file the way LevelDB locks it (fcntl): None if we could take it, else
+    the errno — EAGAIN/EACCES from the lock call means another process holds it, an errno from
+    opening the file means a permission / file-system problem."""
+    lock = path / "LOCK"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        return -(e.errno or errno.EIO)  # negative: the open failed, not the lock
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        return None
+    except OSError as e:
+        return e.errno
+    finally:
+        os.close(fd)
+
+
+def _in_use(path: Path, cause: BaseException) -> MemoryInUse:
+    try:
+        pid = (path / PID_FILE).read_text().strip() or "?"
+    except OSError:
+        pid = "?"
+    err = MemoryInUse(f"memory is in use by PID {pid} ({path})")
+    err.__cause__ = cause
+    return err
+
+
+def classify(path: Path, e: BaseException) -> MemoryError_:
+    """Turn a LevelDB open error into one of our errors (by OS error, then by LevelDB status)."""
+    raw = e.args[0] if e.args else str(e)
+    msg = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    if isinstance(e, plyvel.CorruptionError) or msg.startswith("Corruption"):
+        return MemoryDamaged(f"the memory store {path} is damaged ({msg}); {_REPAIR_HINT}")
+    if "already held by process" in msg:  # LevelDB's in-process lock table: this process has it open
+        return _in_use(path, e)
+    code = _strerror_errno(msg)
+    if code in (errno.EAGAIN, errno.EACCES) and msg.startswith("IO error: lock "):
+        probe = _lock_state(path)
+        if probe is not None and probe > 0:  # the lock call itself failed: held elsewhere
+            return _in_use(path, e)
+        if probe is not None and probe < 0:
+            code = -probe
+    if code is not None:
+        return MemoryUnavailable(describe_os_error(code, path, msg))
+    return MemoryUnavailable(f"cannot open the memory store {path}: {msg}")
+
+
+_OPEN: set[str] = set()  # stores this process has open
+
+
+def open_db(path: Path, **options: Any) -> Any:
+    """Open (or create, if `path` holds no store yet) the LevelDB at `path` with paranoid checks.
+    Close it with :func:`close_db`."""
+    key = os.path.realpath(path)
+    if key in _OPEN:  # a failed second open in this process would drop the first one's fcntl lock
+        raise _in_use(path, OSError(errno.EAGAIN, "already open in this process"))
+    if path.exists() and not path.is_dir():
+        raise MemoryUnavailable(describe_os_error(errno.ENOTDIR, path, "not a directory"))
+    existing = is_store(path)
+    if existing and not (path / "CURRENT").is_file():
+        raise MemoryDamaged(f"the memory store {path} has lost its CURRENT file (opening it would start "
+                            f"an empty store and delete the old tables); {_REPAIR_HINT}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MemoryUnavailable(describe_os_error(e.errno, path, e.strerror or str(e))) from e
+    try:
+        db = plyvel.DB(str(path), create_if_missing=not existing, paranoid_checks=True, **options)
+    except plyvel.Error as e:
+        raise classify(path, e) from e
+    _OPEN.add(key)
+    return db
+
+
+def close_db(path: Path, db: Any) -> None:
+    if not db.closed:
+        db.close()
+    _OPEN.discard(os.path.realpath(path))
+
+
+def count_megrams(db: Any) -> int:
+    return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False))
+
+
+def _count_at(path: Path, *, paranoid: bool) -> int | None:
+    """Megrams an open of `path` would see (None if it cannot open). Opens a scratch copy:
+    a lenient open rewrites the log, and we never touch the original before it is backed up."""
+    scratch = path.with_name(path.name + f".count-{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        shutil.copytree(path, scratch, ignore=shutil.ignore_patterns("LOCK", PID_FILE))
+        db = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=paranoid)
+        try:
+            return count_megrams(db)
+        finally:
+            db.close()
+    except (plyvel.Error, OSError):
+        return None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
+    """Copy `path` aside, run LevelDB's repair on it, count Megrams before and after.
+
+    ``before`` is what a normal open saw (None: it could not open), ``lenient_before`` what an open
+    without paranoid checks saw, ``after`` what the repaired store holds."""
+    if not path.is_dir() or not is_store(path):
+        raise MemoryUnavailable(f"no memory store at {path} to repair")
+    probe = _lock_state(path)
+    if probe is not None and probe > 0:
+        raise _in_use(path, OSError(probe, os.strerror(probe)))
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now if now is not None else time.time()))
+    backup = path.with_name(f"{path.name}.backup-{stamp}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = path.with_name(f"{path.name}.backup-{stamp}-{n}")
+    try:
+        shutil.copytree(path, backup, ignore=shutil.ignore_patterns("LOCK", PID_FILE))
+    except OSError as e:
+        shutil.rmtree(backup, ignore_errors=True)
+        raise MemoryUnavailable(describe_os_error(e.errno, backup, f"backup failed: {e}")) from e
+    before = _count_at(backup, paranoid=True)
+    lenient = _count_at(backup, paranoid=False)
+    try:
+        plyvel.repair_db(str(path), paranoid_checks=False)
+        db = plyvel.DB(str(path), create_if_missing=False, paranoid_checks=True)
+    except plyvel.Error as e:
+        raise classify(path, e) from e
+    try:
+        after = count_megrams(db)
+    finally:
+        db.close()
+    return {"path": str(path), "backup": str(backup), "before": before, "lenient_before": lenient,
+            "after": after}
