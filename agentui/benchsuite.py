@@ -170,7 +170,15 @@ def run_task(
             rec["error"] = f"timed out after {timeout:g} s"
             return rec
         except BaseException:
-            # Ctrl+C or a kill of the bench: the task runs in its own session, so take it down too
+            # Ctrl+C or a kill of the bench: the task runs in its own session, so take it down too.
+            # SIGTERM first: `agentui run` cancels its task and kills its tools' process groups
+            # (they have sessions of their own, out of reach of a killpg here), then SIGKILL.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

@@ -151,6 +151,10 @@ def _one_line(e: BaseException) -> tuple[str, int]:
         mem is not None and isinstance(e, mem.MemoryDamaged | mem.MemoryUnavailable)
     ):
         return str(e), EXIT_USAGE
+    if type(e).__module__.startswith(("plyvel", "plyvel_next")):  # a read found damage after the open
+        from agentui.memory.leveldb import classify
+
+        return str(classify(None, e)), EXIT_USAGE
     if isinstance(e, UnicodeError):
         return f"input is not valid UTF-8 text ({e}); fix its encoding", EXIT_USAGE
     if isinstance(e, OSError):

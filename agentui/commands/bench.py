@@ -9,10 +9,12 @@ import sys
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from agentui.cli import positive_float
+
     parser.add_argument("suite", metavar="SUITE.json", help="task suite: [{id, description, init, check}]")
     parser.add_argument("--out", metavar="FILE", help="append one JSON line per task result to FILE")
     parser.add_argument("--ids", metavar="ID[,ID…]", help="run only these task ids (comma-separated)")
-    parser.add_argument("--timeout", type=float, default=600.0, metavar="S", help="per-task timeout (default 600)")
+    parser.add_argument("--timeout", type=positive_float, default=600.0, metavar="S", help="per-task timeout (default 600)")
     parser.add_argument("--ablation", choices=["naive-retry"],
                         help="naive-retry: replace GGS by 'replan with the failure text'")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -25,10 +27,14 @@ def run(args: argparse.Namespace) -> int:
 
     from agentui.benchsuite import SuiteError, canonical_line, load_suite, run_suite, summarise
 
-    def _terminate(_sig: int, _frame: object) -> None:
-        raise KeyboardInterrupt  # unwinds through run_task, which kills the running task's group
+    caught: list[int] = []
+
+    def _terminate(sig: int, _frame: object) -> None:
+        caught.append(sig)
+        raise KeyboardInterrupt  # unwinds through run_task, which stops the running task (SIGTERM first)
 
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
 
     try:
         tasks = load_suite(args.suite)
@@ -67,8 +73,13 @@ def run(args: argparse.Namespace) -> int:
                     out_fh.write(canonical_line({**r, "ablation": args.ablation}) + "\n")
                     out_fh.flush()
 
-            results = run_suite(tasks, timeout=args.timeout, run_args=run_args, ablation=args.ablation,
-                                on_result=on_result, on_start=on_start)
+            try:
+                results = run_suite(tasks, timeout=args.timeout, run_args=run_args, ablation=args.ablation,
+                                    on_result=on_result, on_start=on_start)
+            except KeyboardInterrupt:
+                sig = caught[0] if caught else signal.SIGINT
+                err.print(f"bench: interrupted ({signal.Signals(sig).name}); the running task was stopped")
+                return 128 + sig
     finally:
         if out_fh:
             out_fh.close()

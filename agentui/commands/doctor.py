@@ -45,7 +45,7 @@ def _check_leveldb(path: Path, data_dir_ok: bool) -> Check:
         return Check("leveldb", False, f"{path}: not checked, the data dir is unusable (see above)")
     try:
         from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable
-        from agentui.memory.leveldb import binding_name, close_db, open_db
+        from agentui.memory.leveldb import binding, binding_name, classify, close_db, open_db
     except ImportError as e:
         return Check("leveldb", False, f"the LevelDB binding is not installed ({e}); run `make install`")
     try:
@@ -54,8 +54,13 @@ def _check_leveldb(path: Path, data_dir_ok: bool) -> Check:
         return Check("leveldb", True, f"{e} (a running agentui); it opened there")
     except (MemoryDamaged, MemoryUnavailable) as e:
         return Check("leveldb", False, str(e))
-    close_db(path, db)
-    return Check("leveldb", True, f"{path} opens ({binding_name()})")
+    try:  # read every block with checksums: a truncated table opens fine and fails here
+        n = sum(1 for _ in db.iterator(verify_checksums=True, fill_cache=False))
+    except binding().Error as e:
+        return Check("leveldb", False, str(classify(path, e)))
+    finally:
+        close_db(path, db)
+    return Check("leveldb", True, f"{path} opens, {n} keys read back ({binding_name()})")
 
 
 async def _check_llm(config, timeout_s: float) -> list[Check]:

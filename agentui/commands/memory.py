@@ -194,7 +194,8 @@ def _repair(path: Any, as_json: bool) -> int:
 
     print(f"memory repair: {path}\n  copy of the damaged store: {rep['backup']}\n"
           f"  before: {fmt(rep['before'])} (lenient open: {fmt(rep['lenient_before'])})\n"
-          f"  after:  {fmt(rep['after'])}")
+          f"  after:  {fmt(rep['after'])} ({rep['index_rebuilt']} index keys rebuilt, "
+          f"{rep['orphan_index_removed']} orphaned removed, {rep['unreadable_dropped']} unreadable records dropped)")
     return 0
 
 

@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - depends on the interpreter
     import plyvel  # type: ignore[import-not-found,no-redef]
 
 _STORE_FILES = re.compile(r"^(CURRENT|MANIFEST-\d+|\d+\.(ldb|sst|log))$")
+_DAMAGE_FILE = re.compile(r"(\d+\.(ldb|sst|log)|MANIFEST-\d+|CURRENT)\b")
 _REPAIR_HINT = "run `agentui memory repair` (it copies the directory aside first)"
 
 
@@ -100,21 +101,29 @@ def _in_use(path: Path, cause: BaseException) -> MemoryInUse:
     return err
 
 
-def classify(path: Path, e: BaseException) -> MemoryError_:
-    """Turn a LevelDB open error into one of our errors (by OS error, then by LevelDB status)."""
+def classify(path: Path | None, e: BaseException) -> MemoryError_:
+    """Turn a LevelDB error into one of our errors (by OS error, then by LevelDB status); `path`
+    None: an error from a read after the open, whose message names the file."""
     raw = e.args[0] if e.args else str(e)
     msg = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    store = f"the memory store {path}" if path is not None else "the memory store"
     if isinstance(e, plyvel.CorruptionError) or msg.startswith("Corruption"):
-        return MemoryDamaged(f"the memory store {path} is damaged ({msg}); {_REPAIR_HINT}")
-    if "already held by process" in msg:  # LevelDB's in-process lock table: this process has it open
+        return MemoryDamaged(f"{store} is damaged ({msg}); {_REPAIR_HINT}")
+    if "already held by process" in msg and path is not None:  # LevelDB's in-process lock table: this process has it open
         return _in_use(path, e)
     code = _strerror_errno(msg)
-    if code in (errno.EAGAIN, errno.EACCES) and msg.startswith("IO error: lock "):
+    if code in (errno.EAGAIN, errno.EACCES) and msg.startswith("IO error: lock ") and path is not None:
         probe = _lock_state(path)
         if probe is not None and probe > 0:  # the lock call itself failed: held elsewhere
             return _in_use(path, e)
         if probe is not None and probe < 0:
             code = -probe
+    if code not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EAGAIN) and (
+        _DAMAGE_FILE.search(msg)
+    ):  # a store file is missing or unreadable (truncated table: EINVAL on read): damage
+        return MemoryDamaged(f"{store} is damaged ({msg}); {_REPAIR_HINT}")
+    if path is None:
+        return MemoryUnavailable(f"{store} failed: {msg}")
     if code is not None:
         return MemoryUnavailable(describe_os_error(code, path, msg))
     return MemoryUnavailable(f"cannot open the memory store {path}: {msg}")
@@ -204,8 +213,46 @@ def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
     except plyvel.Error as e:
         raise classify(path, e) from e
     try:
+        fixed = reconcile(db)
         after = count_megrams(db)
     finally:
         db.close()
     return {"path": str(path), "backup": str(backup), "before": before, "lenient_before": lenient,
-            "after": after}
+            "after": after, **fixed}
+
+
+def reconcile(db: Any) -> dict[str, int]:
+    """After LevelDB's repair a write batch may come back in part (it salvages records one by one):
+    make the indexes agree with the ``megram:`` records again. Unreadable records are dropped,
+    missing ``idx:``/``lvl:`` keys rebuilt, index keys of absent records deleted, ``col:`` summary
+    chunks dropped (QueryMK rebuilds them). Returns the counts of each."""
+    from agentui.contracts import Megram
+
+    from .keys import _record_keys
+
+    ids: set[bytes] = set()
+    puts: list[tuple[bytes, bytes]] = []
+    dels: list[bytes] = []
+    unreadable = 0
+    present = {k for k in db.iterator(prefix=b"idx:", include_value=False)}
+    present.update(db.iterator(prefix=b"lvl:", include_value=False))
+    for k, v in db.iterator(prefix=b"megram:"):
+        try:
+            m = Megram.model_validate_json(v)
+            keys = _record_keys(m)
+        except ValueError:
+            dels.append(k)
+            unreadable += 1
+            continue
+        ids.add(k[7:])
+        puts += [kv for kv in keys[1:] if kv[0] not in present]
+    orphans = [k for k in present if k.rsplit(b":", 1)[1] not in ids]
+    orphans += [k for p in (b"recall:", b"sup:") for k in db.iterator(prefix=p, include_value=False)
+                if k.split(b":", 1)[1] not in ids]
+    chunks = list(db.iterator(prefix=b"col:", include_value=False))
+    with db.write_batch(sync=True) as wb:
+        for k in dels + orphans + chunks:
+            wb.delete(k)
+        for k, v in puts:
+            wb.put(k, v)
+    return {"unreadable_dropped": unreadable, "index_rebuilt": len(puts), "orphan_index_removed": len(orphans)}

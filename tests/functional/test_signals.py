@@ -1,0 +1,109 @@
+"""SIGTERM and SIGHUP (`timeout`, `docker stop`, CI runners, a closed terminal) are handled like
+Ctrl+C by `agentui run` and `agentui bench`: the task is cancelled, its tool's process group is
+killed, the JSON result is printed, and the exit code says which signal (#15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.functional.pipeline import call, perceive, plan, sub
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); it is dead for our purpose
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def _wait_pid(path: Path, proc: subprocess.Popen) -> int:
+    for _ in range(400):
+        if path.is_file() and path.read_text().strip():
+            return int(path.read_text())
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the tool never started")
+
+
+def _script_sleeper(fakellm, pidfile: Path) -> None:
+    fakellm.script("perceiver", [perceive("wait")])
+    fakellm.script("planner", [plan(["waited"], sub("wait", "waited", tools=["shell"]))])
+    fakellm.script("executor", [call("shell", command=f"echo $$ > {pidfile}; sleep 100")])
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_run_handles_sigterm_and_sighup_like_ctrl_c(fakellm, tmp_path, sig, code):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    pidfile = tmp_path / "tool.pid"
+    _script_sleeper(fakellm, pidfile)
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--json", "--yes", "--workspace", str(ws),
+                          "--data-dir", str(tmp_path / "d"), "wait"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tool = _wait_pid(pidfile, p)
+    assert _alive(tool)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == code, err
+    assert "Traceback" not in err
+    doc = json.loads(out)
+    assert doc["cancelled"] == f"interrupted ({signal.Signals(sig).name})"
+    for _ in range(40):
+        if not _alive(tool):
+            break
+        time.sleep(0.05)
+    assert not _alive(tool), "the tool's `sleep 100` survived"
+
+
+def test_run_signal_before_the_task_starts_still_prints_json(fakellm, tmp_path):
+    from tests.fakellm import Reply
+
+    fakellm.responder("*", lambda _r: Reply.fault("hang"))  # preflight never answers
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--json", "--workspace", str(tmp_path),
+                          "--data-dir", str(tmp_path / "d"), "wait"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(200):
+        if fakellm.calls():
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 143, err
+    assert "Traceback" not in err
+    assert json.loads(out)["cancelled"] == "interrupted (SIGTERM)"
+
+
+def test_bench_sigterm_stops_the_child_and_its_tools(fakellm, tmp_path):
+    pidfile = tmp_path / "tool.pid"
+    _script_sleeper(fakellm, pidfile)
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps([{"id": "sleeps", "description": "wait", "init": "true", "check": "true"}]))
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--timeout", "120"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tool = _wait_pid(pidfile, p)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 143, err
+    assert "Traceback" not in err
+    for _ in range(40):
+        if not _alive(tool):
+            break
+        time.sleep(0.05)
+    assert not _alive(tool), "the bench task's tool survived"
