@@ -142,12 +142,13 @@ def _bad_utf8(argv: Sequence[str]) -> str | None:
 
 def _one_line(e: BaseException) -> tuple[str, int]:
     """(message, exit code) for an error that reached `main`: one line, never a traceback."""
+    from agentui.cli import UsageError as Usage  # differs from ours when run as `python -m agentui.cli`
     from agentui.paths import DataDirError, os_problem
 
     mem = sys.modules.get("agentui.memory.errors")  # loaded iff the memory store was involved
     if mem is not None and isinstance(e, mem.MemoryInUse):
         return f"{e}; close the other agentui first", EXIT_FAIL
-    if isinstance(e, UsageError | DataDirError) or (
+    if isinstance(e, UsageError | Usage | DataDirError) or (
         mem is not None and isinstance(e, mem.MemoryDamaged | mem.MemoryUnavailable)
     ):
         return str(e), EXIT_USAGE
@@ -195,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("AGENTUI_DEBUG"):
             raise
         msg, code = _one_line(e)
-        print(f"agentui: {msg}", file=sys.stderr)
+        print(msg if msg.startswith("agentui") else f"agentui: {msg}", file=sys.stderr)
         return code
 
 

@@ -359,6 +359,9 @@ def load_config(
     data: dict[str, Any] = {}
     sources: dict[str, str] = {}
     exists = file.is_file()
+    if file.is_dir():
+        raise ConfigError("is a directory, not a TOML file (give the file: --config DIR/config.toml)",
+                          source=str(file))
     if path is not None and not exists:
         raise ConfigError("file not found", source=str(file))
     if exists:

@@ -157,9 +157,17 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
             if args.out:
                 print(f"exported {n} Megrams to {args.out}", file=sys.stderr)
             return 0
-    except (KeyError, AmbiguousId, LookupError) as e:
-        print(f"agentui memory: {e.args[0] if e.args else e}", file=sys.stderr)
-        return 1
+    except Exception as e:
+        if type(e).__module__.startswith(("plyvel", "plyvel_next")):  # damage found by a read
+            from agentui.memory.leveldb import classify
+
+            raise classify(layout.memory_db, e) from e
+        if not isinstance(e, KeyError | AmbiguousId | LookupError):
+            raise
+        # an unknown or ambiguous id: bad input
+        print(f"agentui memory: {e.args[0] if e.args else e}; `agentui memory list` shows the ids",
+              file=sys.stderr)
+        return 2
     finally:
         if not getattr(mem, "closed", True):
             try:

@@ -26,7 +26,11 @@ def run(args: argparse.Namespace) -> int:
     ws = getattr(args, "workspace", None)
     if ws and not Path(ws).expanduser().is_dir():
         raise UsageError(f"workspace {ws} is not a directory")
-    DataLayout(cfg.data_path()).check()  # before the screen opens: a bad data dir is one line, exit 2
+    layout = DataLayout(cfg.data_path())
+    layout.check()  # before the screen opens: a bad data dir or a damaged store is one line, exit 2
+    from agentui.memory.leveldb import precheck
+
+    precheck(layout.memory_db)
     from agentui.ui.app import AgentApp
 
     app = AgentApp(cfg, workspace=Path(ws).expanduser() if ws else None, config_file=loaded.file)

@@ -132,18 +132,36 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
 _OPEN: set[str] = set()  # stores this process has open
 
 
+def precheck(path: Path) -> None:
+    """Cheap checks before LevelDB sees `path` (the TUI runs them before its screen opens):
+    a file in its place, or an existing store whose CURRENT / MANIFEST is gone or garbled."""
+    if path.exists() and not path.is_dir():
+        raise MemoryUnavailable(describe_os_error(errno.ENOTDIR, path, "not a directory"))
+    if not is_store(path):
+        return
+    current = path / "CURRENT"
+    if not current.is_file():
+        raise MemoryDamaged(f"the memory store {path} is damaged (its CURRENT file is missing: opening it "
+                            f"would start an empty store and delete the old tables); {_REPAIR_HINT}")
+    try:
+        name = current.read_bytes()
+    except OSError as e:
+        raise MemoryUnavailable(describe_os_error(e.errno, current, e.strerror or str(e))) from e
+    m = re.fullmatch(rb"(MANIFEST-\d+)\n", name)
+    if m is None:
+        raise MemoryDamaged(f"the memory store {path} is damaged (its CURRENT file is garbled); {_REPAIR_HINT}")
+    if not (path / m.group(1).decode()).is_file():
+        raise MemoryDamaged(f"the memory store {path} is damaged ({m.group(1).decode()} is missing); {_REPAIR_HINT}")
+
+
 def open_db(path: Path, **options: Any) -> Any:
     """Open (or create, if `path` holds no store yet) the LevelDB at `path` with paranoid checks.
     Close it with :func:`close_db`."""
     key = os.path.realpath(path)
     if key in _OPEN:  # a failed second open in this process would drop the first one's fcntl lock
         raise _in_use(path, OSError(errno.EAGAIN, "already open in this process"))
-    if path.exists() and not path.is_dir():
-        raise MemoryUnavailable(describe_os_error(errno.ENOTDIR, path, "not a directory"))
+    precheck(path)
     existing = is_store(path)
-    if existing and not (path / "CURRENT").is_file():
-        raise MemoryDamaged(f"the memory store {path} has lost its CURRENT file (opening it would start "
-                            f"an empty store and delete the old tables); {_REPAIR_HINT}")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -303,7 +303,16 @@ class LevelDBMemory(_Store):
 
     def __init__(self, path: str | os.PathLike[str], clock: Clock, ids: IdFactory, queue_size: int = 1024) -> None:
         self.path = Path(path)
-        super().__init__(_LevelKV(self.path), clock, ids, queue_size)
+        kv = _LevelKV(self.path)
+        try:
+            super().__init__(kv, clock, ids, queue_size)
+        except Exception as e:  # the first reads found a damaged table: say so, close, never a traceback
+            kv.close()
+            from .leveldb import binding, classify
+
+            if isinstance(e, binding().Error):
+                raise classify(self.path, e) from e
+            raise
 
 
 class InMemoryMemory(_Store):

@@ -34,7 +34,7 @@ def test_remember_list_show_forget_export_dream(tmp_path):
     d = json.loads(mem(tmp_path, "dream", "--json").stdout)  # no LLM configured: template rules
     assert d["scanned"] == 1
     r = mem(tmp_path, "show", "nope")
-    assert r.returncode == 1 and "nope" in r.stderr
+    assert r.returncode == 2 and "nope" in r.stderr
 
 
 def test_locked_memory_is_a_clear_error(tmp_path):

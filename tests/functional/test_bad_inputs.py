@@ -1,0 +1,162 @@
+"""Every subcommand against a table of bad inputs, as a user types them (#15): no "Traceback" in
+the output, one line on stderr naming the problem, the documented exit code, and the memory
+store's Megram count unchanged. Real subprocesses, a real LevelDB store."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentui.clock import SystemClock
+from agentui.ids import UuidIds
+from agentui.memory import LevelDBMemory
+
+SEEDED = 20
+BAD_UTF8 = b"caf\xe9 \xff"  # Latin-1 bytes in a UTF-8 world
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("bad")
+    data = root / "data"
+    store = LevelDBMemory(data / "memory.leveldb", SystemClock(), UuidIds())
+    for i in range(SEEDED):
+        store.remember(f"rule {i}")
+    store.close_sync()
+    (root / "afile").write_text("I am a file, not a directory\n")
+    (root / "confdir").mkdir()
+    (root / "binary.toml").write_bytes(bytes(range(256)) * 4)
+    (root / "notheme.toml").write_text('name = "x"\n')
+    (root / "suite_dir").mkdir()
+    (root / "suite_bad.json").write_text("{not json")
+    (root / "suite.json").write_text('[{"id": "a", "description": "x", "init": "true", "check": "true"}]')
+    (root / "bin.jsonl").write_bytes(bytes(range(256)))
+    (root / "empty.jsonl").write_text('{"a": 1}\n')
+    damaged = root / "damaged"
+    store = LevelDBMemory(damaged / "memory.leveldb", SystemClock(), UuidIds())
+    store.remember("kept")
+    store.close_sync()
+    (damaged / "memory.leveldb" / "CURRENT").unlink()
+    return {"root": root, "data": data, "damaged": damaged}
+
+
+def _count(data: Path) -> int:
+    store = LevelDBMemory(data / "memory.leveldb", SystemClock(), UuidIds())
+    try:
+        return store.stats()["total"]
+    finally:
+        store.close_sync()
+
+
+NO_LLM = "http://127.0.0.1:9/v1"  # a closed port: the preflight fails fast
+
+# (id, argv, extra env, stdin bytes, exit code, text the one stderr line must contain)
+CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
+    # endpoints
+    ("run url no host", ["run", "--json", "--base-url", "http://", "--model", "m", "x"], {}, None, 2, "has no host"),
+    ("run url bad port", ["run", "--json", "--base-url", "http://127.0.0.1:99999/v1", "--model", "m", "x"], {}, None, 2, "invalid port"),
+    ("run url port 0", ["run", "--base-url", "http://127.0.0.1:0/v1", "x"], {}, None, 2, "port 0"),
+    ("run url ftp", ["run", "--base-url", "ftp://host/v1", "x"], {}, None, 2, "not an http(s) URL"),
+    ("run url env blank", ["run", "x"], {"AGENTUI_BASE_URL": " "}, None, 2, "empty"),
+    ("run endpoint down", ["run", "--base-url", NO_LLM, "--model", "m", "x"], {}, None, 2, "not answering"),
+    ("doctor url no host", ["doctor", "--base-url", "http://", "--model", "m"], {}, None, 2, "has no host"),
+    ("doctor url bad port", ["doctor", "--base-url", "http://127.0.0.1:99999/v1"], {}, None, 2, "invalid port"),
+    ("ui url bad port", ["ui", "--base-url", "http://127.0.0.1:99999/v1"], {}, None, 2, "invalid port"),
+    ("tui url no host", ["--base-url", "http://"], {}, None, 2, "has no host"),
+    ("memory url env blank", ["memory", "stats"], {"AGENTUI_BASE_URL": " "}, None, 2, "empty"),
+    # data dir that is a file (or under one)
+    ("memory stats file", ["--data-dir", "{root}/afile", "memory", "stats"], {}, None, 2, "is not a directory"),
+    ("memory list under file", ["--data-dir", "{root}/afile/sub", "memory", "list"], {}, None, 2, "is not a directory"),
+    ("memory env file", ["memory", "stats"], {"AGENTUI_DATA_DIR": "{root}/afile"}, None, 2, "is not a directory"),
+    ("audit file", ["--data-dir", "{root}/afile", "audit"], {}, None, 2, "is not a directory"),
+    ("run file", ["--data-dir", "{root}/afile", "run", "--base-url", NO_LLM, "x"], {}, None, 2, "is not a directory"),
+    ("ui file", ["--data-dir", "{root}/afile", "ui"], {}, None, 2, "is not a directory"),
+    ("tui file", ["--data-dir", "{root}/afile"], {}, None, 2, "is not a directory"),
+    ("doctor file", ["--data-dir", "{root}/afile", "doctor"], {}, None, 1, ""),
+    # a damaged store: never opened, never recreated
+    ("memory stats damaged", ["--data-dir", "{damaged}", "memory", "stats"], {}, None, 2, "memory repair"),
+    ("memory list damaged", ["--data-dir", "{damaged}", "memory", "list"], {}, None, 2, "memory repair"),
+    ("memory remember damaged", ["--data-dir", "{damaged}", "memory", "remember", "x"], {}, None, 2, "memory repair"),
+    ("memory dream damaged", ["--data-dir", "{damaged}", "memory", "dream"], {}, None, 2, "memory repair"),
+    ("memory export damaged", ["--data-dir", "{damaged}", "memory", "export"], {}, None, 2, "memory repair"),
+    ("ui damaged", ["--data-dir", "{damaged}", "--base-url", NO_LLM, "ui"], {}, None, 2, "memory repair"),
+    ("doctor damaged", ["--data-dir", "{damaged}", "doctor"], {}, None, 1, ""),
+    # task text
+    ("run empty task", ["run", "--base-url", NO_LLM, "  "], {}, None, 2, "give a task"),
+    ("run bad utf8 argv", ["run", "--base-url", NO_LLM, BAD_UTF8], {}, None, 2, "not valid UTF-8"),
+    ("run bad utf8 stdin", ["run", "--base-url", NO_LLM, "-"], {}, BAD_UTF8, 2, "not valid UTF-8"),
+    ("run empty stdin", ["run", "--base-url", NO_LLM, "-"], {}, b"", 2, "give a task"),
+    ("run workspace missing", ["run", "--workspace", "{root}/nope", "--base-url", NO_LLM, "x"], {}, None, 2, "not a directory"),
+    ("run workspace file", ["run", "--workspace", "{root}/afile", "--base-url", NO_LLM, "x"], {}, None, 2, "not a directory"),
+    # bad flags and numbers
+    ("run timeout negative", ["run", "--timeout", "-1", "x"], {}, None, 2, "positive"),
+    ("run timeout zero", ["run", "--timeout", "0", "x"], {}, None, 2, "positive"),
+    ("run timeout nan", ["run", "--timeout", "nan", "x"], {}, None, 2, "positive"),
+    ("run timeout words", ["run", "--timeout", "soon", "x"], {}, None, 2, "not a number"),
+    ("run unknown flag", ["run", "--frobnicate", "x"], {}, None, 2, "unrecognized"),
+    ("unknown command", ["frobnicate"], {}, None, 2, "invalid choice"),
+    ("memory list negative", ["memory", "list", "--limit", "-5"], {}, None, 2, "0 or more"),
+    ("memory list level", ["memory", "list", "--level", "X"], {}, None, 2, "invalid choice"),
+    ("memory unknown action", ["memory", "lst"], {}, None, 2, "invalid choice"),
+    ("audit events negative", ["audit", "--events", "-1"], {}, None, 2, "0 or more"),
+    ("audit events words", ["audit", "--events", "many"], {}, None, 2, "not a whole number"),
+    ("bench timeout negative", ["bench", "{root}/suite.json", "--timeout", "-3"], {}, None, 2, "positive"),
+    ("doctor timeout words", ["doctor", "--timeout", "x"], {}, None, 2, "invalid"),
+    ("replay speed negative", ["replay", "--speed", "-1", "{root}/bin.jsonl"], {}, None, 2, "speed"),
+    # unknown ids
+    ("memory show unknown", ["memory", "show", "zzzz"], {}, None, 2, "no megram"),
+    ("memory forget unknown", ["memory", "forget", "--yes", "zzzz"], {}, None, 2, "no megram"),
+    ("memory show empty id", ["memory", "show", ""], {}, None, 2, "empty id"),
+    ("memory remember blank", ["memory", "remember", " "], {}, None, 2, "give the text"),
+    ("bench unknown id", ["bench", "{root}/suite.json", "--ids", "nope"], {}, None, 2, "unknown task id"),
+    # files that are not what they should be
+    ("config is a dir", ["--config", "{root}/confdir", "memory", "stats"], {}, None, 2, "is a directory"),
+    ("config binary", ["--config", "{root}/binary.toml", "memory", "stats"], {}, None, 2, "cannot read"),
+    ("config missing", ["--config", "{root}/nope.toml", "memory", "stats"], {}, None, 2, "file not found"),
+    ("config env dir", ["memory", "stats"], {"AGENTUI_CONFIG": "{root}/confdir"}, None, 2, "is a directory"),
+    ("theme unknown", ["--theme", "neon"], {}, None, 2, "unknown theme"),
+    ("theme unknown ui", ["ui", "--theme", "neon"], {}, None, 2, "unknown theme"),
+    ("theme binary", ["--theme", "{root}/binary.toml"], {}, None, 2, "not UTF-8"),
+    ("theme no primary", ["--theme", "{root}/notheme.toml"], {}, None, 2, "primary"),
+    ("theme missing file", ["--theme", "{root}/gone.toml"], {}, None, 2, "does not exist"),
+    ("replay binary", ["replay", "{root}/bin.jsonl"], {}, None, 2, "not a text recording"),
+    ("replay no envelopes", ["replay", "{root}/empty.jsonl"], {}, None, 2, "no bus envelopes"),
+    ("replay missing", ["replay", "{root}/nope.jsonl"], {}, None, 2, "not found"),
+    ("replay dir", ["replay", "{root}/confdir"], {}, None, 2, "not found"),
+    ("bench missing suite", ["bench", "{root}/nope.json"], {}, None, 2, ""),
+    ("bench suite dir", ["bench", "{root}/suite_dir"], {}, None, 2, ""),
+    ("bench suite not json", ["bench", "{root}/suite_bad.json"], {}, None, 2, ""),
+    ("export out dir", ["memory", "export", "--out", "{root}/confdir"], {}, None, 2, "is a directory"),
+    ("export out no parent", ["memory", "export", "--out", "{root}/no/such/x.jsonl"], {}, None, 2, "does not exist"),
+]
+
+
+def _fill(arg, world: dict[str, Path]):
+    if isinstance(arg, bytes):
+        return arg
+    return arg.format(root=world["root"], damaged=world["damaged"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_line_and_exit_code(world, case) -> None:
+    name, argv, extra, stdin, code, needle = case
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTUI_", "OPENAI_"))}
+    env.update(AGENTUI_DATA_DIR=str(world["data"]), AGENTUI_NO_AUTODETECT="1", COLUMNS="200",
+               AGENTUI_CONFIG=str(world["root"] / "none.toml"))
+    env.update({k: _fill(v, world) for k, v in extra.items()})
+    args = [_fill(a, world) for a in argv]
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", *args], input=stdin if stdin is not None else b"",
+                       capture_output=True, env=env, timeout=60)
+    out, err = r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in out + err, err
+    assert r.returncode == code, (r.returncode, out[-500:], err[-800:])
+    if code == 2:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1, err
+        assert needle in lines[0], lines[0]
+    assert _count(world["data"]) == SEEDED
+    assert not (world["damaged"] / "memory.leveldb" / "CURRENT").exists(), "a damaged store was recreated"
