@@ -142,7 +142,9 @@ def _bad_utf8(argv: Sequence[str]) -> str | None:
 
 def _one_line(e: BaseException) -> tuple[str, int]:
     """(message, exit code) for an error that reached `main`: one line, never a traceback."""
-    from agentui.cli import UsageError as Usage  # differs from ours when run as `python -m agentui.cli`
+    from agentui.cli import (
+        UsageError as Usage,  # differs from ours when run as `python -m agentui.cli`
+    )
     from agentui.paths import DataDirError, os_problem
 
     mem = sys.modules.get("agentui.memory.errors")  # loaded iff the memory store was involved
