@@ -62,7 +62,7 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("run url port 0", ["run", "--base-url", "http://127.0.0.1:0/v1", "x"], {}, None, 2, "port 0"),
     ("run url ftp", ["run", "--base-url", "ftp://host/v1", "x"], {}, None, 2, "not an http(s) URL"),
     ("run url env blank", ["run", "x"], {"AGENTUI_BASE_URL": " "}, None, 2, "empty"),
-    ("run endpoint down", ["run", "--base-url", NO_LLM, "--model", "m", "x"], {}, None, 2, "not answering"),
+    ("run endpoint down", ["run", "--base-url", NO_LLM, "--model", "m", "x"], {}, None, 2, "cannot connect"),
     ("doctor url no host", ["doctor", "--base-url", "http://", "--model", "m"], {}, None, 2, "has no host"),
     ("doctor url bad port", ["doctor", "--base-url", "http://127.0.0.1:99999/v1"], {}, None, 2, "invalid port"),
     ("ui url bad port", ["ui", "--base-url", "http://127.0.0.1:99999/v1"], {}, None, 2, "invalid port"),
