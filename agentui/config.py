@@ -9,6 +9,7 @@ message and exit code 2.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,6 +34,16 @@ class Tier(StrEnum):
         return {Tier.TOOL: 0, Tier.BRAIN: 1}[self]
 
 
+def _is_ip(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
+
+
 def check_base_url(url: str | None) -> str | None:
     """An endpoint URL, checked here so no command meets a bad one later (#15): http(s), a host,
     a port in 1–65535. The value is kept as given (the client adds ``/v1`` when missing)."""
@@ -51,6 +62,14 @@ def check_base_url(url: str | None) -> str | None:
         raise ValueError(f"{url!r} has an invalid port (ports are 1–65535); {example}") from None
     if not parts.hostname:
         raise ValueError(f"{url!r} has no host; {example}")
+    host = parts.hostname
+    try:  # names (IDNA, as httpx will encode them), IPv4, IPv6 (unbracketed here)
+        ok = _is_ip(host) or (
+            bool(re.fullmatch(r"[\w~-]+(\.[\w~-]+)*\.?", host)) and bool(host.encode("idna")))
+    except UnicodeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{url!r} has an invalid host {host!r}; {example}")
     if port == 0:
         raise ValueError(f"{url!r} has port 0 (ports are 1–65535); {example}")
     if any(c.isspace() for c in text):

@@ -2,7 +2,8 @@
 
 Checks, in order: the config (file and where every effective value came from), the data dir
 (writable), each LLM endpoint (model list, one tiny completion, latency — within 10 s), and
-LevelDB (the memory store opens). Exit 0 only if every check passes.
+LevelDB (the memory store opens). Exit 0 if every check passes, 2 if the data dir or the memory
+store cannot be used (bad input), else 1.
 """
 
 from __future__ import annotations
@@ -118,15 +119,19 @@ def run(args: argparse.Namespace) -> int:
     dd = _check_data_dir(layout)
     checks.append(dd)
     checks.extend(asyncio.run(_check_llm(cfg, args.timeout)))
-    checks.append(_check_leveldb(layout.memory_db, dd.ok))
+    store = _check_leveldb(layout.memory_db, dd.ok)
+    checks.append(store)
     checks.extend(_check_mcp(cfg))
     checks.append(_check_acp())
     ok = all(c.ok for c in checks)
+    # a data dir or memory store that cannot be used is bad input (exit 2, #15); an endpoint that
+    # does not answer is a failed check (exit 1)
+    code = 0 if ok else 2 if not (dd.ok and store.ok) else 1
 
     if args.json:
         print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks],
                           "sources": dict(sorted(loaded.sources.items()))}, ensure_ascii=False))
-        return 0 if ok else 1
+        return code
 
     from rich.console import Console
     from rich.markup import escape
@@ -154,4 +159,4 @@ def run(args: argparse.Namespace) -> int:
         mark = "[green]✓[/]" if c.ok else "[red]✗[/]"
         con.print(f"{mark} [bold]{escape(c.name)}[/]: {escape(c.detail)}", soft_wrap=True)
     con.print("[green]all checks passed[/]" if ok else "[red]some checks failed[/]")
-    return 0 if ok else 1
+    return code

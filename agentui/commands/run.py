@@ -196,7 +196,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     cut = rt.truncated.get(tid)
     if cut:
         err.print(f"[yellow]warning:[/] the task text is {cut[0]:,} characters; the roles see the first "
-                  f"{cut[1]:,} ([pipeline] max_task_chars); the full text is in {layout.task_log(tid)}")
+                  f"{cut[1]:,} (\\[pipeline] max_task_chars); the full text is in {layout.task_log(tid)}")
     try:
         end = await rt.wait(tid, timeout=args.timeout)
     finally:

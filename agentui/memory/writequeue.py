@@ -68,8 +68,8 @@ class _WriteQueue:
         for m in batch:
             try:
                 self.write_many([m])
-            except Exception as e:  # surfaced by drain()/flush()/close()
-                log.exception("memory write of %s failed", getattr(m, "id", "?"))
+            except Exception as e:  # surfaced by drain()/flush()/close(); a line, not a traceback (#15)
+                log.warning("memory write of %s failed: %s", getattr(m, "id", "?"), e)
                 self._write_error = e
 
     async def _write_loop(self) -> None:

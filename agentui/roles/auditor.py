@@ -400,8 +400,8 @@ class Auditor:
             if self.log:
                 try:
                     self.log.append_event(e)
-                except OSError:
-                    log.exception("audit log write failed")
+                except OSError as err:  # disk full: one line, not a traceback (#15)
+                    log.warning("audit log write failed: %s", err)
             self.channel.push(e)
 
     async def run(self) -> None:
