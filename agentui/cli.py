@@ -158,6 +158,9 @@ def _one_line(e: BaseException) -> tuple[str, int]:
         from agentui.memory.leveldb import classify
 
         return str(classify(None, e)), EXIT_USAGE
+    llm = sys.modules.get("agentui.llm")
+    if llm is not None and isinstance(e, llm.LLMError):  # e.g. a GGUF that is not there
+        return str(e), EXIT_USAGE
     if isinstance(e, UnicodeError):
         return f"input is not valid UTF-8 text ({e}); fix its encoding", EXIT_USAGE
     if isinstance(e, OSError):

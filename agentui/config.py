@@ -34,6 +34,19 @@ class Tier(StrEnum):
         return {Tier.TOOL: 0, Tier.BRAIN: 1}[self]
 
 
+def check_api_key(key: str | None) -> str | None:
+    """An API key goes into an HTTP header: no control characters, Latin-1 only (#15)."""
+    if key is None:
+        return None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        raise ValueError("the API key contains a control character (a pasted newline?); set it again")
+    try:
+        key.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError("the API key has characters an HTTP header cannot carry; set it again") from None
+    return key
+
+
 def _is_ip(host: str) -> bool:
     import ipaddress
 
@@ -93,6 +106,11 @@ class TierConfig(_Section):
     def _url(cls, v: str | None) -> str | None:
         return check_base_url(v)
 
+    @field_validator("api_key")
+    @classmethod
+    def _key(cls, v: str | None) -> str | None:
+        return check_api_key(v)
+
 
 class RoleBudgets(_Section):
     """Completion-token budget per role (#12): the reply schema's bounded size plus headroom over the
@@ -140,6 +158,11 @@ class LLMConfig(_Section):
     @classmethod
     def _url(cls, v: str | None) -> str | None:
         return check_base_url(v)
+
+    @field_validator("api_key")
+    @classmethod
+    def _key(cls, v: str | None) -> str | None:
+        return check_api_key(v)
 
 
 class RolesConfig(_Section):

@@ -94,6 +94,8 @@ class DataLayout:
         `writable` creates it and writes a probe file; otherwise a missing root is fine (nothing
         recorded yet) but a file in its place is not."""
         root = self.root
+        if root.is_symlink() and not root.exists():  # dangling, or a loop
+            raise DataDirError(f"data dir: {root} is a broken symbolic link; {FIX}")
         if not writable:
             for p in (root, *root.parents):
                 if p.exists():

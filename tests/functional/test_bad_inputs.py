@@ -29,6 +29,7 @@ def world(tmp_path_factory) -> dict[str, Path]:
     store.close_sync()
     (root / "afile").write_text("I am a file, not a directory\n")
     (root / "confdir").mkdir()
+    (root / "dangling").symlink_to(root / "nowhere")
     (root / "binary.toml").write_bytes(bytes(range(256)) * 4)
     (root / "notheme.toml").write_text('name = "x"\n')
     (root / "suite_dir").mkdir()
@@ -69,7 +70,11 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("ui url bad port", ["ui", "--base-url", "http://127.0.0.1:99999/v1"], {}, None, 2, "invalid port"),
     ("tui url no host", ["--base-url", "http://"], {}, None, 2, "has no host"),
     ("memory url env blank", ["memory", "stats"], {"AGENTUI_BASE_URL": " "}, None, 2, "empty"),
-    # data dir that is a file (or under one)
+    ("run gguf missing", ["run", "x"], {"AGENTUI_PROVIDER": "local", "AGENTUI_GGUF": "{root}/nope.gguf"}, None, 2, "GGUF not found"),
+    ("run api key newline", ["run", "--base-url", NO_LLM, "x"], {"AGENTUI_API_KEY": "k\r\nX-Injected: 1"}, None, 2, "control character"),
+    # data dir that is a file (or under one), or a broken link
+    ("audit dangling link", ["--data-dir", "{root}/dangling", "audit"], {}, None, 2, "broken symbolic link"),
+    ("memory dangling link", ["--data-dir", "{root}/dangling", "memory", "stats"], {}, None, 2, "broken symbolic link"),
     ("memory stats file", ["--data-dir", "{root}/afile", "memory", "stats"], {}, None, 2, "is not a directory"),
     ("memory list under file", ["--data-dir", "{root}/afile/sub", "memory", "list"], {}, None, 2, "is not a directory"),
     ("memory env file", ["memory", "stats"], {"AGENTUI_DATA_DIR": "{root}/afile"}, None, 2, "is not a directory"),
