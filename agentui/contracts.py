@@ -172,9 +172,14 @@ class AuditKind(StrEnum):
 
 
 class ConfirmationChoice(StrEnum):
-    APPROVE = "approve"
+    """The user's answer to the safety gate (issue #14). Broader scopes store the request's patterns."""
+
+    APPROVE = "approve"  # once: this call only
     DENY = "deny"
-    ALWAYS = "always"  # approve this and every later identical-risk command of the same task
+    TASK = "task"  # this call and later ones matching its patterns, until the task ends
+    SESSION = "session"  # … until agentui exits
+    PROJECT = "project"  # … always in this workspace (appended to the project allow-list file)
+    ALWAYS = "always"  # old name of TASK, kept so older clients still parse
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,7 +556,12 @@ class AuditReport(Contract):
 
 
 class ConfirmationRequest(Contract):
-    """safety → user: a destructive or out-of-workspace effect needs an explicit yes."""
+    """safety → user: an effect the allow-list does not cover needs an explicit yes.
+
+    Every text field is sanitized (no ANSI or control characters). `patterns` is what "always for
+    this project" stores (shown in the button); `scopes` lists the answers offered besides deny;
+    `human_only` (a secret) is never answered by --yes; `escalation` asks to run outside the sandbox.
+    """
 
     request_id: str
     task_id: str
@@ -560,10 +570,17 @@ class ConfirmationRequest(Contract):
     command: str
     reasons: list[str] = Field(min_length=1)
     cwd: str = ""
+    patterns: list[str] = Field(default_factory=list)
+    scopes: list[str] = Field(default_factory=lambda: ["once"])
+    writes: list[str] = Field(default_factory=list)
+    network: list[str] = Field(default_factory=list)
+    human_only: bool = False
+    sandboxed: bool = False
+    escalation: bool = False
 
 
 class ConfirmationDecision(Contract):
-    """user → safety. Anything but approve/always is a denial (an environmental failure)."""
+    """user → safety. Anything but an approve-scope is a denial (an environmental failure)."""
 
     request_id: str
     task_id: str

@@ -186,6 +186,10 @@ class Runtime:
             from agentui.tools import default_registry
 
             self.tools = default_registry()
+        if getattr(self.tools, "approvals", False) is None:  # scoped approvals, project file (#14)
+            from agentui.tools import Approvals, project_allowlist_path
+
+            self.tools.approvals = Approvals(project_allowlist_path(self.layout.root, self.workspace), self.workspace)
         if self.config.mcp.servers and self.mcp is None:
             from agentui.mcp import McpHub  # the adapter imports the SDK; the core does not
 
@@ -395,8 +399,19 @@ class Runtime:
             choice = await self.confirm(req)
         except Exception:  # noqa: BLE001 - a broken prompt = deny
             choice = ConfirmationChoice.DENY
-        self._log(req.task_id, {"kind": "confirmation", "command": req.command, "reasons": req.reasons,
-                                "decision": ConfirmationChoice(choice).value})
+        if isinstance(choice, bool):
+            choice = ConfirmationChoice.APPROVE if choice else ConfirmationChoice.DENY
+        try:
+            choice = ConfirmationChoice(choice)
+        except ValueError:
+            choice = ConfirmationChoice.DENY
+        scope = {"approve": "once", "always": "task"}.get(choice.value, choice.value)
+        if scope not in (*req.scopes, "deny"):
+            choice, scope = ConfirmationChoice.APPROVE, "once"  # a broader scope than offered counts once (#14)
+        self._log(req.task_id, {"kind": "confirmation", "tool": req.tool, "command": req.command,
+                                "reasons": req.reasons, "decision": "deny" if scope == "deny" else "approve",
+                                "scope": None if scope == "deny" else scope, "patterns": req.patterns,
+                                "escalation": req.escalation, "sandboxed": req.sandboxed})
         with contextlib.suppress(BusClosed):
             await self.bus.publish(Role.USER, Role.SAFETY, ConfirmationDecision(
                 request_id=req.request_id, task_id=req.task_id, decision=ConfirmationChoice(choice)),

@@ -26,7 +26,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("task", nargs="*", help='the goal in plain language ("-" reads it from stdin)')
     parser.add_argument("--json", action="store_true", help="print only the FinalResult and stats as JSON")
-    parser.add_argument("--yes", "-y", action="store_true", help="approve every safety confirmation")
+    parser.add_argument("--yes", "-y", action="store_true",
+                        help="approve confirmations for commands that run inside the OS sandbox "
+                             "(never secrets, never leaving the sandbox)")
+    parser.add_argument("--unconfined", action="store_true",
+                        help="DANGEROUS: approve every confirmation and run tools without the OS sandbox "
+                             "(the hard deny-list and secret paths still refuse/ask)")
     parser.add_argument("--workspace", "-w", metavar="DIR", help="directory the tools work in (default: cwd)")
     parser.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
                         help="cancel the task after S seconds (default 900)")
@@ -140,21 +145,27 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     interactive = sys.stdin.isatty() and not args.json
 
     async def confirm(req):  # noqa: ANN001, ANN202
-        if args.yes:
-            return ConfirmationChoice.APPROVE
+        from agentui.tools.answers import auto_answer, parse_tty, tty_menu, why_not_auto
+        from agentui.tools.safety import sanitize
+
+        auto = auto_answer(req, yes=args.yes, unconfined=args.unconfined)
+        if auto is not None:
+            return auto
         if not interactive:
-            err.print(f"[red]denied[/] (non-interactive; use --yes to approve): {escape(req.command)}")
+            err.print(f"[red]denied[/] ({escape(why_not_auto(req, yes=args.yes))}): {escape(sanitize(req.command))}")
             return ConfirmationChoice.DENY
-        err.print(f"[bold red]confirm[/] {escape(req.tool)}: [bold]{escape(req.command)}[/]")
+        where = "inside the OS sandbox" if req.sandboxed else "[bold]without an OS sandbox[/]"
+        title = "run OUTSIDE the sandbox?" if req.escalation else "confirm"
+        err.print(f"[bold red]{title}[/] {escape(sanitize(req.tool))} in {escape(sanitize(req.cwd))} ({where})")
+        err.print(f"  $ [bold]{escape(sanitize(req.command))}[/]")
         for r in req.reasons:
-            err.print(f"  - {escape(r)}")
-        ans = await asyncio.to_thread(input, "  [a]pprove / [d]eny / a[l]ways for this task? ")
-        ans = ans.strip().lower()
-        if ans in ("a", "approve", "y", "yes"):
-            return ConfirmationChoice.APPROVE
-        if ans in ("l", "always"):
-            return ConfirmationChoice.ALWAYS
-        return ConfirmationChoice.DENY
+            err.print(f"  - {escape(sanitize(r))}")
+        if req.writes:
+            err.print(f"  writes: {escape(sanitize(', '.join(req.writes)))}")
+        if req.network:
+            err.print(f"  network: {escape(sanitize(', '.join(req.network)))}")
+        ans = await asyncio.to_thread(input, tty_menu(req))
+        return parse_tty(ans, req)
 
     async def clarify(req):  # noqa: ANN001, ANN202
         if not interactive:
@@ -162,8 +173,12 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         err.print(f"[bold yellow]question[/] {escape(req.question)}")
         return await asyncio.to_thread(input, "  answer (empty = proceed): ")
 
+    from agentui.tools import default_registry
+
+    tools = default_registry()
+    tools.unconfined = bool(args.unconfined)
     rt = Runtime(config, workspace=workspace, data_dir=layout.root, clock=clock, ids=ids, pool=pool,
-                 memory=memory, ablation=args.ablation, clarify=clarify, confirm=confirm)
+                 memory=memory, ablation=args.ablation, clarify=clarify, confirm=confirm, tools=tools)
     await rt.start()
     for problem in rt.problems:  # e.g. an MCP server that failed to start (#18)
         err.print(f"[yellow]warning:[/] {escape(problem)}")

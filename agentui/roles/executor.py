@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentui.contracts import (
+    ConfirmationChoice,
     ConfirmationDecision,
     ConfirmationRequest,
     CorrectionSignal,
@@ -89,7 +90,6 @@ class Executor(RoleBase):
         self._waiters: dict[str, asyncio.Queue[Envelope]] = {}  # subtask → its corrections / outcome
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
-        self._always: set[str] = set()  # tasks where the user chose "always" for confirmations
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
 
@@ -97,8 +97,9 @@ class Executor(RoleBase):
         self._pending.pop(task_id, None)
         self._blocked_tools.pop(task_id, None)
         self._blocked_targets.pop(task_id, None)
-        self._always.discard(task_id)
         self._denied.pop(task_id, None)
+        if self.ctx.tools is not None and getattr(self.ctx.tools, "approvals", None) is not None:
+            self.ctx.tools.approvals.forget_task(task_id)
         for rid, fut in list(self._decisions.items()):
             if rid.startswith(task_id) and not fut.done():
                 fut.cancel()
@@ -308,22 +309,22 @@ class Executor(RoleBase):
             return ""
 
     def _confirm_fn(self, tid: str, subtask_id: str):  # noqa: ANN202
-        async def confirm(tool: str, command: str, reasons: list[str]) -> bool:
-            if tid in self._always:
-                return True
+        # approvals (task/session/project patterns) are the tool gate's; this only asks the user (#14)
+        async def confirm(req) -> ConfirmationChoice:  # noqa: ANN001 - a tools.GateRequest
             rid = f"{tid}:{self.ctx.ids.new('req')}"
             fut: asyncio.Future[ConfirmationDecision] = asyncio.get_running_loop().create_future()
             self._decisions[rid] = fut
             await self.bus.publish(Role.SAFETY, Role.USER, ConfirmationRequest(
-                request_id=rid, task_id=tid, subtask_id=subtask_id, tool=tool, command=command,
-                reasons=list(reasons) or ["needs confirmation"], cwd=str(self.ctx.workspace)), task_id=tid)
+                request_id=rid, task_id=tid, subtask_id=subtask_id, tool=req.tool, command=req.command,
+                reasons=list(req.reasons) or ["needs confirmation"], cwd=req.cwd or str(self.ctx.workspace),
+                patterns=list(req.patterns), scopes=[s.value for s in req.scopes()], writes=list(req.writes),
+                network=list(req.network), human_only=req.human_only, sandboxed=req.sandboxed,
+                escalation=req.escalation), task_id=tid)
             try:
                 decision = await fut
             finally:
                 self._decisions.pop(rid, None)
-            if decision.decision.value == "always":
-                self._always.add(tid)
-                return True
-            return decision.decision.value == "approve"
+            return ConfirmationChoice(decision.decision)
 
         return confirm
+

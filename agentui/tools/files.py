@@ -1,4 +1,9 @@
-"""File tools: `read_file` (anywhere, read-only), `write_file` (gated) and `glob` (workspace)."""
+"""File tools: `read_file`, `write_file` and `glob`, each behind the gate (issue #14).
+
+Inside the workspace, reads and writes go through `fsaccess` (openat-style, no symlink out, no
+check-then-open race). Outside it, a read asks (secret paths ask a human every time) and a write
+is refused.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,12 @@ import asyncio
 import codecs
 import glob as globlib
 import itertools
+import os
 from pathlib import Path
 from typing import Any
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import safety
+from agentui.tools import fsaccess, safety
 from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in
 
 MAX_READ_BYTES = 5_000_000
@@ -20,7 +26,8 @@ _BINARY_SNIFF = 8192
 
 class ReadFileTool(BaseTool):
     name = "read_file"
-    description = "Read a UTF-8 text file (path relative to the workspace; absolute paths allowed)."
+    description = ("Read a UTF-8 text file (path relative to the workspace). Paths outside the workspace "
+                   "ask the user; secret files (keys, .env, ~/.ssh) always ask.")
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -38,12 +45,25 @@ class ReadFileTool(BaseTool):
         max_chars = args.get("max_chars")
         if max_chars is not None and max_chars <= 0:
             return self.fail(args, "max_chars must be positive")
-        if not path.exists():
+        ws = Path(os.path.realpath(ctx.workspace))
+        rel = fsaccess.relative_in(ws, path) or fsaccess.relative_in(ctx.workspace, path)
+        real = Path(os.path.realpath(path))
+        if not real.exists():
             return self.fail(args, f"no such file: {path}")
-        if path.is_dir():
+        if real.is_dir():
             return self.fail(args, f"is a directory, not a file: {path} (use glob to list it)")
+        # a symlink inside the workspace that leads out is judged by where it leads
+        subject = path if rel is not None and safety.paths.inside(real, ws) else real
+        denial = await gate(ctx, self.name, str(subject), safety.assess_read(subject, ws))
+        if denial:
+            return self.fail(args, denial)
         try:
-            data, size = await asyncio.to_thread(_read_head, path, MAX_READ_BYTES)
+            if rel is not None and safety.paths.inside(real, ws):
+                data, size = await asyncio.to_thread(fsaccess.read_beneath, ws, rel, MAX_READ_BYTES)
+            else:
+                data, size = await asyncio.to_thread(_read_outside, real, MAX_READ_BYTES)
+        except fsaccess.EscapesWorkspace as exc:
+            return self.fail(args, f"cannot read {path}: {exc.strerror} (it changed while being read)")
         except OSError as exc:
             return self.fail(args, f"cannot read {path}: {exc.strerror or exc}")
         if b"\x00" in data[:_BINARY_SNIFF]:
@@ -61,18 +81,20 @@ class ReadFileTool(BaseTool):
         return self.ok(args, text + note)
 
 
-def _read_head(path: Path, limit: int) -> tuple[bytes, int]:
-    with path.open("rb") as fh:
+def _read_outside(real: Path, limit: int) -> tuple[bytes, int]:
+    """An approved read outside the workspace: the resolved path, opened without following a link."""
+    fd = os.open(str(real), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
         data = fh.read(limit)
-        size = path.stat().st_size
+        size = os.fstat(fh.fileno()).st_size
     return data, max(size, len(data))
 
 
 class WriteFileTool(BaseTool):
     name = "write_file"
     description = (
-        "Write (or append) text to a file, creating parent directories. Overwriting an existing "
-        "file or writing outside the workspace asks the user first."
+        "Write (or append) text to a file inside the workspace, creating parent directories. "
+        "Overwriting an existing file asks the user first; writing outside the workspace is refused."
     )
     parameters: dict[str, Any] = {
         "type": "object",
@@ -91,29 +113,30 @@ class WriteFileTool(BaseTool):
         path = resolve_in(ctx.workspace, args["path"])
         content: str = args["content"]
         append = bool(args.get("append", False))
-        assessment = safety.assess_write(path, ctx.workspace, append=append)
+        ws = Path(os.path.realpath(ctx.workspace))
+        rel = fsaccess.relative_in(ws, path) or fsaccess.relative_in(ctx.workspace, path)
+        assessment = safety.assess_write(path, ws, append=append)
+        if rel is None or rel == ".":
+            assessment = safety.Assessment(safety.Verdict.DENY, (f"writes outside the workspace: {path}",))
         denial = await gate(ctx, self.name, str(path), assessment)
         if denial:
             return self.fail(args, denial)
-        if path.is_dir():
-            return self.fail(args, f"is a directory: {path}")
         try:
-            await asyncio.to_thread(_write, path, content, append)
+            await asyncio.to_thread(fsaccess.write_beneath, ws, rel, content, append=append)
+        except fsaccess.EscapesWorkspace as exc:
+            return self.fail(args, f"refused: {exc.strerror} ({path})")
+        except IsADirectoryError:
+            return self.fail(args, f"is a directory: {path}")
         except OSError as exc:
             return self.fail(args, f"cannot write {path}: {exc.strerror or exc}")
         verb = "appended" if append else "wrote"
         return self.ok(args, f"{verb} {len(content)} chars to {path}")
 
 
-def _write(path: Path, content: str, append: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a" if append else "w", encoding="utf-8") as fh:
-        fh.write(content)
-
-
 class GlobTool(BaseTool):
     name = "glob"
-    description = "List paths matching a glob pattern relative to the workspace (** recurses)."
+    description = ("List paths matching a glob pattern relative to the workspace (** recurses); "
+                   "patterns outside the workspace ask the user.")
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {"pattern": {"type": "string", "description": "e.g. src/**/*.py"}},
@@ -127,9 +150,16 @@ class GlobTool(BaseTool):
         pattern: str = args["pattern"]
         if not pattern.strip():
             return self.fail(args, "empty pattern")
+        expanded = os.path.expanduser(pattern) if pattern.startswith("~") else pattern
+        base = expanded.split("*")[0].split("?")[0].split("[")[0]
+        denial = await gate(ctx, self.name, pattern, safety.assess_read(
+            Path(base or "."), ctx.workspace, tool="glob") if (os.path.isabs(expanded) or ".." in expanded)
+            else safety.SAFE)
+        if denial:
+            return self.fail(args, denial)
         try:
             matches, more = await asyncio.wait_for(
-                asyncio.to_thread(_glob, pattern, ctx.workspace), ctx.timeout_s
+                asyncio.to_thread(_glob, expanded, ctx.workspace), ctx.timeout_s
             )
         except TimeoutError:
             return self.fail(args, f"glob timed out after {ctx.timeout_s:g}s")
@@ -142,10 +172,9 @@ class GlobTool(BaseTool):
 
 
 def _glob(pattern: str, workspace: Path) -> tuple[list[str], bool]:
-    expanded = str(Path(pattern).expanduser()) if pattern.startswith("~") else pattern
     # Collect a bounded number so `**` over a huge tree cannot exhaust memory.
     found = list(
-        itertools.islice(globlib.iglob(expanded, root_dir=workspace, recursive=True), 20 * GLOB_MAX_RESULTS)
+        itertools.islice(globlib.iglob(pattern, root_dir=workspace, recursive=True), 20 * GLOB_MAX_RESULTS)
     )
     found.sort()
     return found[:GLOB_MAX_RESULTS], len(found) > GLOB_MAX_RESULTS

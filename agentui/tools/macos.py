@@ -13,8 +13,8 @@ from typing import Any
 
 from agentui.contracts import ToolCallRecord
 from agentui.tools.registry import BaseTool, ToolContext, gate
-from agentui.tools.safety import Assessment
-from agentui.tools.shell import run_process
+from agentui.tools.safety import Assessment, Verdict
+from agentui.tools.shell import run_process, sandboxed
 
 
 class _MacTool(BaseTool):
@@ -28,7 +28,7 @@ class _MacTool(BaseTool):
         if not self.available:
             return self.fail(args, f"{self.name} is only available on macOS")
         subject = self.target(args, ctx)
-        denial = await gate(ctx, self.name, subject, Assessment(True, (self.risk,)))
+        denial = await gate(ctx, self.name, subject, Assessment(Verdict.ASK, (self.risk,), once_only=True))
         if denial:
             return self.fail(args, denial)
         return await self.execute(args, ctx)
@@ -37,7 +37,7 @@ class _MacTool(BaseTool):
         raise NotImplementedError
 
     async def _run(self, args: dict[str, Any], argv: list[str], ctx: ToolContext) -> ToolCallRecord:
-        result = await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+        result = await run_process(sandboxed(argv, ctx), cwd=ctx.workspace, timeout_s=ctx.timeout_s)
         if result.timed_out:
             return self.fail(args, f"timed out after {ctx.timeout_s:g}s", evidence=result.output)
         if result.returncode != 0:

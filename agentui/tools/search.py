@@ -12,8 +12,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools.registry import BaseTool, ToolContext, resolve_in
-from agentui.tools.shell import run_process
+from agentui.tools import safety
+from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in
+from agentui.tools.shell import run_process, sandboxed
 
 WEB_SEARCH_URL = "https://html.duckduckgo.com/html/"
 WEB_SEARCH_URL_ENV = "AGENTUI_WEB_SEARCH_URL"
@@ -59,8 +60,13 @@ class FileSearchTool(BaseTool):
                 return self.fail(args, f"{args.get('path')} is a file, not a directory: use read_file or shell "
                                        f"(e.g. grep) to look inside it")
             return self.fail(args, f"not a directory: {root}")
+        denial = await gate(ctx, self.name, f"{query} under {root}", safety.assess_read(root, ctx.workspace,
+                                                                                         tool=self.name))
+        if denial:
+            return self.fail(args, denial)
         argv = self.command(query, str(root))
-        result = await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s, merge_stderr=False)
+        result = await run_process(sandboxed(argv, ctx), cwd=ctx.workspace, timeout_s=ctx.timeout_s,
+                                   merge_stderr=False)
         paths = sorted(line for line in result.output.splitlines() if line.strip())
         if result.timed_out:
             partial = "\n".join(paths[:FILE_SEARCH_MAX_RESULTS])
@@ -102,6 +108,11 @@ class WebSearchTool(BaseTool):
             return self.fail(args, "empty query")
         url = self.endpoint()
         host = urlsplit(url).netloc or url
+        # the query leaves the machine: ask, showing exactly what is sent where (issue #14)
+        denial = await gate(ctx, self.name, query, safety.assess_call(
+            self.name, {"query": query}, network=(url,), reason=f"sends this query to {host}"))
+        if denial:
+            return self.fail(args, denial)
         timeout = httpx.Timeout(min(ctx.timeout_s, 20.0))
         try:
             async with httpx.AsyncClient(

@@ -16,7 +16,8 @@ from typing import Any
 
 from agentui.contracts import ToolCallRecord
 from agentui.tools import safety
-from agentui.tools.registry import BaseTool, ToolContext, gate
+from agentui.tools.registry import BaseTool, ToolContext, gate, sandbox_active
+from agentui.tools.sandbox import Policy, blocked_by_sandbox, wrap
 
 KILL_GRACE_S = 0.5
 # Beyond this much output, the middle is dropped while reading (the head and tail are kept).
@@ -25,6 +26,16 @@ MAX_CAPTURE_BYTES = 2_000_000
 _DRAIN_S = 0.5
 
 _QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+# Variables that make bash run code or resolve paths behind the gate's back (issue #14).
+_UNSAFE_ENV = ("CDPATH", "BASH_ENV", "ENV", "GLOBIGNORE", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4",
+               "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "IFS")
+
+
+def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a tool process: quiet pagers, no CDPATH/BASH_ENV, no relative PATH entries."""
+    env = {k: v for k, v in os.environ.items() if k not in _UNSAFE_ENV and not k.startswith("BASH_FUNC_")}
+    env["PATH"] = ":".join(p for p in env.get("PATH", "/usr/bin:/bin").split(":") if os.path.isabs(p))
+    return {**env, **_QUIET_ENV, **(extra or {})}
 
 
 @dataclass
@@ -52,7 +63,7 @@ async def run_process(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
             start_new_session=True,
-            env={**os.environ, **_QUIET_ENV, **(env or {})},
+            env=tool_env(env),
         )
     )
     try:
@@ -165,10 +176,23 @@ class ShellTool(BaseTool):
             return self.fail(args, "empty command")
         if not ctx.workspace.is_dir():
             return self.fail(args, f"workspace is not a directory: {ctx.workspace}")
-        denial = await gate(ctx, self.name, command, safety.assess(command, ctx.workspace))
+        assessment = safety.assess(command, ctx.workspace)
+        denial = await gate(ctx, self.name, command, assessment)
         if denial:
             return self.fail(args, denial)
-        result = await run_process(["/bin/bash", "-c", command], cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+        argv = ["/bin/bash", "-c", command]
+        confined = sandbox_active(ctx)
+        network = bool(assessment.network) and assessment.needs_confirmation  # shown and approved
+        result = await run_process(sandboxed(argv, ctx, network=network), cwd=ctx.workspace,
+                                   timeout_s=ctx.timeout_s)
+        blocked = blocked_by_sandbox(result.output, result.returncode) if confined else None
+        if blocked and assessment.needs_confirmation and not result.timed_out:
+            # an approved command the sandbox stopped: ask once more, never escalate silently
+            again = safety.Assessment(safety.Verdict.ASK, (
+                f"the OS sandbox blocked it: {blocked}", "run it again WITHOUT the sandbox (unconfined)?"),
+                once_only=True, cwd=str(ctx.workspace), writes=assessment.writes, network=assessment.network)
+            if await gate(ctx, self.name, command, again, escalation=True) is None:
+                result = await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s)
         if result.timed_out:
             return self.fail(
                 args,
@@ -177,7 +201,16 @@ class ShellTool(BaseTool):
                 exit_code=result.returncode,
             )
         if result.returncode != 0:
+            note = f" (the OS sandbox blocked it: {blocked})" if blocked else ""
             return self.fail(
-                args, f"exit code {result.returncode}", evidence=result.output, exit_code=result.returncode
+                args, f"exit code {result.returncode}{note}", evidence=result.output, exit_code=result.returncode
             )
         return self.ok(args, result.output, exit_code=0)
+
+
+def sandboxed(argv: list[str], ctx: ToolContext, *, network: bool = False) -> list[str]:
+    """`argv` inside the OS sandbox of `ctx` (unchanged when there is none or --unconfined)."""
+    if not sandbox_active(ctx):
+        return list(argv)
+    ws = Path(os.path.realpath(ctx.workspace))
+    return wrap(ctx.sandbox, Policy(ws, network=network), argv, ws)

@@ -351,9 +351,7 @@ async def test_cancellation_kills_tool_processes_within_a_second(fakellm, tmp_pa
     await rt.cancel(tid)
     end = await rt.wait(tid)
     for _ in range(20):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not _alive(pid):
             break
         await asyncio.sleep(0.05)
     else:
@@ -499,3 +497,17 @@ async def test_plan_validator_rejects_blocked_tool_and_reasks(fakellm, tmp_path)
     assert "rejected: subtask 1 uses blocked tool(s) shell" in reask
     assert [s.intent for s in r.of("SubTask")] == ["checksum with shell", "read it instead"]
     assert r.final.directive.value == "accept"
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
+    (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True

@@ -150,9 +150,18 @@ def test_ctrl_c_cancels_cleanly_with_130(fakellm, tmp_path):
     assert p.returncode == 130, err
     assert "interrupted" in json.loads(out)["cancelled"]
     time.sleep(0.2)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
+    (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""
     try:
         os.kill(pid, 0)
-        alive = True
     except ProcessLookupError:
-        alive = False
-    assert not alive
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True

@@ -1,0 +1,67 @@
+"""Who answers a confirmation when no human does: `--yes` and `--unconfined` (issue #14).
+
+`--yes` approves, once, what will run inside the OS sandbox (plus whatever the allow-list already
+covers); it never answers a secret read, an escalation out of the sandbox, or anything at all when
+no sandbox is available. `--unconfined` is the explicit "approve everything and run without the
+sandbox" mode; secrets still need a human and the hard deny-list still refuses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentui.contracts import ConfirmationChoice
+
+# TTY answers → choices (the default, an empty line, is deny).
+TTY_KEYS = {
+    "o": ConfirmationChoice.APPROVE, "once": ConfirmationChoice.APPROVE, "y": ConfirmationChoice.APPROVE,
+    "yes": ConfirmationChoice.APPROVE, "a": ConfirmationChoice.APPROVE,
+    "t": ConfirmationChoice.TASK, "task": ConfirmationChoice.TASK,
+    "s": ConfirmationChoice.SESSION, "session": ConfirmationChoice.SESSION,
+    "p": ConfirmationChoice.PROJECT, "project": ConfirmationChoice.PROJECT,
+}
+_SCOPE_KEYS = {"once": "o", "task": "t", "session": "s", "project": "p"}
+
+
+def auto_answer(req: Any, *, yes: bool, unconfined: bool) -> ConfirmationChoice | None:
+    """The answer `--yes`/`--unconfined` gives to a ConfirmationRequest, or None (a human must)."""
+    if req.human_only:
+        return None
+    if req.escalation:
+        return ConfirmationChoice.APPROVE if unconfined else None
+    if unconfined or (yes and req.sandboxed):
+        return ConfirmationChoice.APPROVE
+    return None
+
+
+def why_not_auto(req: Any, *, yes: bool) -> str:
+    """One line saying why a non-interactive run denied `req`."""
+    if req.human_only:
+        return "secret paths always need a person at the prompt"
+    if req.escalation:
+        return "leaving the sandbox needs a person at the prompt or --unconfined"
+    if yes and not req.sandboxed:
+        return "no OS sandbox here, so --yes cannot approve; allow the pattern in the project file or use --unconfined"
+    return "non-interactive; --yes approves inside the OS sandbox"
+
+
+def scope_label(scope: str, patterns: list[str]) -> str:
+    """The button/prompt text of a scope, the stored pattern included before the user picks it."""
+    shown = ", ".join(f'"{p}"' for p in patterns[:3]) + (" …" if len(patterns) > 3 else "")
+    return {
+        "once": "Once",
+        "task": f"For this task: {shown}",
+        "session": f"For this session: {shown}",
+        "project": f"Always for this project: {shown}",
+    }[scope]
+
+
+def tty_menu(req: Any) -> str:
+    parts = [f"[{_SCOPE_KEYS[s]}] {scope_label(s, req.patterns)}" for s in req.scopes]
+    return "  " + " · ".join(parts) + " · [d] deny (default): "
+
+
+def parse_tty(answer: str, req: Any) -> ConfirmationChoice:
+    choice = TTY_KEYS.get(answer.strip().lower(), ConfirmationChoice.DENY)
+    offered = {"approve" if s == "once" else s for s in req.scopes}
+    return choice if choice.value in offered else ConfirmationChoice.DENY

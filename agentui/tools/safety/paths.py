@@ -1,0 +1,127 @@
+"""Path resolution for the gate: where a path really lands, and which places are secret or read-only.
+
+Paths a program opens are resolved physically (symlinks first, then `..`), as the kernel does;
+`cd` folds `..` first, as bash's default `cd -L` does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tempfile
+from pathlib import Path
+
+# System locations a read-only command may read without asking (secrets below are carved out).
+_READ_ONLY_ROOTS = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store",
+    "/System", "/Library/Developer", "/Applications", "/private/etc", "/usr/share",
+)
+_HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin",
+                     "/dev/stdout", "/dev/stderr", "/dev/tty")
+
+# Relative to $HOME: credentials, keychains, browser profiles, shell history.
+_SECRET_HOME = (
+    ".ssh", ".aws", ".config/gh", ".gnupg", ".netrc", ".docker/config.json", ".kube", ".npmrc",
+    ".pypirc", ".git-credentials", ".config/gcloud", ".azure", ".password-store", ".config/op",
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+    ".local/share/keyrings", ".bash_history", ".zsh_history", ".python_history", ".psql_history",
+    ".mysql_history", ".config/hub", ".terraform.d/credentials.tfrc.json", ".cargo/credentials",
+    ".cargo/credentials.toml", ".gem/credentials", ".vault-token", ".config/rclone",
+    "Library/Keychains", "Library/Cookies", "Library/Safari", "Library/Messages", "Library/Mail",
+    "Library/Application Support/Google/Chrome", "Library/Application Support/Firefox",
+    "Library/Application Support/BraveSoftware", "Library/Application Support/com.apple.TCC",
+)
+_SECRET_ABSOLUTE = (
+    "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssl/private", "/etc/ssh", "/Library/Keychains", "/private/etc/sudoers", "/private/var/db",
+    "/root", "/var/lib/sss", "/etc/master.passwd", "/private/etc/master.passwd",
+)
+# Basenames that are secret wherever they live (the workspace's own `.env` included).
+_SECRET_NAMES = (".env", ".env.*", "*.env", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem",
+                 "*.key", "*.p12", "*.pfx", "*.keychain", "*.keychain-db", "credentials",
+                 "credentials.json", ".netrc", ".pgpass", "*.kdbx", "secrets.*", "*.asc")
+# Inside the workspace, a write here later runs code or changes what git does (ask even for new files).
+_CODE_PLACES = (".git/hooks", ".git/config", ".gitattributes", ".envrc", ".vscode", ".idea",
+                ".git/info/attributes", ".agentui")
+
+
+def home() -> Path:
+    return Path(os.path.expanduser("~"))
+
+
+def temp_roots() -> tuple[Path, ...]:
+    roots = {Path(os.path.realpath(tempfile.gettempdir())), Path(os.path.realpath("/tmp"))}
+    if os.path.isdir("/var/tmp"):
+        roots.add(Path(os.path.realpath("/var/tmp")))
+    return tuple(sorted(roots))
+
+
+def resolve(raw: str, cwd: Path) -> Path:
+    """Where the kernel lands `raw` opened from `cwd` (symlinks followed for what exists)."""
+    joined = raw if os.path.isabs(raw) else os.path.join(str(cwd), raw)
+    return Path(os.path.realpath(joined))
+
+
+def resolve_logical(raw: str, cwd: Path) -> Path:
+    """Where `cd raw` lands (bash folds `..` first, then the kernel follows links)."""
+    joined = raw if os.path.isabs(raw) else os.path.join(str(cwd), raw)
+    return Path(os.path.realpath(os.path.normpath(joined)))
+
+
+def inside(path: Path, root: Path) -> bool:
+    p, r = str(path), str(root)
+    return p == r or p.startswith(r if r.endswith("/") else r + "/")
+
+
+def _under_any(path: Path, roots: tuple[str, ...] | tuple[Path, ...]) -> bool:
+    return any(inside(path, Path(r)) for r in roots)
+
+
+def is_secret(path: Path, lexical: str | None = None) -> bool:
+    """Known credential stores, keychains, browser profiles, `.env` files, private keys."""
+    h = home()
+    candidates = [path]
+    if lexical:
+        candidates.append(Path(os.path.normpath(os.path.expanduser(lexical))))
+    for p in candidates:
+        if any(inside(p, h / s) for s in _SECRET_HOME):
+            return True
+        if any(inside(p, Path(s)) and not inside(h, Path(s)) for s in _SECRET_ABSOLUTE):
+            return True
+        if any(fnmatch.fnmatch(p.name, pat) for pat in _SECRET_NAMES):
+            return True
+        if p.parts[:2] == ("/", "proc") and p.name in ("environ", "mem", "cmdline", "maps"):
+            return True
+    return False
+
+
+def is_code_place(path: Path, workspace: Path) -> bool:
+    return any(inside(path, workspace / p) for p in _CODE_PLACES)
+
+
+def readable_unasked(path: Path, workspace: Path) -> bool:
+    """A read-only command may read this without asking: the workspace or a system location."""
+    if is_secret(path):
+        return False
+    if inside(path, workspace):
+        return True
+    if str(path) in _HARMLESS_DEVICES or str(path).startswith(("/dev/fd/", "/proc/self/fd/")):
+        return True
+    return _under_any(path, _READ_ONLY_ROOTS) and not inside(path, Path("/usr/local/etc"))
+
+
+def writable_sink(raw: str) -> bool:
+    """Writing here is never an effect (/dev/null and the standard streams)."""
+    return raw in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or raw in ("/dev/fd/1", "/dev/fd/2")
+
+
+def in_temp(path: Path) -> bool:
+    return _under_any(path, temp_roots())
+
+
+def show(path: Path, workspace: Path) -> str:
+    try:
+        rel = path.relative_to(workspace)
+        return str(rel) if str(rel) != "." else "."
+    except ValueError:
+        return str(path)

@@ -1,0 +1,157 @@
+"""The OS sandbox every tool process runs in (issue #14): bubblewrap on Linux, sandbox-exec on macOS.
+
+Inside it a process may write only the workspace and the temp dirs, cannot read the secret stores
+(~/.ssh, ~/.aws, keychains, browser profiles …: hidden or denied), and has no network unless its
+approval included it. With no sandbox on the machine, the safety gate is the only line and
+`sandbox_status()` says so (doctor and the TUI header show it).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentui.tools.safety import paths as P
+
+MACOS_SANDBOX_EXEC = "/usr/bin/sandbox-exec"
+DISABLE_ENV = "AGENTUI_SANDBOX"  # "off" turns the sandbox off (the status line then says so)
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    kind: str  # "bwrap" | "sandbox-exec" | "none"
+    program: str | None
+    detail: str
+
+    @property
+    def active(self) -> bool:
+        return self.kind != "none"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What one sandboxed process may do."""
+
+    workspace: Path
+    network: bool = False
+    writable: tuple[Path, ...] = field(default_factory=P.temp_roots)
+    hidden: tuple[Path, ...] = field(default_factory=lambda: secret_locations())
+
+
+def secret_locations(home: Path | None = None) -> tuple[Path, ...]:
+    """The secret stores under $HOME that exist on this machine (hidden from sandboxed processes)."""
+    h = home or P.home()
+    found = [h / rel for rel in P._SECRET_HOME if (h / rel).exists() or (h / rel).is_symlink()]
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=4)
+def _bwrap_works(program: str) -> str:
+    """"" when a trivial bwrap run succeeds here, else why not (user namespaces off, seccomp …)."""
+    try:
+        proc = subprocess.run([program, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true"],
+                              capture_output=True, timeout=10, text=True)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+
+
+def detect(platform: str = sys.platform) -> SandboxInfo:
+    """The sandbox this machine offers (probed once per process)."""
+    if os.environ.get(DISABLE_ENV, "").lower() in ("off", "0", "no", "false"):
+        return SandboxInfo("none", None, f"turned off by {DISABLE_ENV}=off")
+    if platform == "darwin":
+        if os.path.exists(MACOS_SANDBOX_EXEC):
+            return SandboxInfo("sandbox-exec", MACOS_SANDBOX_EXEC, "macOS sandbox-exec")
+        return SandboxInfo("none", None, "sandbox-exec not found")
+    if platform.startswith("linux"):
+        program = shutil.which("bwrap")
+        if program is None:
+            return SandboxInfo("none", None, "bubblewrap (bwrap) is not installed")
+        problem = _bwrap_works(program)
+        if problem:
+            return SandboxInfo("none", None, f"bwrap cannot run here: {problem}")
+        return SandboxInfo("bwrap", program, "bubblewrap")
+    return SandboxInfo("none", None, f"no sandbox for {platform}")
+
+
+def sandbox_status(info: SandboxInfo | None = None) -> str:
+    """One line for doctor and the TUI header."""
+    info = info or detect()
+    if info.active:
+        return (f"OS sandbox active ({info.detail}): writes only the workspace and temp dirs, "
+                "secret stores hidden, no network unless approved")
+    return f"no OS sandbox ({info.detail}): the safety gate is the only line"
+
+
+def bwrap_argv(program: str, policy: Policy, argv: list[str], cwd: Path) -> list[str]:
+    """bubblewrap: the root read-only, the workspace and temp dirs writable, secrets masked."""
+    out = [program, "--die-with-parent", "--unshare-ipc", "--ro-bind", "/", "/", "--dev", "/dev",
+           "--proc", "/proc"]
+    for path in (*policy.writable, policy.workspace):
+        if path.is_dir():
+            out += ["--bind", str(path), str(path)]
+    for path in policy.hidden:
+        if path.is_dir() and not path.is_symlink():
+            out += ["--tmpfs", str(path)]
+        elif path.exists():
+            out += ["--ro-bind", "/dev/null", str(path)]
+    if not policy.network:
+        out.append("--unshare-net")
+    out += ["--chdir", str(cwd), "--", *argv]
+    return out
+
+
+def _sb_quote(path: Path | str) -> str:
+    return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def macos_profile(policy: Policy) -> str:
+    """A sandbox-exec (SBPL) profile: allow by default, then deny writes, secret reads and network."""
+    writable = [policy.workspace, *policy.writable, Path("/private/tmp"), Path("/private/var/folders")]
+    lines = [
+        "(version 1)",
+        "(allow default)",
+        "(deny file-write*)",
+        "(allow file-write* " + " ".join(f"(subpath {_sb_quote(os.path.realpath(p))})" for p in writable)
+        + ' (literal "/dev/null") (literal "/dev/zero") (regex #"^/dev/tty") (regex #"^/dev/fd/"))',
+    ]
+    hidden = [*policy.hidden, P.home() / "Library/Keychains", Path("/Library/Keychains")]
+    lines.append("(deny file-read* " + " ".join(f"(subpath {_sb_quote(p)})" for p in dict.fromkeys(hidden)) + ")")
+    if not policy.network:
+        lines.append('(deny network* (remote ip "*:*") (remote unix-socket))')
+        lines.append("(allow network* (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\")))")
+    return "\n".join(lines) + "\n"
+
+
+def wrap(info: SandboxInfo, policy: Policy, argv: list[str], cwd: Path) -> list[str]:
+    """`argv` confined by the machine's sandbox (unchanged when there is none)."""
+    if info.kind == "bwrap" and info.program:
+        return bwrap_argv(info.program, policy, argv, cwd)
+    if info.kind == "sandbox-exec" and info.program:
+        return [info.program, "-p", macos_profile(policy), *argv]
+    return list(argv)
+
+
+_BLOCKED = re.compile(
+    r"Read-only file system|Operation not permitted|Permission denied|Could not resolve host|"
+    r"Network is unreachable|Temporary failure in name resolution|Name or service not known|"
+    r"nodename nor servname|sandbox-exec|bwrap:",
+    re.IGNORECASE,
+)
+
+
+def blocked_by_sandbox(output: str, returncode: int | None) -> str | None:
+    """The line saying the sandbox stopped it (a write, a read, the network), or None."""
+    if returncode in (0, None):
+        return None
+    for line in output.splitlines():
+        if _BLOCKED.search(line):
+            return line.strip()[:300]
+    return None
