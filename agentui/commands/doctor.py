@@ -123,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
     checks.append(store)
     checks.extend(_check_mcp(cfg))
     checks.append(_check_acp())
+    from agentui.tools.sandbox import (
+        sandbox_status,  # informational: no sandbox is not a failure (#14)
+    )
+
+    checks.append(Check("sandbox", True, sandbox_status()))
     ok = all(c.ok for c in checks)
     # a data dir or memory store that cannot be used is bad input (exit 2, #15); an endpoint that
     # does not answer is a failed check (exit 1)

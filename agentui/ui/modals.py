@@ -8,7 +8,7 @@ import json
 from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Static
 
@@ -54,13 +54,16 @@ class ClarifyModal(ModalScreen[str]):
 
 
 class ConfirmModal(ModalScreen[ConfirmationChoice]):
-    """The safety gate: the exact command, why it was flagged, approve / deny / always."""
+    """The safety gate (issue #14): the exact command (control characters made visible), where it runs,
+    what it writes and contacts, why it asks; approve once / for this task / this session / always for
+    this project — the pattern an approval stores is in the button text — or deny (the default)."""
 
     BINDINGS = [
-        Binding("a", "choose('approve')", "Approve"),
-        Binding("d", "choose('deny')", "Deny"),
-        Binding("l", "choose('always')", "Always for this task"),
-        Binding("escape", "choose('deny')", "Deny"),
+        Binding("o,a", "choose('approve')", "Once"),
+        Binding("t", "choose('task')", "This task"),
+        Binding("s", "choose('session')", "This session"),
+        Binding("p", "choose('project')", "Always for this project"),
+        Binding("d,escape", "choose('deny')", "Deny"),
     ]
 
     def __init__(self, req: ConfirmationRequest) -> None:
@@ -68,14 +71,30 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
         self.req = req
 
     def compose(self) -> ComposeResult:
+        from agentui.tools.answers import scope_label
+        from agentui.tools.safety import sanitize
+
+        req = self.req
+        where = "inside the OS sandbox" if req.sandboxed else "without an OS sandbox"
+        title = "Run OUTSIDE the sandbox?" if req.escalation else "Confirm"
         with Vertical(id="dialog", classes="modal confirm"):
-            yield Label(f"[b]Confirm[/b] {escape(self.req.tool)} in {escape(self.req.cwd or '.')}")
-            yield Static(escape(self.req.command), id="command")
-            yield Static("\n".join(f"• {escape(r)}" for r in self.req.reasons), id="reasons")
-            with Horizontal(id="buttons"):
-                yield Button("Approve (a)", id="approve", variant="warning")
+            yield Label(f"[b]{title}[/b] {escape(sanitize(req.tool))} in {escape(sanitize(req.cwd or '.'))} "
+                        f"({where})")
+            yield Static(escape(sanitize(req.command)), id="command")
+            lines = [f"• {escape(sanitize(r))}" for r in req.reasons]
+            if req.writes:
+                lines.append(f"writes: {escape(sanitize(', '.join(req.writes)))}")
+            if req.network:
+                lines.append(f"network: {escape(sanitize(', '.join(req.network)))}")
+            yield Static("\n".join(lines), id="reasons")
+            with Vertical(id="buttons"):  # one per line: the patterns in the labels can be long
+                for scope in req.scopes or ["once"]:
+                    key = {"once": "o", "task": "t", "session": "s", "project": "p"}[scope]
+                    choice = "approve" if scope == "once" else scope
+                    label = escape(sanitize(scope_label(scope, req.patterns)))
+                    yield Button(f"{label} ({key})", id=choice, variant="warning" if scope == "once" else "default",
+                                 classes="scope")
                 yield Button("Deny (d)", id="deny", variant="primary")
-                yield Button("Always for this task (l)", id="always")
 
     def on_mount(self) -> None:
         self.query_one("#deny", Button).focus()  # the safe default
@@ -84,7 +103,8 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
         self.action_choose(event.button.id or "deny")
 
     def action_choose(self, choice: str) -> None:
-        self.dismiss(ConfirmationChoice(choice))
+        offered = {"approve" if s == "once" else s for s in (self.req.scopes or ["once"])}
+        self.dismiss(ConfirmationChoice(choice) if choice in offered else ConfirmationChoice.DENY)
 
 
 class PayloadModal(ModalScreen[None]):

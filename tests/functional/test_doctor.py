@@ -30,7 +30,9 @@ def test_doctor_json(fakellm, tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["ok"] is True
-    assert {c["name"].split()[0] for c in out["checks"]} == {"config", "data", "llm", "leveldb", "acp"}
+    assert {c["name"].split()[0] for c in out["checks"]} == {"config", "data", "llm", "leveldb", "acp", "sandbox"}
+    [sandbox] = [c for c in out["checks"] if c["name"] == "sandbox"]
+    assert "OS sandbox" in sandbox["detail"]  # active, or says the gate is the only line
     assert out["sources"]["llm.base_url"] == "command line"
 
 

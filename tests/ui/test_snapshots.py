@@ -77,8 +77,10 @@ def test_audit_screen(snap_compare):
 def test_confirmation_modal(snap_compare):
     async def go(pilot):
         await _settle(pilot)
-        req = ConfirmationRequest(request_id="r1", task_id="t1", tool="shell", command="rm -rf build && git clean -fdx",
-                                  reasons=["rm deletes files", "git clean removes untracked files"], cwd="/work/proj")
+        req = ConfirmationRequest(request_id="r1", task_id="t1", tool="shell", command="rm -rf build && npm test",
+                                  reasons=["rm deletes build", "npm is not on the read-only allow-list"],
+                                  cwd="/work/proj", patterns=["rm -rf build", "npm test"],
+                                  scopes=["once", "task", "session", "project"], writes=["build"], sandboxed=True)
         pilot.app.push_screen(ConfirmModal(req))
         await pilot.pause(0.2)
 

@@ -139,9 +139,8 @@ def inner_command(name: str, args: list[str]) -> tuple[int, bool] | None:
     if name == "eval":
         return (0, True) if args else None
     if name == "env":
-        for i, a in enumerate(args):
-            if a.startswith("-S") or a.startswith("--split-string"):
-                return None  # a string split into a command: the walker asks
+        if any(a.startswith(("-S", "--split-string")) for a in args):
+            return None  # a string split into a command: the walker asks
     if name not in WRAPPERS:
         return None
     value_opts = WRAPPERS[name]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import ToolContext, ToolRegistry, cap_output, default_registry
+from agentui.tools import GateRequest, ToolContext, ToolRegistry, cap_output, default_registry
 from agentui.tools.registry import BaseTool
 from agentui.tools.search import WEB_SEARCH_URL_ENV, parse_results
 
@@ -36,9 +36,11 @@ class Confirmer:
     def __init__(self, answer: bool) -> None:
         self.answer = answer
         self.calls: list[tuple[str, str, list[str]]] = []
+        self.requests: list[GateRequest] = []
 
-    async def __call__(self, tool: str, subject: str, reasons: list[str]) -> bool:
-        self.calls.append((tool, subject, reasons))
+    async def __call__(self, req: GateRequest) -> bool:
+        self.calls.append((req.tool, req.command, list(req.reasons)))
+        self.requests.append(req)
         return self.answer
 
 
@@ -143,7 +145,7 @@ async def test_shell_cancelled_while_spawning_leaves_no_orphan(
 
 async def test_shell_cancellation_with_sigterm_ignored(registry: ToolRegistry, ws: Path) -> None:
     command = "trap '' TERM; sleep 30 & echo $! > child.pid; while :; do sleep 0.05; done"
-    task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws)))
+    task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws, confirm=Confirmer(True))))
     child = int(await wait_for_file(ws / "child.pid"))
     started = time.monotonic()
     task.cancel()
@@ -179,15 +181,16 @@ async def test_denied_confirmation_keeps_the_file(registry: ToolRegistry, ws: Pa
     rec = await registry.call("shell", {"command": "rm victim.txt"}, ctx_for(ws, confirm=confirm))
     assert not rec.ok
     assert rec.error is not None and rec.error.startswith("denied by user:")
-    assert "rm deletes files" in rec.error
-    assert confirm.calls == [("shell", "rm victim.txt", ["rm deletes files"])]
+    assert "rm deletes victim.txt" in rec.error
+    assert confirm.calls == [("shell", "rm victim.txt", ["rm deletes victim.txt",
+                                                         "rm is not on the read-only allow-list"])]
     assert (ws / "victim.txt").exists()
 
 
 async def test_no_confirmer_means_deny(registry: ToolRegistry, ws: Path) -> None:
     (ws / "victim.txt").write_text("keep me")
     rec = await registry.call("shell", {"command": "rm victim.txt"}, ctx_for(ws))
-    assert not rec.ok and rec.error is not None and rec.error.startswith("denied by user:")
+    assert not rec.ok and rec.error is not None and rec.error.startswith("denied:")
     assert (ws / "victim.txt").exists()
 
 
@@ -208,7 +211,7 @@ async def test_safe_command_does_not_ask(registry: ToolRegistry, ws: Path) -> No
 
 
 async def test_confirmer_that_raises_is_a_denial(registry: ToolRegistry, ws: Path) -> None:
-    async def broken(tool: str, subject: str, reasons: list[str]) -> bool:
+    async def broken(req: GateRequest) -> bool:
         raise RuntimeError("no terminal")
 
     (ws / "victim.txt").write_text("keep me")
@@ -318,7 +321,11 @@ async def test_read_file(registry: ToolRegistry, ws: Path, tmp_path: Path) -> No
     outside = tmp_path / "outside.txt"
     outside.write_text("readable")
     rec = await registry.call("read_file", {"path": "../outside.txt"}, ctx_for(ws))
+    assert not rec.ok and rec.error is not None and "reads outside the workspace" in rec.error
+    approve = Confirmer(True)
+    rec = await registry.call("read_file", {"path": "../outside.txt"}, ctx_for(ws, confirm=approve))
     assert rec.ok and rec.evidence == "readable" and rec.target == str(outside)
+    assert approve.calls[0][1] == str(outside)
 
 
 @pytest.mark.parametrize(
@@ -415,7 +422,7 @@ async def test_web_search_offline_is_fast(registry: ToolRegistry, ws: Path, monk
     port = _closed_port()
     monkeypatch.setenv(WEB_SEARCH_URL_ENV, f"http://127.0.0.1:{port}/html/")
     started = time.monotonic()
-    rec = await registry.call("web_search", {"query": "agentui"}, ctx_for(ws, timeout_s=5))
+    rec = await registry.call("web_search", {"query": "agentui"}, ctx_for(ws, timeout_s=5, confirm=Confirmer(True)))
     assert time.monotonic() - started < 3.0
     assert not rec.ok and rec.error is not None
     assert rec.error.startswith(f"offline: could not reach 127.0.0.1:{port} (")
@@ -459,8 +466,14 @@ async def test_web_search_against_local_server(
     port = server.sockets[0].getsockname()[1]
     monkeypatch.setenv(WEB_SEARCH_URL_ENV, f"http://127.0.0.1:{port}/html/")
     async with server:
-        rec = await registry.call("web_search", {"query": "agent ui"}, ctx_for(ws, timeout_s=5))
+        denied = await registry.call("web_search", {"query": "agent ui"}, ctx_for(ws, timeout_s=5))
+        assert not denied.ok and seen == []  # nothing leaves the machine without a yes
+        approve = Confirmer(True)
+        rec = await registry.call("web_search", {"query": "agent ui"}, ctx_for(ws, timeout_s=5, confirm=approve))
     assert rec.ok, rec.error
+    [req] = approve.requests
+    assert req.command == "agent ui" and req.network == (f"http://127.0.0.1:{port}/html/",)
+    assert any(f"sends this query to 127.0.0.1:{port}" in r for r in req.reasons)
     assert seen == [b"q=agent+ui"]
     assert rec.evidence.splitlines()[:3] == ["1. First hit", "   https://example.com/a", "   Snippet & bold text"]
     assert "2. Second" in rec.evidence
