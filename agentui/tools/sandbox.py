@@ -40,7 +40,7 @@ class Policy:
 
     workspace: Path
     network: bool = False
-    writable: tuple[Path, ...] = field(default_factory=P.temp_roots)
+    writable: tuple[Path, ...] = field(default_factory=lambda: P.temp_roots())
     hidden: tuple[Path, ...] = field(default_factory=lambda: secret_locations())
 
 

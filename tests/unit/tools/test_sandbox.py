@@ -1,0 +1,145 @@
+"""The OS sandbox (issue #14): argv/profile generation everywhere, bubblewrap for real when present,
+and the escalation that asks once more before running unconfined."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentui.contracts import ToolCallRecord
+from agentui.tools import Approvals, GateRequest, ToolContext, default_registry
+from agentui.tools.sandbox import (
+    Policy,
+    SandboxInfo,
+    blocked_by_sandbox,
+    bwrap_argv,
+    detect,
+    macos_profile,
+    sandbox_status,
+    secret_locations,
+    wrap,
+)
+
+BWRAP = detect("linux") if shutil.which("bwrap") else SandboxInfo("none", None, "bwrap not installed")
+needs_bwrap = pytest.mark.skipif(not BWRAP.active, reason=f"no working bubblewrap here: {BWRAP.detail}")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    h = tmp_path / "home"
+    (h / ".ssh").mkdir(parents=True)
+    (h / ".ssh" / "id_rsa").write_text("FAKE PRIVATE KEY")
+    (h / ".netrc").write_text("machine x password y")
+    monkeypatch.setenv("HOME", str(h))
+    return h
+
+
+def test_bwrap_argv(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    argv = bwrap_argv("/usr/bin/bwrap", Policy(ws, writable=(tmp_path,)), ["/bin/bash", "-c", "ls"], ws)
+    joined = " ".join(argv)
+    assert argv[0] == "/usr/bin/bwrap" and argv[-3:] == ["/bin/bash", "-c", "ls"]
+    assert "--ro-bind / /" in joined and f"--bind {ws} {ws}" in joined and f"--bind {tmp_path} {tmp_path}" in joined
+    assert f"--tmpfs {home / '.ssh'}" in joined and f"--ro-bind /dev/null {home / '.netrc'}" in joined
+    assert "--unshare-net" in argv and argv[argv.index("--chdir") + 1] == str(ws)
+    with_net = bwrap_argv("/usr/bin/bwrap", Policy(ws, network=True, writable=()), ["true"], ws)
+    assert "--unshare-net" not in with_net
+
+
+def test_macos_profile(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "w\"s"
+    ws.mkdir()
+    profile = macos_profile(Policy(ws, writable=()))
+    assert profile.startswith("(version 1)\n(allow default)\n(deny file-write*)")
+    assert '(subpath "' + str(ws.resolve()).replace('"', '\\"') + '")' in profile
+    assert f'(deny file-read* (subpath "{home / ".ssh"}")' in profile and "Library/Keychains" in profile
+    assert "(deny network*" in profile
+    assert "(deny network*" not in macos_profile(Policy(ws, network=True, writable=()))
+    argv = wrap(SandboxInfo("sandbox-exec", "/usr/bin/sandbox-exec", "x"), Policy(ws, writable=()), ["ls"], ws)
+    assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"] and argv[-1] == "ls"
+
+
+def test_status_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "the safety gate is the only line" in sandbox_status(SandboxInfo("none", None, "bwrap missing"))
+    assert sandbox_status(SandboxInfo("bwrap", "/x", "bubblewrap")).startswith("OS sandbox active (bubblewrap)")
+    monkeypatch.setenv("AGENTUI_SANDBOX", "off")
+    assert not detect().active
+    assert detect("sunos").kind == "none"
+    assert wrap(SandboxInfo("none", None, ""), Policy(Path("/w")), ["ls"], Path("/w")) == ["ls"]
+
+
+def test_blocked_by_sandbox() -> None:
+    assert blocked_by_sandbox("bash: /etc/x: Read-only file system\n", 1) == "bash: /etc/x: Read-only file system"
+    assert blocked_by_sandbox("curl: (6) Could not resolve host: x", 6)
+    assert blocked_by_sandbox("fine", 0) is None and blocked_by_sandbox("other error", 1) is None
+
+
+def test_secret_locations(home: Path) -> None:
+    found = secret_locations(home)
+    assert home / ".ssh" in found and home / ".netrc" in found and home / ".aws" not in found
+
+
+@needs_bwrap
+def test_bwrap_confines_for_real(tmp_path: Path, home: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    script = (f"echo in > inside.txt; echo out > {outside}/x.txt; cat {home}/.ssh/id_rsa; "
+              f"cat {home}/.netrc; echo hi > {home}/.bashrc")
+    argv = wrap(BWRAP, Policy(ws, writable=()), ["/bin/bash", "-c", script], ws)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert (ws / "inside.txt").read_text() == "in\n"
+    assert not (outside / "x.txt").exists() and not (home / ".bashrc").exists()
+    assert "FAKE PRIVATE KEY" not in proc.stdout and "password" not in proc.stdout
+    assert "Read-only file system" in proc.stderr
+
+
+class Answers:
+    def __init__(self, *answers: bool) -> None:
+        self.answers = list(answers)
+        self.requests: list[GateRequest] = []
+
+    async def __call__(self, req: GateRequest) -> bool:
+        self.requests.append(req)
+        return self.answers.pop(0)
+
+
+async def _shell(ws: Path, command: str, confirm: Answers, env_out: Path) -> ToolCallRecord:
+    ctx = ToolContext(workspace=ws, task_id="t", confirm=confirm, approvals=Approvals(), sandbox=BWRAP)
+    return await default_registry("linux").call("shell", {"command": command}, ctx)
+
+
+@needs_bwrap
+async def test_escalation_asks_before_running_unconfined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    monkeypatch.setattr("agentui.tools.safety.paths.temp_roots", lambda: ())  # only the workspace is writable
+    monkeypatch.setenv("OUT", str(outside))
+    command = 'echo x > "$OUT/f.txt"'  # a runtime path: the gate asks; the sandbox then blocks it
+    deny_escalation = Answers(True, False)
+    rec = await _shell(ws, command, deny_escalation, outside)
+    assert not rec.ok and "the OS sandbox blocked it" in (rec.error or "")
+    assert not (outside / "f.txt").exists()
+    first, second = deny_escalation.requests
+    assert first.sandboxed and not first.escalation
+    assert second.escalation and not second.sandboxed and second.scopes() == ("once",)
+    allow_escalation = Answers(True, True)
+    rec = await _shell(ws, command, allow_escalation, outside)
+    assert rec.ok and (outside / "f.txt").read_text() == "x\n"
+
+
+@needs_bwrap
+async def test_safe_commands_run_inside_the_sandbox(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = ToolContext(workspace=ws, task_id="t", sandbox=BWRAP)
+    rec = await default_registry("linux").call("shell", {"command": f"ls {home}/.ssh | wc -l"}, ctx)
+    # reading ~/.ssh is refused by the gate outright; listing it inside the sandbox shows nothing
+    assert not rec.ok and "secret" in (rec.error or "")
+    rec = await default_registry("linux").call("shell", {"command": "ls -la && echo ok > new.txt"}, ctx)
+    assert rec.ok
