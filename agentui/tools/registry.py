@@ -256,6 +256,19 @@ class ToolRegistry:
         self.sandbox: Any = None  # sandbox.SandboxInfo; detected on first call when None
         self.unconfined = False  # --unconfined: no OS sandbox for any tool process
 
+    def sandbox_status(self) -> Any:
+        """The sandbox every tool process of this registry runs in: `.active`, `.name`, `.detail`
+        (None-free: detected on first use). The TUI's status line reads it (#17)."""
+        if self.sandbox is None:
+            from agentui.tools.sandbox import detect
+
+            self.sandbox = detect()
+        if self.unconfined:
+            from agentui.tools.sandbox import SandboxInfo
+
+            return SandboxInfo("none", None, "turned off by --unconfined")
+        return self.sandbox
+
     def _bind(self, ctx: ToolContext) -> ToolContext:
         """Fill the context's approvals and sandbox from the registry's (explicit values win).
         In place: the caller's context keeps accumulating `waited_s` (#17)."""

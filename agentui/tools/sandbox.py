@@ -33,6 +33,11 @@ class SandboxInfo:
     def active(self) -> bool:
         return self.kind != "none"
 
+    @property
+    def name(self) -> str:
+        """The short label of the TUI status line (#17 shows it as is)."""
+        return f"sandbox: {self.kind}" if self.active else "no OS sandbox (gate only)"
+
 
 @dataclass(frozen=True)
 class Policy:

@@ -97,7 +97,8 @@ def test_clarification_modal(snap_compare):
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
 
 
-def test_onboarding_without_llm(snap_compare):
+def test_onboarding_without_llm(snap_compare, monkeypatch):
+    monkeypatch.setenv("AGENTUI_SANDBOX", "off")  # the status line's sandbox field depends on the machine (#14)
     clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
     ids = SeededIds(5, readable=True)
     app = AgentApp(Config(), data_dir=DATA, workspace=Path("/tmp"), clock=clock, ids=ids, animate=False,

@@ -9,7 +9,15 @@ from types import SimpleNamespace
 import pytest
 
 from agentui.contracts import ConfirmationChoice, ConfirmationRequest
-from agentui.tools import Approvals, GateRequest, Scope, ToolContext, default_registry, gate, project_allowlist_path
+from agentui.tools import (
+    Approvals,
+    GateRequest,
+    Scope,
+    ToolContext,
+    default_registry,
+    gate,
+    project_allowlist_path,
+)
 from agentui.tools.answers import auto_answer, parse_tty, scope_label, tty_menu
 from agentui.tools.safety import Verdict, assess, assess_call, sanitize
 
