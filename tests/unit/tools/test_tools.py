@@ -502,7 +502,7 @@ async def test_time_waiting_for_the_confirmation_is_not_tool_time(registry: Tool
     """The user took a second to approve; the tool ran for milliseconds (#17)."""
     (ws / "victim.txt").write_text("bye")
 
-    async def slow_yes(_tool: str, _cmd: str, _reasons: list[str]) -> bool:
+    async def slow_yes(_req: GateRequest) -> bool:
         await asyncio.sleep(1.0)
         return True
 
