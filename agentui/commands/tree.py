@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for name, text in (("step", "run one iteration on the selected leaf"),
                        ("run", "run iterations until complete, stuck, an error or --max-iterations")):
         p = sub.add_parser(name, help=text)
-        p.add_argument("--yes", "-y", action="store_true", help="approve every safety confirmation")
+        p.add_argument("--yes", "-y", action="store_true", help="approve confirmations for commands that run inside the OS sandbox (see agentui run --help)")
         p.add_argument("--no-preflight", action="store_true", help=argparse.SUPPRESS)
         if name == "run":
             p.add_argument("--max-iterations", type=int, metavar="N", help="override config max_iterations")

@@ -18,7 +18,7 @@ from typing import Any
 from agentui.config import McpServerConfig
 from agentui.contracts import ToolCallRecord
 from agentui.tools.registry import BaseTool, ToolContext, gate
-from agentui.tools.safety import Assessment
+from agentui.tools.safety import assess_call
 
 
 @dataclass
@@ -80,8 +80,8 @@ class McpTool(BaseTool):
             shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
             why = (f"calls a tool of the external MCP server '{self.server}' "
                    f"(add \"{self.remote_name}\" to [mcp.servers.{self.server}] allow to skip this)")
-            # TODO(#14): switch to the scoped gate entry point for non-shell tools once it lands
-            denial = await gate(ctx, self.name, f"{self.name} {shown}", Assessment(True, (why,)))
+            # the scoped gate entry point for non-shell tools (#14): arguments shown, pattern = tool name
+            denial = await gate(ctx, self.name, f"{self.name} {shown}", assess_call(self.name, args, reason=why))
             if denial is not None:
                 return self.fail(args, denial)
         timeout = self.timeout_s or ctx.timeout_s

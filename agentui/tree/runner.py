@@ -314,9 +314,15 @@ class TreeRunner:
             return AgentOutcome(internal="timeout", detail="no time left for the pipeline task")
 
         async def confirm(req: Any) -> ConfirmationChoice:
-            if self.confirm is not None and not self.yes:
+            # --yes approves inside the OS sandbox only (#14)
+            from agentui.tools.answers import auto_answer
+
+            auto = auto_answer(req, yes=self.yes, unconfined=False) if self.yes else None
+            if auto is not None:
+                return auto
+            if self.confirm is not None:
                 return await self.confirm(req)
-            return ConfirmationChoice.APPROVE if self.yes else ConfirmationChoice.DENY
+            return ConfirmationChoice.DENY
 
         rt = Runtime(self.agent_config, workspace=self.repo, data_dir=it / "pipeline", clock=self.clock,
                      ids=self.ids, pool=pool, confirm=confirm)
