@@ -58,8 +58,8 @@ async def test_allow_listed_tool_runs_without_asking(hub, tmp_path) -> None:
 async def test_unlisted_tool_asks_with_its_arguments_and_a_denial_never_calls_it(hub, tmp_path) -> None:
     asked = []
 
-    async def deny(tool, subject, reasons):  # noqa: ANN001, ANN202
-        asked.append((tool, subject, reasons))
+    async def deny(req):  # noqa: ANN001, ANN202 - a tools.GateRequest (#14)
+        asked.append((req.tool, req.command, list(req.reasons)))
         return False
 
     rec = await hub.reg.call("t.add", {"a": 2, "b": 40}, ToolContext(workspace=tmp_path, confirm=deny))
