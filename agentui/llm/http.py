@@ -63,8 +63,12 @@ class HttpBackend:
     per endpoint, like the response_format dialect. After a timeout the next call first waits,
     bounded, until the endpoint answers a one-token completion (never stack work on it)."""
 
-    def __init__(self, base_url: str, model: str | None, api_key: str | None, cfg: LLMConfig) -> None:
+    def __init__(self, base_url: str, model: str | None, api_key: str | None, cfg: LLMConfig,
+                 slots: EndpointSlots | None = None) -> None:
         self.url = normalise_base_url(base_url)
+        # calls in flight on this endpoint (shared by every backend on the same URL): llama.cpp-style
+        # servers interrupt or queue a running generation when another request arrives (#12)
+        self.slots = slots or EndpointSlots(cfg.max_parallel)
         self.model = model or ""
         self.format_mode: str | None = None if cfg.structured_output == "auto" else cfg.structured_output
         self.streams: bool | None = None if cfg.stream else False  # None: not yet known
@@ -88,6 +92,12 @@ class HttpBackend:
         response_format: dict[str, Any] | None,
         timeout_s: float | None = None,
     ) -> ChatResult:
+        async with self.slots.get():
+            return await self._complete(messages, role=role, max_tokens=max_tokens, temperature=temperature,
+                                        response_format=response_format, timeout_s=timeout_s)
+
+    async def _complete(self, messages: Sequence[Message], *, role: str, max_tokens: int, temperature: float,
+                        response_format: dict[str, Any] | None, timeout_s: float | None) -> ChatResult:
         if self._suspect:
             await self.wait_idle(role=role)
         stream = self.streams is not False
@@ -273,6 +283,10 @@ class HttpBackend:
                 raise Retryable(f"{self.url} closed the connection mid-reply ({e})") from e
         except httpx.HTTPError as e:
             raise Retryable(f"HTTP error talking to {self.url}: {e}") from e
+        if not guard.text and finish is None and cut is None:
+            # a stream that ends with no token and no finish reason was interrupted (llama-cpp-python's
+            # server ends a running stream when another request arrives): ask again, not the model's fault
+            raise Retryable(f"{self.url} ended the stream before any token (interrupted)")
         completion = int(usage.get("completion_tokens") or 0) or guard.tokens
         return ChatResult(
             text=guard.text, finish_reason=finish if cut is None else "length",
@@ -346,6 +360,22 @@ class HttpBackend:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+class EndpointSlots:
+    """At most `n` calls in flight on one endpoint; one semaphore per event loop (tests and the CLI
+    may run several loops in one process)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = max(1, int(n))
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sem: asyncio.Semaphore | None = None
+
+    def get(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._loop is not loop:
+            self._loop, self._sem = loop, asyncio.Semaphore(self.n)
+        return self._sem
 
 
 class _NoStream(Exception):

@@ -24,7 +24,7 @@ from agentui.llm.base import (
     RoleUsage,
 )
 from agentui.llm.client import LLMClient, UsageSink, infra_fix
-from agentui.llm.http import HttpBackend, normalise_base_url
+from agentui.llm.http import EndpointSlots, HttpBackend, normalise_base_url
 
 ROLE_TIERS = ("perceiver", "planner", "executor", "agent_validator", "meta_validator", "dreamer")
 
@@ -107,6 +107,7 @@ class LLMPool:
         self.on_infra_failure: Callable[[LLMInfraError], None] | None = None
         self.health: dict[str, EndpointHealth] = {}
         self._backends: dict[tuple[str, str, str], ChatBackend] = {}
+        self._slots: dict[str, EndpointSlots] = {}  # per endpoint URL, shared by its models (#12)
         self._clients: dict[str, LLMClient] = {}
 
     def _record(self, u: LLMUsage, b: ChatBackend | None = None) -> None:
@@ -151,7 +152,8 @@ class LLMPool:
         url = ep.base_url or self.provider.base_url or ""
         key = ("http", normalise_base_url(url), ep.model or "")
         if key not in self._backends:
-            self._backends[key] = HttpBackend(url, ep.model, ep.api_key, self.config.llm)
+            slots = self._slots.setdefault(key[1], EndpointSlots(self.config.llm.max_parallel))
+            self._backends[key] = HttpBackend(url, ep.model, ep.api_key, self.config.llm, slots=slots)
         return self._backends[key]
 
     def for_role(self, role: Role | str) -> LLMClient:

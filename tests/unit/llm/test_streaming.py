@@ -156,3 +156,28 @@ def test_guard_rules():
     assert looping("x" + '"glob", "read_file", ' * 20) and not looping("abcdefghij" * 3 + "k" * 10)
     g = ReplyGuard(1000)
     assert [g.feed(" ") for _ in range(159)][-1] is None and g.feed(" ") == "runaway:whitespace"
+
+
+async def test_one_call_in_flight_per_endpoint_by_default(fakellm):
+    """llama-cpp-python's server ends a running stream when another request arrives (#12): two
+    roles asking at once must reach the endpoint one after the other."""
+    for role in ("executor", "agent_validator"):
+        fakellm.script(role, [Reply.stream({"answer": role}, chunk_delay_s=0.01)])
+    cfg = LLMConfig(backoff_base_s=0.01, backoff_max_s=0.02, max_retries=1, read_timeout_s=5.0,
+                    idle_timeout_s=1.0, call_deadline_s=20.0)
+    backend = HttpBackend(fakellm.base_url, "m", None, cfg)
+    a, b = (LLMClient(backend, r, cfg) for r in ("executor", "agent_validator"))
+    got = await asyncio.gather(a.structured([{"role": "user", "content": "q"}], Answer),
+                               b.structured([{"role": "user", "content": "q"}], Answer))
+    assert [g.answer for g in got] == ["executor", "agent_validator"]
+    first, second = sorted(await settled(fakellm, 2), key=lambda s: s["t_start"])
+    assert second["t_start"] >= first["t_end"] - 0.005
+
+
+async def test_a_stream_ended_before_any_token_is_asked_again(fakellm):
+    """An empty stream with no finish reason is an interrupted call, not a model-output failure."""
+    fakellm.script("planner", [Reply.stream("", finish_reason=None), Reply.stream({"answer": "ok"})])
+    usages: list = []
+    got = await make(fakellm, usages).structured([{"role": "user", "content": "q"}], Answer)
+    assert got.answer == "ok" and len(fakellm.calls("planner")) == 2
+    assert [u.failure for u in usages] == [None] and usages[0].parse_repairs == 0
