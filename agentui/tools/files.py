@@ -163,6 +163,17 @@ class GlobTool(BaseTool):
             )
         except TimeoutError:
             return self.fail(args, f"glob timed out after {ctx.timeout_s:g}s")
+        # judged by what it found: a name behind a symlink out, or a secret's name, asks (#14)
+        ws = Path(os.path.realpath(ctx.workspace))
+        real = [Path(os.path.realpath(os.path.join(ws, m))) for m in matches]
+        secret = next((str(r) for r, m in zip(real, matches, strict=True) if safety.paths.is_secret(r, m)), None)
+        outside = next((str(r) for r in real if not safety.paths.inside(r, ws)), None)
+        if secret or outside:
+            why = (f"glob lists secret files: {secret}" if secret else f"glob lists paths outside the workspace: {outside}")
+            denial = await gate(ctx, self.name, pattern, safety.Assessment(
+                safety.Verdict.ASK, (why,), once_only=True, human_only=bool(secret), cwd=str(ws)))
+            if denial:
+                return self.fail(args, denial)
         if not matches:
             return self.ok(args, f"no paths match {pattern!r}")
         text = "\n".join(matches)

@@ -108,7 +108,12 @@ def read_beneath(workspace: Path, rel: str, limit: int) -> tuple[bytes, int]:
 
 
 def write_beneath(workspace: Path, rel: str, content: str, *, append: bool) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0)
     fd = open_beneath(workspace, rel, flags, make_parents=True)
+    if os.fstat(fd).st_nlink > 1:  # a hard link: the same file may also live outside the workspace
+        os.close(fd)
+        raise EscapesWorkspace(rel)
+    if not append:
+        os.ftruncate(fd, 0)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(content)

@@ -110,6 +110,9 @@ def assess_read(path: Path, workspace: Path, *, tool: str = "read_file") -> Asse
                           once_only=True, human_only=True, cwd=str(ws))
     if _paths.inside(target, ws):
         return Assessment(Verdict.SAFE, cwd=str(ws))
+    if tool != "read_file" and _paths.holds_secrets(target):  # a search/glob over ~ lists ~/.ssh too
+        return Assessment(Verdict.ASK, (f"{tool} looks inside a place holding secrets: {target}",),
+                          once_only=True, human_only=True, cwd=str(ws))
     return Assessment(Verdict.ASK, (f"{tool} reads outside the workspace: {target}",),
                       patterns=(f"{tool} {target.parent}",), cwd=str(ws))
 

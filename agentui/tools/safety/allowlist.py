@@ -148,6 +148,7 @@ PROGRAMS: dict[str, Prog] = {
     "touch": _p("acmh", f"{_COMMON_LONG} --no-create", "-d -t --date", "-r --reference", operands="paths"),
     "tee": _p("ai", f"{_COMMON_LONG} --append --ignore-interrupts", operands="paths"),
     "exit": _p(operands="data"), "wait": _p(operands="data"),
+    "cal": _p("13jmyhs", operands="data"), "zipinfo": _p("12hlmstTvz", operands="paths"),
 }
 
 # Programs whose every argument is data and no flag has an effect (`echo -e`, `test -f x`, `expr 1 + 2`).

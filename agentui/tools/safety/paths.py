@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -16,8 +17,8 @@ _READ_ONLY_ROOTS = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store",
     "/System", "/Library/Developer", "/Applications", "/private/etc", "/usr/share",
 )
-_HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin",
-                     "/dev/stdout", "/dev/stderr", "/dev/tty")
+# Not /dev/zero or /dev/urandom: endless, `cat /dev/urandom > x` fills the disk.
+_HARMLESS_DEVICES = ("/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty")
 
 # Relative to $HOME: credentials, keychains, browser profiles, shell history.
 _SECRET_HOME = (
@@ -88,15 +89,89 @@ def is_secret(path: Path, lexical: str | None = None) -> bool:
             return True
         if any(inside(p, Path(s)) and not inside(h, Path(s)) for s in _SECRET_ABSOLUTE):
             return True
-        if any(fnmatch.fnmatch(p.name, pat) for pat in _SECRET_NAMES):
+        if any(fnmatch.fnmatch(p.name, pat) for pat in _SECRET_NAMES) and not _public_example(p.name):
             return True
         if p.parts[:2] == ("/", "proc") and p.name in ("environ", "mem", "cmdline", "maps"):
             return True
     return False
 
 
+_GIT_RUNS_CODE = re.compile(
+    r"^\s*(fsmonitor|pager|external|textconv|hookspath|sshcommand|editor|askpass|gitproxy|helper|process|"
+    r"clean|smudge|command|program|cmd|tool|path|sequence\.editor|[\w.-]+\s*=\s*!)\b|^\s*\[\s*include",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def repo_runs_code(cwd: Path, workspace: Path) -> str:
+    """Why a read-only git command here could still run code the repository's config names
+    (core.fsmonitor, diff.external, textconv, pager, hooksPath, `!` aliases, filters, includes), or ""."""
+    d = cwd
+    while True:
+        git = d / ".git"
+        if git.exists():
+            configs = [git / "config", git / "config.worktree"] if git.is_dir() else []
+            if git.is_file():  # a worktree or submodule: `gitdir: …`
+                try:
+                    target = git.read_text(encoding="utf-8", errors="replace").split("gitdir:", 1)[1].strip()
+                except (OSError, IndexError):
+                    return "its .git file cannot be read"
+                gd = Path(target) if os.path.isabs(target) else d / target
+                configs = [gd / "config", gd / "config.worktree", gd.parent.parent / "config"]
+            for cfg in configs:
+                try:
+                    text = cfg.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                m = _GIT_RUNS_CODE.search(text)
+                if m:
+                    return f"{cfg.name}: {m.group(0).strip()[:40]}"
+            return ""
+        if d == workspace or d.parent == d or not inside(d, workspace):
+            return ""
+        d = d.parent
+
+
+def secret_below(root: Path, limit: int = 5000) -> str:
+    """The first secret-named file under `root` (bounded walk; .git and node_modules skipped), or ""."""
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [n for n in dirnames if n not in (".git", "node_modules", ".venv", "__pycache__")]
+        for name in filenames:
+            seen += 1
+            if any(fnmatch.fnmatch(name, pat) for pat in _SECRET_NAMES) and not _public_example(name):
+                return os.path.relpath(os.path.join(dirpath, name), root)
+        if seen > limit:
+            return ""
+    return ""
+
+
+def _public_example(name: str) -> bool:
+    return name.endswith((".example", ".sample", ".template", ".dist"))
+
+
+# Files other tools run or obey: writing one changes what an approved `make`/`npm test`/`pytest` does.
+_CODE_NAMES = ("Makefile", "makefile", "GNUmakefile", "*.mk", "package.json", "conftest.py", "sitecustomize.py",
+               "usercustomize.py", "*.pth", "setup.py", "noxfile.py", "tox.ini", "Justfile", "justfile",
+               "Taskfile.yml", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".npmrc",
+               ".yarnrc", ".yarnrc.yml", "pip.conf", ".pre-commit-config.yaml", "Rakefile", "build.rs",
+               "CMakeLists.txt", "Dockerfile", ".gitmodules")
+
+
 def is_code_place(path: Path, workspace: Path) -> bool:
-    return any(inside(path, workspace / p) for p in _CODE_PLACES)
+    if any(inside(path, workspace / p) for p in _CODE_PLACES):
+        return True
+    return inside(path, workspace) and (any(fnmatch.fnmatch(path.name, pat) for pat in _CODE_NAMES)
+                                        or inside(path, workspace / ".github" / "workflows"))
+
+
+def holds_secrets(root: Path) -> bool:
+    """`root` is, or contains, a known secret location (a search or glob there may list them)."""
+    h = home()
+    if is_secret(root):
+        return True
+    return any(inside(h / s, root) for s in _SECRET_HOME) or any(
+        inside(Path(s), root) for s in _SECRET_ABSOLUTE if not inside(h, Path(s)))
 
 
 def readable_unasked(path: Path, workspace: Path) -> bool:

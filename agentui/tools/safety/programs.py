@@ -224,3 +224,34 @@ def awk(args: list[str]) -> Result:
     if _AWK_FORBIDDEN.search(program):
         return ["awk program may run commands or write files (system, pipes, >, getline)"], []
     return [], paths
+
+
+def find_exec_commands(args: list[str]) -> tuple[list[str], list[list[int]]] | None:
+    """find's argv without its `-exec CMD {} +|;` parts, and the indexes of each CMD; None if none.
+    (-execdir and -ok stay unknown: they ask.)"""
+    rest: list[str] = []
+    commands: list[list[int]] = []
+    i = 0
+    while i < len(args):
+        if args[i] == "-exec":
+            j = next((k for k in range(i + 1, len(args)) if args[k] in (";", "+")), None)
+            if j is None or j == i + 1:
+                return None
+            commands.append(list(range(i + 1, j)))
+            i = j + 1
+            continue
+        rest.append(args[i])
+        i += 1
+    return (rest, commands) if commands else None
+
+
+def archive_listing(name: str, args: list[str]) -> bool:
+    """`tar -tf x.tar` / `tar -tzvf x` / `unzip -l x.zip`: list the members, extract nothing."""
+    if name == "tar":
+        first = args[0] if args else ""
+        letters = first.lstrip("-")
+        return bool(first) and "t" in letters and not set(letters) - set("tzjJvf") and all(
+            not a.startswith("-") or a in ("-v", "-z", "-j", "-J") for a in args[1:])
+    if name == "unzip":
+        return bool(args) and args[0] in ("-l", "-v", "-Z", "-t", "-lv") and all(not a.startswith("-") for a in args[1:])
+    return False

@@ -317,6 +317,18 @@ class Walker:
         inner.simple(words, state.copy(), subs_programs)
         self.merge(inner)
 
+    def nested_allowed(self, words: list[Word], state: State) -> bool:
+        """Is this inner command (of `find -exec`) itself allow-listed? Its reasons are merged."""
+        words = [w for w in words if w.text != "{}"]
+        if not words or not words[0].static:
+            self.need("find -exec runs a command whose name is only known at run time")
+            return False
+        inner = Walker(self.ws, self.source, self.depth + 1)
+        ok = inner.allowed(os.path.basename(words[0].text), "/" in words[0].text
+                           and not is_system_program(words[0].text, SYSTEM_BIN_DIRS), words[1:], state.copy())
+        self.merge(inner)
+        return ok and not inner.needs
+
     def merge(self, inner: Walker) -> None:
         self.needs.extend(inner.needs)
         self.denials.extend(inner.denials)
@@ -349,6 +361,23 @@ class Walker:
                 return True
             self.need("read with options or variable names that could change later commands")
             return False
+        if name == "find":  # `find … -exec <read-only program> {} +`: the inner command on the allow-list
+            inner = programs.find_exec_commands(texts)
+            if inner is not None:
+                rest, commands = inner
+                ok = all(self.nested_allowed([args[i] for i in cmd], state) for cmd in commands)
+                if not ok:
+                    return False
+                roots = [a for a in args[: next((i for i, t in enumerate(texts) if t.startswith("-")
+                                                 or t in ("!", "(")), len(texts))]] or [Word(".")]
+                for root in roots:  # the inner command reads every file found: secrets included
+                    self.check_read(root, state, name, recursive=True)
+                texts = rest
+        if name in ("tar", "unzip") and programs.archive_listing(name, texts):
+            for i, t in enumerate(texts):
+                if not t.startswith("-") and i > 0 or (name == "unzip" and not t.startswith("-")):
+                    self.check_read(args[i], state, name)
+            return True
         checker = {"git": programs.git, "find": programs.find, "sed": programs.sed, "awk": programs.awk,
                    "gawk": programs.awk, "mawk": programs.awk}.get(name)
         if checker is not None:
@@ -361,6 +390,11 @@ class Walker:
                 self.check_read(args[i], state, name)
             if name == "find" and not read_idx:
                 self.check_read(Word("."), state, name)
+            if name == "git":
+                for cwd in state.cwds or (self.ws,):
+                    why = P.repo_runs_code(cwd, self.ws)
+                    if why:
+                        self.need(f"git here runs commands from the repository's config ({why})", pattern)
             return True
         if spec is None:
             if name in VERSION_QUERIES and len(texts) == 1 and texts[0] in VERSION_FLAGS:
@@ -437,11 +471,14 @@ class Walker:
             return True
         for w in reads:
             self.check_read(w, state, name)
-        if not ops and (name in _IMPLICIT_CWD or (name in ("grep", "egrep", "fgrep") and re.search(
-                r"-\w*[rR]|--recursive|--dereference-recursive", " ".join(texts)))):
-            self.check_read(Word("."), state, name)
+        recursive = name in ("grep", "egrep", "fgrep") and bool(re.search(
+            r"(^| )-\w*[rR]|--recursive|--dereference-recursive", " ".join(texts)))
+        if name == "rg" and re.search(r"(^| )(--hidden|--no-ignore|-\w*u)", " ".join(texts)):
+            recursive = True
+        if not ops and (name in _IMPLICIT_CWD or recursive):
+            self.check_read(Word("."), state, name, recursive=recursive)
         for i in ops:
-            self.check_read(args[i], state, name)
+            self.check_read(args[i], state, name, recursive=recursive)
         return True
 
     # -- cd, paths ------------------------------------------------------------------------------
@@ -487,7 +524,7 @@ class Walker:
                 out.extend((f, P.resolve(f, cwd)) for f in found)
         return out
 
-    def check_read(self, w: Word, state: State, verb: str) -> None:
+    def check_read(self, w: Word, state: State, verb: str, *, recursive: bool = False) -> None:
         if w.procsub or w.text == "-" or w.text == "":
             return
         if not w.static:
@@ -498,6 +535,10 @@ class Walker:
                 self.deny(f"{verb} reads a secret path: {path}")
             elif not P.readable_unasked(path, self.ws):
                 self.need(f"{verb} reads outside the workspace: {path}")
+            elif recursive and path.is_dir():
+                found = P.secret_below(path)
+                if found:
+                    self.need(f"{verb} reads every file below {P.show(path, self.ws)}, secrets included: {found}")
 
     def check_write(self, w: Word, state: State, *, verb: str, deleting: bool,
                     prefix_strip: bool = False) -> Path | None:
@@ -545,7 +586,7 @@ class Walker:
             if kind == ">&" and w.text.isdigit():
                 return
             target = self.check_write(w, state, verb="redirection", deleting=False)
-            if target is not None and P.inside(target, self.ws) and target.is_file() and kind != "<>":
+            if target is not None and P.inside(target, self.ws) and target.is_file():  # `1<>f` writes f too
                 self.need(f"redirection overwrites an existing file: {P.show(target, self.ws)}")
         elif kind in (">>", "&>>"):
             self.check_write(w, state, verb="redirection", deleting=False)
