@@ -146,26 +146,9 @@ class HttpBackend:
             raise Retryable(f"no answer within {timeout.read:g} s (timeout)") from e
         except httpx.HTTPError as e:
             raise Retryable(f"HTTP error talking to {self.url}: {e}") from e
-        latency = time.monotonic() - t0
         text = r.text
         self._check_status(r.status_code, text, r.headers, role, response_format)
-        try:
-            data = r.json()
-            choice = data["choices"][0]
-            content = choice.get("message", {}).get("content")
-            if content is None:
-                content = choice.get("text", "")
-            usage = data.get("usage") or {}
-            return ChatResult(
-                text=content if isinstance(content, str) else json.dumps(content),
-                finish_reason=choice.get("finish_reason"),
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-                latency_s=latency,
-                model=str(data.get("model") or self.model),
-            )
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
-            raise self._not_openai(text, role) from e
+        return self._parse_whole(text, role, t0)
 
     def _not_openai(self, text: str, role: str) -> LLMNotOpenAI:
         return LLMNotOpenAI(
