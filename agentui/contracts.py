@@ -290,6 +290,10 @@ class DispatchManifest(Contract):
     planner_error_kind: Literal["plan", "model_output"] | None = Field(
         default=None, description="model_output: the model's replies were unusable, not the plan wrong (#12)"
     )
+    planner_output_cut: str | None = Field(
+        default=None, description="with model_output: why the last reply was unusable — invalid, length, "
+        "runaway:<how> or deadline (the advice depends on it, #12)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,6 +408,7 @@ class ReplanRequest(Contract):
         "reaches GGS as D > 0, never as D = 0).",
     )
     reason: Literal["gate", "task_criteria", "fan_in_timeout", "meta_validator_error", "model_output"] = "gate"
+    output_cut: str | None = Field(default=None, description="reason=model_output: DispatchManifest.planner_output_cut")
 
 
 class OutcomeSummary(Contract):

@@ -102,6 +102,26 @@ def next_moves(req: ReplanRequest, targets: list[str]) -> list[str]:
     return moves[:3]
 
 
+def output_failure_advice(cut: str | None) -> tuple[str, list[str]]:
+    """What went wrong with the model's last reply and the moves that address it (#12): a budget
+    raise only when the reply was cut at the token limit."""
+    bigger = "Use a larger or better instruction-following model (AGENTUI_MODEL)"
+    if cut in ("length", "runaway:budget"):
+        return ("cut off at the role's token budget",
+                ["Raise this role's budget in [llm.budgets]", bigger, "Retry the task"])
+    if cut in ("runaway:loop", "runaway:whitespace"):
+        how = "repeating itself" if cut == "runaway:loop" else "padding with whitespace"
+        return (f"cut while {how}",
+                [bigger, "If the server ignores response_format, use one that enforces the JSON schema (llama.cpp, Ollama)",
+                 "Retry the task"])
+    if cut == "deadline":
+        return ("not finished within the per-call deadline",
+                ["Raise [llm] call_deadline_s, or use a faster (smaller) model", "Retry the task"])
+    return ("not valid JSON for the reply schema",
+            [bigger, "If the server ignores response_format, use one that enforces the JSON schema (llama.cpp, Ollama)",
+             "Retry the task"])
+
+
 class GGS(RoleBase):
     role = Role.GGS
     consumes = frozenset({"ReplanRequest", "OutcomeSummary"})
@@ -151,33 +171,38 @@ class GGS(RoleBase):
     async def _model_output(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
         """The model's replies stayed unusable after R2's tighter re-ask (#12): no evidence about
         the approach, so no replan order built on it and no Megram. The task ends here unless
-        `ggs.model_output_retries` allows re-sending the same directive."""
+        `ggs.model_output_retries` allows re-sending the same directive. Like any round it is
+        scored: prev and L_prev move on, so the next ∇L is against this round, not a stale one."""
         st.requests += 1
         D, P = 1.0, 0.0
         Om = L.resource_cost(st.requests, req.elapsed_ms, self.cfg)
         sig = L.signals(D, P, Om, st.L_prev, self.cfg)
         st.output_failures += 1
+        prev = st.prev
+        why, moves = output_failure_advice(req.output_cut)
         if (Om >= self.cfg.theta or st.directives >= self.cfg.max_replans
                 or st.output_failures > self.cfg.model_output_retries):
             self._state.pop(tid, None)
             await self.publish(Role.USER, FinalResult(
-                task_id=tid, summary=f"Abandoned: the model's replies could not be used. {req.gap_summary}",
-                loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives, prev_directive=st.prev,
+                task_id=tid, summary=f"Abandoned: the model's replies could not be used ({why}). {req.gap_summary}",
+                loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives, prev_directive=prev,
                 directive=TerminalDirective.ABANDON, partial_result=dict(st.last_matched) or None,
-                next_moves=["Use a larger or better instruction-following model (AGENTUI_MODEL)",
-                            "Raise this role's budget in [llm.budgets]", "Retry the task"]), tid)
+                next_moves=moves), tid)
             return
         st.directives += 1
-        why = f"The previous reply could not be parsed; keep the approach, answer shorter. {req.gap_summary[:300]}"
+        rationale = f"The previous reply was unusable ({why}); keep the approach, answer shorter. {req.gap_summary[:300]}"
         if st.last_directive is not None:  # the same directive, blocks included
             directive = st.last_directive.model_copy(update={
-                "round": st.directives, "budget_pressure": round(Om, 6), "rationale": why})
+                "round": st.directives, "budget_pressure": round(Om, 6), "rationale": rationale,
+                "loss": sig.loss(), "grad_l": round(sig.grad_l, 6), "prev_directive": prev})
         else:
             directive = PlanDirective(
-                task_id=tid, loss=sig.loss(), prev_directive=st.prev, directive=ActionDirective.REFINE,
+                task_id=tid, loss=sig.loss(), prev_directive=prev, directive=ActionDirective.REFINE,
                 failed_criterion="a parseable plan", failure_class=DirectiveFailureClass.ENVIRONMENTAL,
                 budget_pressure=round(Om, 6), grad_l=round(sig.grad_l, 6), urgency=Urgency.NORMAL,
-                rationale=why, round=st.directives)
+                rationale=rationale, round=st.directives)
+        st.prev = MacroState(directive.directive.value)
+        st.L_prev = sig.L
         await self.publish(Role.PLANNER, directive, tid)
 
     async def _replan(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:

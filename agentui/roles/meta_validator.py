@@ -194,7 +194,8 @@ class MetaValidator(RoleBase):
                 criterion="a valid plan exists", verdict=Verdict.FAIL,
                 failure_class=FailureClass.ENVIRONMENTAL if output or declined else FailureClass.LOGICAL,
                 evidence=why[:300])],
-            reason="model_output" if output else "gate"), tid)
+            reason="model_output" if output else "gate",
+            output_cut=m.planner_output_cut if output else None), tid)
 
     async def _maybe_complete(self, tid: str, fi: _FanIn) -> None:
         if fi.done or any(s not in fi.outcomes for s in fi.manifest.subtask_ids):

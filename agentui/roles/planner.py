@@ -251,6 +251,7 @@ class Planner(RoleBase):
         problem: str | None = None
         plan: PlanOut | None = None
         output_failures = 0
+        output_cut: str | None = None
         llm = self.ctx.llm("planner")
         for _attempt in range(self.ctx.config.pipeline.plan_reasks + 1):
             try:
@@ -266,6 +267,7 @@ class Planner(RoleBase):
             except LLMOutputError as e:
                 # still unusable after the re-ask: the model's output failed, not the approach
                 output_failures += 1
+                output_cut = e.cut
                 problem = None
                 self.ctx.log(tid, {"kind": "plan_output_failure", "round": st.round, "cut": e.cut,
                                    "error": str(e)[:300]})
@@ -282,10 +284,11 @@ class Planner(RoleBase):
         if plan is None:
             kind = "model_output" if problem is None and output_failures else "plan"
             if kind == "model_output":
-                problem = f"the model's replies could not be parsed ({output_failures} in a row)"
+                problem = f"the model's replies were unusable ({output_failures} in a row, last: {output_cut})"
             await self.publish(Role.META_VALIDATOR, DispatchManifest(
                 task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),
-                round=st.round, planner_error=problem or "no valid plan", planner_error_kind=kind), tid)
+                round=st.round, planner_error=problem or "no valid plan", planner_error_kind=kind,
+                planner_output_cut=output_cut if kind == "model_output" else None), tid)
             return
         st.last_plan = plan
         if not await self._caution_gate(st, plan, cal.caution):

@@ -9,11 +9,14 @@ GLOSSARY: dict[str, str] = {
     "P": "process failure: of the failed criteria, the share that failed for logical reasons "
          "(a wrong plan) rather than environmental ones (a missing file, no network).",
     "∇L": "gradient of the loss between two rounds: negative = getting better, "
-          "near zero = a plateau, positive = getting worse.",
+          "near zero = a plateau, positive = getting worse. The arrow after the directive says the same: "
+          "↓ better, → plateau, ↑ worse, ⊥ first round (nothing to compare with yet). Every round is "
+          "scored, a round whose plan could not be parsed included.",
     "Ω": "resources used: the share of the replan and time budgets already spent. At θ the task is abandoned.",
     "L": "the loss GGS minimises: L = α·D + β·P + λ·Ω (β fades as Ω grows). The sparkline shows L per round.",
     "directive": "what GGS (the Goal Gradient Solver) decides after each round: refine, change_path, "
-                 "change_approach, break_symmetry (replan) or accept, success, abandon (stop).",
+                 "change_approach, break_symmetry (replan) or accept, success, abandon (stop). "
+                 "Shown as previous→current (init before the first decision).",
     "M/K/C/T": "the memory's four layers (v0.8 §6a): M = Megrams, raw facts from past tasks (they fade); "
                "K = knowledge cached for a task; C = common sense, rules distilled or remembered (timeless); "
                "T = thinking, the system's values (timeless).",

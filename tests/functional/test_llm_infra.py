@@ -126,3 +126,27 @@ async def test_unparseable_plan_is_a_model_output_failure_not_break_symmetry(fak
     assert "Example" in calls[0]["messages"][0]["content"]
     assert "Example" not in calls[1]["messages"][0]["content"]  # shorter
     assert len(json.dumps(calls[1]["messages"])) < len(json.dumps(calls[0]["messages"]))
+
+
+@pytest.mark.parametrize("fault", ["stop", "length"])
+async def test_model_output_rounds_are_scored_and_advice_matches_the_cut(fakellm, tmp_path, fault):
+    """A model-output round moves GGS's state on like any round (prev directive, L_prev → ∇L), so
+    the GGS line never shows `init→… ⊥ ∇L=+0.00` on round 2; the advice names a budget raise only
+    when a reply was cut by finish_reason=length — not after `stop` with unparseable text (#12)."""
+    from tests.functional.pipeline import run_task
+
+    fakellm.script("perceiver", [perceive("x")])
+    fakellm.responder("planner", lambda _r: Reply.fault("length", {"task_criteria": ["a" * 200]})
+                      if fault == "length" else Reply.text("I think the plan is to count the files."))
+    r = await run_task(fakellm, tmp_path, "x", ggs={"max_replans": 3, "time_budget_ms": 10**9,
+                                                     "model_output_retries": 1})
+    [d] = r.of("PlanDirective")
+    f = r.final
+    assert d.prev_directive.value == "init" and d.directive.value == "refine"
+    assert f.directive.value == "abandon" and f.prev_directive.value == "refine", f
+    assert f.grad_l > 0 and f.grad_l == pytest.approx(f.loss.L - d.loss.L, abs=1e-5)  # Ω grew, nothing else
+    budget = [m for m in f.next_moves if "[llm.budgets]" in m]
+    if fault == "length":
+        assert budget and "token budget" in f.summary, f
+    else:
+        assert not budget and "not valid JSON" in f.summary, f

@@ -307,3 +307,14 @@ async def test_history_lists_replays_and_reruns_a_past_task(fakellm, tmp_path):
         if app.current and app.runtime:
             await app.runtime.cancel(app.current, "test over")
         assert [e.payload.text for e in app.query_one(BusView).envs if e.type == "UserInput"] == ["count txt"] * 2
+
+
+def test_glossary_explains_every_mark_of_the_ggs_line():
+    """The newcomer's `init→abandon ⊥ … ∇L=+0.00`: the glossary says what prev→current and each
+    ∇L arrow mean, so the line and the F1 text agree (#12)."""
+    from agentui.describe import ARROWS
+    from agentui.ui.glossary import GLOSSARY
+
+    for arrow in ARROWS.values():
+        assert arrow in GLOSSARY["∇L"], arrow
+    assert "previous→current" in GLOSSARY["directive"]
