@@ -14,9 +14,10 @@ gap trajectory of every attempt.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -32,6 +33,7 @@ from agentui.contracts import (
     FailureClass,
     GapAttempt,
     OutcomeStatus,
+    ReplanRequest,
     Role,
     SubTask,
     SubTaskOutcome,
@@ -161,16 +163,19 @@ def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: li
 
 class AgentValidator(RoleBase):
     role = Role.AGENT_VALIDATOR
-    consumes = frozenset({"SubTask", "ExecutionResult"})
+    consumes = frozenset({"SubTask", "ExecutionResult", "ReplanRequest"})
     receiver_only = False
 
     def __init__(self, ctx: RoleContext) -> None:
         super().__init__(ctx)
         self._subs: dict[str, _Sub] = {}
+        self._judging: dict[str, asyncio.Task[Any]] = {}  # subtask → its running validation
 
     def accepts(self, env: Envelope) -> bool:
         if env.type == "SubTask":
             return True
+        if env.type == "ReplanRequest":  # R4b → R7: a fan-in timeout names the stragglers
+            return getattr(env.payload, "reason", None) == "fan_in_timeout"
         return env.type == "ExecutionResult" and env.receiver == Role.AGENT_VALIDATOR
 
     async def on_cancel(self, task_id: str) -> None:
@@ -182,7 +187,22 @@ class AgentValidator(RoleBase):
         if isinstance(p, SubTask):
             self._subs[p.subtask_id] = _Sub(p)
         elif isinstance(p, ExecutionResult):
-            await self._validate(env.task_id or "", p)
+            me = asyncio.current_task()
+            if me is not None:
+                self._judging[p.subtask_id] = me
+            try:
+                await self._validate(env.task_id or "", p)
+            finally:
+                if self._judging.get(p.subtask_id) is me:
+                    self._judging.pop(p.subtask_id, None)
+        elif isinstance(p, ReplanRequest):
+            # R4b gave up on these subtasks: stop judging them, closing the validator's LLM stream
+            # so the endpoint is free for the next round (#12, #13)
+            for sid in p.failed_subtasks:
+                self._subs.pop(sid, None)
+                t = self._judging.pop(sid, None)
+                if t is not None and not t.done():
+                    t.cancel()
 
     async def judge(self, st: SubTask, r: ExecutionResult) -> list[CriterionVerdict]:
         crits = st.success_criteria

@@ -31,6 +31,7 @@ from agentui.contracts import (
     ExecutionStatus,
     OutcomeStatus,
     PlanDirective,
+    ReplanRequest,
     Role,
     SubTask,
     SubTaskOutcome,
@@ -81,7 +82,7 @@ class _Round:
 class Executor(RoleBase):
     role = Role.EXECUTOR
     consumes = frozenset({"SubTask", "DispatchManifest", "CorrectionSignal", "SubTaskOutcome",
-                          "PlanDirective", "ConfirmationDecision"})
+                          "PlanDirective", "ConfirmationDecision", "ReplanRequest"})
     receiver_only = False
 
     def __init__(self, ctx: RoleContext) -> None:
@@ -92,6 +93,7 @@ class Executor(RoleBase):
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
+        self._running: dict[str, asyncio.Task[Any]] = {}  # subtask → the dispatch running it
 
     async def on_cancel(self, task_id: str) -> None:
         self._pending.pop(task_id, None)
@@ -116,7 +118,18 @@ class Executor(RoleBase):
         elif isinstance(p, DispatchManifest):
             subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]
             if subs:
-                await self._dispatch(tid, subs)
+                me = asyncio.current_task()
+                for s in subs:
+                    if me is not None:
+                        self._running[s.subtask_id] = me
+                try:
+                    await self._dispatch(tid, subs)
+                finally:
+                    for s in subs:
+                        self._running.pop(s.subtask_id, None)
+        elif isinstance(p, ReplanRequest):
+            if p.reason == "fan_in_timeout":
+                self._stop_stragglers(tid, p.failed_subtasks)
         elif isinstance(p, CorrectionSignal | SubTaskOutcome):
             q = self._waiters.get(p.subtask_id)
             if q is not None:
@@ -128,6 +141,16 @@ class Executor(RoleBase):
             fut = self._decisions.pop(p.request_id, None)
             if fut and not fut.done():
                 fut.set_result(p)
+
+    def _stop_stragglers(self, tid: str, missing: list[str]) -> None:
+        """R4b gave up on these subtasks (fan-in timeout): the round is over, so its dispatch stops —
+        the in-flight LLM stream closes (the server stops generating) and a tool process is killed,
+        instead of holding the endpoint until its idle timeout (#12, #13)."""
+        stopped = {id(t): t for sid in missing if (t := self._running.get(sid)) is not None and not t.done()}
+        for t in stopped.values():
+            t.cancel()
+        if stopped:
+            self.ctx.log(tid, {"kind": "stragglers_cancelled", "subtasks": missing})
 
     # -- dispatcher -----------------------------------------------------------------------------
     async def _dispatch(self, tid: str, subs: list[SubTask]) -> None:

@@ -72,17 +72,46 @@ async def test_fan_in_timeout_is_not_success(fakellm, tmp_path):
 
     fakellm.responder("executor", executor)
     fakellm.responder("agent_validator", lambda _r: grounded("pass", "pass", "pass"))
-    # an endpoint serving calls in parallel (a hosted API): with the default one call in flight, the
-    # hung sibling's call holds the endpoint until its idle timeout (a fan-in timeout does not yet
-    # cancel a straggler's LLM call)
-    r = await run_task(fakellm, tmp_path, "both", pipeline={"fan_in_timeout_s": 0.5},
-                       llm={"max_parallel": 4}, **ONE_REPLAN)
+    # the default one call in flight: the fan-in timeout cancels the hung straggler's call
+    r = await run_task(fakellm, tmp_path, "both", pipeline={"fan_in_timeout_s": 0.5}, **ONE_REPLAN)
     reqs = r.of("ReplanRequest")
     assert reqs and reqs[0].reason == "fan_in_timeout"
     missing = [o for o in reqs[0].outcomes if o.intent == "slow part"]
     assert missing and [v.verdict.value for v in missing[0].criteria_verdicts] == ["fail"]
     assert reqs[0].task_criteria_verdicts and reqs[0].task_criteria_verdicts[0].verdict.value == "fail"
     assert r.final.directive.value == "abandon"
+
+
+async def test_fan_in_timeout_frees_the_endpoint_at_default_parallelism(fakellm, tmp_path):
+    """With the default one LLM call in flight per endpoint, a straggler's hung stream used to hold
+    the endpoint until its idle timeout; at the fan-in timeout its stream is now closed (the server
+    sees the hang-up) and the next round's calls run at once (#12, #13)."""
+    fakellm.script("perceiver", [perceive("two things at once")])
+    fakellm.responder("planner", lambda _r: plan(["both reported"],
+                                                 sub("quick part", "a", tools=["shell"]),
+                                                 sub("slow part", "d", tools=["shell"])))
+    stalled: list[int] = []
+
+    def executor(r):
+        if "Subtask: slow part" in r["messages"][1]["content"] and not stalled:
+            stalled.append(1)
+            return Reply.stream('{"tool": "sh', tail="idle")  # tokens, then silence, connection open
+        return call("shell", command="echo alpha") if len(r["messages"]) == 2 else finish("alpha")
+
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda _r: grounded("pass"))
+    fakellm.responder("meta_validator", lambda _r: merge("alpha", "pass"))
+    # idle timeout far beyond the task's deadline: only cancelling the straggler frees the endpoint
+    r = await run_task(fakellm, tmp_path, "both", timeout=25, pipeline={"fan_in_timeout_s": 1.0},
+                       llm={"idle_timeout_s": 3600.0}, **ONE_REPLAN)
+    assert r.runtime.config.llm.max_parallel == 1
+    reqs = r.of("ReplanRequest")
+    assert reqs and reqs[0].reason == "fan_in_timeout" and any(
+        o.intent == "slow part" for o in reqs[0].outcomes if o.failure_reason and "fan-in" in o.failure_reason)
+    [straggler] = [s for s in fakellm.streams if s["tail"] == "idle"]
+    assert straggler["disconnected"] and straggler["t_end"] is not None  # the server saw the hang-up
+    assert len(fakellm.calls("planner")) == 2  # the next round got the endpoint (not after 3600 s)
+    assert r.final.directive.value == "accept", r.final
 
 
 async def test_skipped_steps_count_as_failed(fakellm, tmp_path):
