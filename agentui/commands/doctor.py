@@ -3,7 +3,7 @@
 Checks, in order: the config (file and where every effective value came from), the data dir
 (writable), each LLM endpoint (model list, one tiny completion, latency — within 10 s), and
 LevelDB (the memory store opens). Exit 0 if every check passes, 2 if the data dir or the memory
-store cannot be used (bad input), else 1.
+store cannot be used or the server does not have the configured model (bad input), else 1.
 """
 
 from __future__ import annotations
@@ -64,13 +64,14 @@ def _check_leveldb(path: Path, data_dir_ok: bool) -> Check:
     return Check("leveldb", True, f"{path} opens, {n} keys read back ({binding_name()})")
 
 
-async def _check_llm(config, timeout_s: float) -> list[Check]:
+async def _check_llm(config, timeout_s: float) -> tuple[list[Check], bool]:
+    """One line per endpoint, and whether a configured model is missing on its server (exit 2)."""
     from agentui.llm import LLMError, LLMPool
 
     try:
         pool = LLMPool(config)
     except LLMError as e:
-        return [Check("llm", False, str(e))]
+        return [Check("llm", False, str(e))], False
     try:
         results = await pool.preflight(timeout_s=timeout_s)
     finally:
@@ -79,11 +80,15 @@ async def _check_llm(config, timeout_s: float) -> list[Check]:
     for r in results:
         if r.ok:
             models = ", ".join(r.models[:5]) + (" …" if len(r.models) > 5 else "") if r.models else "(no model list)"
+            # llama.cpp's server answers any model name: not listed is a note, the completion decides
+            note = (f" (note: {r.model} is not in the server's model list; the server answered anyway)"
+                    if r.unlisted else "")
             out.append(Check(f"llm {r.url}", True,
-                             f"model {r.model or '?'}; models: {models}; reply {r.reply!r} in {r.latency_s:.2f} s"))
+                             f"model {r.model or '?'}; models: {models}; reply {r.reply!r} in {r.latency_s:.2f} s"
+                             + note))
         else:
             out.append(Check(f"llm {r.url}", False, r.error))
-    return out
+    return out, any(r.kind == "model_not_found" for r in results)
 
 
 def _check_mcp(config) -> list[Check]:
@@ -118,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     layout = DataLayout(cfg.data_path())
     dd = _check_data_dir(layout)
     checks.append(dd)
-    checks.extend(asyncio.run(_check_llm(cfg, args.timeout)))
+    llm_checks, no_model = asyncio.run(_check_llm(cfg, args.timeout))
+    checks.extend(llm_checks)
     store = _check_leveldb(layout.memory_db, dd.ok)
     checks.append(store)
     checks.extend(_check_mcp(cfg))
@@ -129,9 +135,9 @@ def run(args: argparse.Namespace) -> int:
 
     checks.append(Check("sandbox", True, sandbox_status()))
     ok = all(c.ok for c in checks)
-    # a data dir or memory store that cannot be used is bad input (exit 2, #15); an endpoint that
-    # does not answer is a failed check (exit 1)
-    code = 0 if ok else 2 if not (dd.ok and store.ok) else 1
+    # a data dir or memory store that cannot be used, or a model the server does not have, is bad
+    # input (exit 2, #15, #12); an endpoint that does not answer is a failed check (exit 1)
+    code = 0 if ok else 2 if not (dd.ok and store.ok) or no_model else 1
 
     if args.json:
         print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks],

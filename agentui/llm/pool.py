@@ -51,6 +51,12 @@ class PreflightResult:
     latency_s: float = 0.0
     reply: str = ""
     error: str = ""
+    kind: str = ""  # the LLMInfraError kind on failure, e.g. "model_not_found" (doctor: bad input)
+
+    @property
+    def unlisted(self) -> bool:
+        """The server lists models, but not the configured one (it may still answer: llama.cpp)."""
+        return bool(self.models) and bool(self.model) and self.model not in self.models
 
 
 @dataclass(frozen=True)
@@ -243,6 +249,7 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
         e.url, e.model = e.url or b.url, e.model or b.model
         e.fix = e.fix or await infra_fix(e, b)
         res.error = e.describe()
+        res.kind = e.kind
     except LLMError as e:
         res.error = f"{e}" if "AGENTUI_" in str(e) else f"{e}; {WHAT_TO_SET}"
     res.latency_s = time.monotonic() - t0

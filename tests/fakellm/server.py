@@ -121,8 +121,11 @@ class FakeLLM:
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, model: str = "fake-model",
                  reject_response_format: Iterable[str] = (), reject_status: int = 500,
-                 stream: str = "sse", single_slot: bool = False) -> None:
+                 stream: str = "sse", single_slot: bool = False, only_listed: bool = False) -> None:
         self.model = model
+        # like Ollama or vLLM: a completion for a model not in /v1/models is a 404 "model not found"
+        # (llama.cpp's server answers any name: the default)
+        self.only_listed = only_listed
         # "sse": honour `stream: true`; "ignore": answer with a plain completion; "reject": HTTP 400
         self.stream_mode = stream
         # like llama.cpp with one slot: one generation at a time, the others wait
@@ -272,6 +275,11 @@ class FakeLLM:
                         self._send(fake.reject_status, json.dumps(msg).encode())
                         return
                 req["_t"] = time.monotonic()
+                if fake.only_listed and req.get("model") != fake.model:
+                    name = str(req.get("model"))
+                    msg = {"error": {"message": f'model "{name}" not found, try pulling it first', "type": "api_error"}}
+                    self._send(404, json.dumps(msg).encode())
+                    return
                 if req.get("stream") and fake.stream_mode == "reject":
                     self._send(400, b'{"error":{"message":"stream is not supported by this server"}}')
                     return

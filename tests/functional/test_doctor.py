@@ -52,3 +52,27 @@ def test_doctor_without_any_llm_says_what_to_set(tmp_path):
     r = _doctor("--data-dir", str(tmp_path))
     assert r.returncode == 1
     assert "no LLM is configured" in r.stdout and "AGENTUI_BASE_URL" in r.stdout
+
+
+def test_doctor_model_the_server_does_not_have_is_bad_input(tmp_path):
+    """Ollama/vLLM answer a completion for an unknown model with 404 "model not found": doctor's
+    tiny completion catches it — exit 2, one line naming the model, the models the server has and
+    the fix (#12 item 5; newcomer: `--model nosuch` reported all passed)."""
+    from tests.fakellm import FakeLLM
+
+    with FakeLLM(only_listed=True) as strict:
+        r = _doctor("--data-dir", str(tmp_path), "--base-url", strict.base_url, "--model", "nosuch")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "Traceback" not in r.stdout + r.stderr
+        [line] = [x for x in r.stdout.splitlines() if x.startswith("✗")]
+        assert "nosuch" in line and "fake-model" in line and "ollama pull nosuch" in line, line
+        assert [c["model"] for c in strict.requests] == ["nosuch"]  # a real completion was asked
+        ok = _doctor("--data-dir", str(tmp_path), "--base-url", strict.base_url, "--model", "fake-model")
+        assert ok.returncode == 0, ok.stdout
+
+
+def test_doctor_notes_a_model_missing_from_the_list_that_still_answers(fakellm, tmp_path):
+    # llama.cpp's server answers any model name: not a failure, but said on the endpoint's line
+    r = _doctor("--data-dir", str(tmp_path), "--base-url", fakellm.base_url, "--model", "nosuch")
+    assert r.returncode == 0, r.stdout
+    assert "nosuch is not in the server's model list" in " ".join(r.stdout.split())
