@@ -70,6 +70,8 @@ def load_suite(path: Path) -> list[SuiteTask]:
         loc = ".".join(str(p) for p in err["loc"])
         msg = str(err.get("ctx", {}).get("error", err["msg"]))
         raise SuiteError(f"{path}: invalid task at {loc}: {msg}") from e
+    if not tasks:  # an empty suite would "pass" having measured nothing (#15)
+        raise SuiteError(f"{path}: the suite has no tasks; add at least one {{id, description, init, check}}")
     seen: set[str] = set()
     for t in tasks:
         if t.id in seen:

@@ -51,13 +51,23 @@ def common_options(*, suppress: bool = False) -> argparse.ArgumentParser:
     otherwise overwrite it with the subparser's default).
     """
     p = Parser(add_help=False, argument_default=argparse.SUPPRESS if suppress else None)
+    _add_common(p)
+    return p
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("configuration")
     g.add_argument("--config", metavar="FILE", help="config file (default: platform config dir/config.toml)")
     g.add_argument("--data-dir", metavar="DIR", help="data directory (memory, audit log, task logs)")
     g.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint for both tiers")
     g.add_argument("--model", metavar="M", help="model name for both tiers")
     g.add_argument("--api-key", metavar="KEY", help="API key for the endpoint")
-    return p
+
+
+def _nested(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The action parsers under a subcommand (`memory stats`, `tree init`, `mcp add`)."""
+    return [p for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+            for p in dict.fromkeys(a.choices.values())]
 
 
 def positive_float(text: str) -> float:
@@ -126,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
         mod = importlib.import_module(module)
         mod.configure(sp)
         sp.set_defaults(_module=module)
+        for action_parser in _nested(sp):  # `agentui memory stats --data-dir X` too (README)
+            nested = Parser(add_help=False, argument_default=argparse.SUPPRESS)
+            _add_common(nested)
+            action_parser._add_container_actions(nested)
     return parser
 
 
@@ -149,7 +163,7 @@ def _one_line(e: BaseException) -> tuple[str, int]:
 
     mem = sys.modules.get("agentui.memory.errors")  # loaded iff the memory store was involved
     if mem is not None and isinstance(e, mem.MemoryInUse):
-        return f"{e}; close the other agentui first", EXIT_FAIL
+        return f"{e}; close the other agentui first", EXIT_USAGE
     if isinstance(e, UsageError | Usage | DataDirError) or (
         mem is not None and isinstance(e, mem.MemoryDamaged | mem.MemoryUnavailable)
     ):
@@ -182,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(raw)
     module = getattr(args, "_module", "agentui.commands.ui")
     try:
-        if getattr(args, "theme", None):
+        if getattr(args, "theme", None) is not None:  # '' too: an empty name is no theme (#15)
             from agentui.themes import check_theme
 
             try:

@@ -91,7 +91,18 @@ def check_base_url(url: str | None) -> str | None:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # inf / nan are never a meaningful weight, limit or interval (#15)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _whole_numbers(cls, v: Any, info: Any) -> Any:
+        """A float where a whole number belongs (``max_tokens = 1e12``) is a mistake, not a count
+        to round: pydantic would take 1e12 as 1000000000000."""
+        field_ = cls.model_fields.get(info.field_name) if info.field_name else None
+        if isinstance(v, float) and field_ is not None and field_.annotation in (int, "int"):
+            raise ValueError(f"a whole number is expected, not {v!r}")
+        return v
 
 
 class TierConfig(_Section):
@@ -212,7 +223,7 @@ class PipelineConfig(_Section):
     plan_reasks: int = Field(2, ge=0, le=5, description="plan-validator re-asks before abandon")
     clarification_rounds: int = Field(2, ge=0, le=2)
     history_turns: int = Field(4, ge=0, le=20, description="session turns R1 sees as context")
-    max_task_chars: int = Field(100_000, ge=1000, description="longer task text is cut to this for the "
+    max_task_chars: int = Field(16_000, ge=1000, description="longer task text is cut to this for the "
                                 "roles (with a warning); the task log keeps it verbatim")
 
 
@@ -402,6 +413,9 @@ def load_config(
     data: dict[str, Any] = {}
     sources: dict[str, str] = {}
     exists = file.is_file()
+    if not exists and os.path.lexists(file) and not file.is_dir():  # a FIFO, device, dangling or looping link
+        raise ConfigError("is not a regular file (a FIFO, a device or a broken symlink); give a TOML file",
+                          source=str(file))
     if file.is_dir():
         raise ConfigError("is a directory, not a TOML file (give the file: --config DIR/config.toml)",
                           source=str(file))

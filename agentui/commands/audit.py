@@ -22,12 +22,19 @@ def run(args: argparse.Namespace) -> int:
     from agentui.cli import load_from_args
     from agentui.clock import SystemClock, iso
     from agentui.ids import UuidIds
-    from agentui.paths import DataLayout
+    from agentui.paths import FIX, DataDirError, DataLayout
     from agentui.roles.auditor import AuditLog, build_report
 
-    cfg = load_from_args(args).config
+    loaded = load_from_args(args)
+    cfg = loaded.config
     layout = DataLayout(cfg.data_path())
-    layout.check(writable=False)  # only reads: a missing dir is "no runs yet", a file is an error
+    layout.check(writable=False)  # only reads: a file in its place is an error
+    source = loaded.source_of("data_dir")
+    if source != "default" and not layout.root.is_dir():
+        # a data dir the user named that is not there (a typo, an unmounted disk) is not "0 runs";
+        # the default one is simply not made yet before the first run (#15)
+        raise DataDirError(f"data dir: {layout.root} (from {source}) does not exist, so it holds no audit "
+                           f"log; {FIX}")
     alog = AuditLog(layout.audit_dir)
     events = alog.events()
     if args.task:

@@ -41,8 +41,12 @@ def run(args: argparse.Namespace) -> int:
     except SuiteError as e:
         print(f"agentui bench: {e}", file=sys.stderr)
         return 2
-    if args.ids:
+    if args.ids is not None:
         wanted = [i.strip() for i in args.ids.split(",") if i.strip()]
+        if not wanted:  # `--ids ,` would run nothing and report success (#15)
+            print(f"agentui bench: --ids {args.ids!r} names no task; give ids such as --ids {tasks[0].id}",
+                  file=sys.stderr)
+            return 2
         unknown = sorted(set(wanted) - {t.id for t in tasks})
         if unknown:
             print(f"agentui bench: unknown task id(s): {', '.join(unknown)}", file=sys.stderr)

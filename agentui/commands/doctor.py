@@ -2,8 +2,9 @@
 
 Checks, in order: the config (file and where every effective value came from), the data dir
 (writable), each LLM endpoint (model list, one tiny completion, latency — within 10 s), and
-LevelDB (the memory store opens). Exit 0 if every check passes, 2 if the data dir or the memory
-store cannot be used or the server does not have the configured model (bad input), else 1.
+LevelDB (the memory store opens). Exit 0 if every check passes, 2 if the data dir, the memory
+store or an LLM endpoint cannot be used (what `run` stops on with exit 2; a model the server does
+not have included), else 1 (an MCP server, the ACP SDK).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ class Check:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from agentui.cli import positive_float
+
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_float, default=10.0, metavar="S",
                         help="seconds allowed for the LLM check (default 10)")
 
 
@@ -52,7 +55,7 @@ def _check_leveldb(path: Path, data_dir_ok: bool) -> Check:
     try:
         db = open_db(path)
     except MemoryInUse as e:  # told apart from a permission problem by the OS error (leveldb.classify)
-        return Check("leveldb", True, f"{e} (a running agentui); it opened there")
+        return Check("leveldb", False, f"{e}: `run` would use a temporary memory; close that process")
     except (MemoryDamaged, MemoryUnavailable) as e:
         return Check("leveldb", False, str(e))
     try:  # read every block with checksums: a truncated table opens fine and fails here
@@ -135,9 +138,9 @@ def run(args: argparse.Namespace) -> int:
 
     checks.append(Check("sandbox", True, sandbox_status()))
     ok = all(c.ok for c in checks)
-    # a data dir or memory store that cannot be used, or a model the server does not have, is bad
-    # input (exit 2, #15, #12); an endpoint that does not answer is a failed check (exit 1)
-    code = 0 if ok else 2 if not (dd.ok and store.ok) or no_model else 1
+    # a data dir, memory store or endpoint that cannot be used (a model the server does not have
+    # included): exit 2, as `run` exits on them (#15, #12)
+    code = 0 if ok else 2 if not (dd.ok and store.ok and all(c.ok for c in llm_checks)) or no_model else 1
 
     if args.json:
         print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks],

@@ -12,6 +12,8 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from agentui.cli import positive_float
+
     sub = parser.add_subparsers(dest="mcp_command", metavar="ACTION")
     ls = sub.add_parser("list", help="list the configured servers, start each and list its tools")
     ls.add_argument("--no-connect", action="store_true", help="only print the configuration")
@@ -25,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                      help="environment for the server (repeatable; ${VAR} takes VAR from yours)")
     add.add_argument("--allow", action="append", default=[], metavar="TOOL",
                      help="a tool that runs without asking (repeatable)")
-    add.add_argument("--timeout", type=float, metavar="S", help="seconds per call")
+    add.add_argument("--timeout", type=positive_float, metavar="S", help="seconds per call")
     rm = sub.add_parser("remove", help="remove a server from the config file")
     rm.add_argument("name")
 

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
         mem = open_memory(layout.memory_db, SystemClock(), UuidIds())
     except MemoryInUse as e:
         print(f"agentui memory: {e}; close the other agentui first", file=sys.stderr)
-        return 1
+        return 2  # the store cannot be used here, like a damaged one (#15)
     try:
         if action == "stats":
             st = mem.stats()
@@ -119,6 +119,11 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
             if not text:
                 print("agentui memory remember: give the text to remember", file=sys.stderr)
                 return 2
+            for flag, val in (("--space", args.space), ("--entity", args.entity)):
+                if not val.strip():  # a Megram no plan would ever read (#15)
+                    print(f"agentui memory remember: {flag} is empty; give e.g. --space {USER_SPACE} "
+                          "or --space tool:shell", file=sys.stderr)
+                    return 2
             m = mem.remember(text, level=args.level, space=args.space, entity=args.entity,
                              sigma=-1.0 if args.avoid else 1.0)
             print(json.dumps(_row(m), ensure_ascii=False) if as_json else f"remembered {m.id}")

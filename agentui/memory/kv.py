@@ -35,15 +35,36 @@ class _KV:
         raise NotImplementedError
 
 
+def _checked(path: Path, it: Iterator[Any]) -> Iterator[Any]:
+    """A LevelDB iterator whose read errors (a block failing its checksum) are MemoryDamaged."""
+    from .leveldb import binding, classify
+
+    try:
+        yield from it
+    except binding().Error as e:
+        raise classify(path, e) from e
+
+
+def _get(path: Path, src: Any, key: bytes) -> bytes | None:
+    from .leveldb import binding, classify
+
+    try:
+        return src.get(key, verify_checksums=True)  # a flipped byte is an error, never data (#15)
+    except binding().Error as e:
+        raise classify(path, e) from e
+
+
 class _LevelSnap(_KV):
-    def __init__(self, snap: Any) -> None:
+    def __init__(self, snap: Any, path: Path) -> None:
         self._s = snap
+        self._path = path
 
     def get(self, key: bytes) -> bytes | None:
-        return self._s.get(key)
+        return _get(self._path, self._s, key)
 
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
-        return self._s.iterator(prefix=prefix, reverse=reverse, include_key=keys, include_value=values)
+        return _checked(self._path, self._s.iterator(prefix=prefix, reverse=reverse, include_key=keys,
+                                                     include_value=values, verify_checksums=True))
 
     def close(self) -> None:
         self._s.close()
@@ -74,13 +95,14 @@ class _LevelKV(_KV):
                 wb.put(k, v)
 
     def get(self, key: bytes) -> bytes | None:
-        return self._db.get(key)
+        return _get(self._path, self._db, key)
 
     def snapshot(self) -> _KV:
-        return _LevelSnap(self._db.snapshot())
+        return _LevelSnap(self._db.snapshot(), self._path)
 
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
-        return self._db.iterator(prefix=prefix, reverse=reverse, include_key=keys, include_value=values)
+        return _checked(self._path, self._db.iterator(prefix=prefix, reverse=reverse, include_key=keys,
+                                                      include_value=values, verify_checksums=True))
 
     def close(self) -> None:
         from .leveldb import close_db

@@ -5,6 +5,9 @@ being lost silently (#15):
 - an existing store directory is never opened with create-if-missing: with a damaged or missing
   ``CURRENT`` LevelDB would create an empty store there and then delete the old table files;
 - paranoid checks are on, so a corrupted log or table stops the open instead of being dropped;
+  a log whose last record is cut short (LevelDB drops it without a word) stops it too, and every
+  read verifies block checksums, so a flipped byte in a table is an error, not data;
+- a directory that is not a store (not empty, no LevelDB files) is never turned into one;
 - every failure becomes one :class:`MemoryError_` subclass with a one-line message and the fix
   (``agentui memory repair`` for damage), classified by the OS error, not by words in a path.
 """
@@ -16,6 +19,8 @@ import fcntl
 import os
 import re
 import shutil
+import struct
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -91,12 +96,46 @@ def _lock_state(path: Path) -> int | None:
         os.close(fd)
 
 
-def _in_use(path: Path, cause: BaseException) -> MemoryInUse:
+_OPEN: set[str] = set()  # stores this process has open
+
+# struct flock as the kernel lays it out (F_GETLK): macOS puts start/len/pid first
+_FLOCK = "@qqihh" if sys.platform == "darwin" else "@hhqqi"
+
+
+def lock_holder(path: Path) -> int | None:
+    """The PID holding LevelDB's fcntl lock on ``path/LOCK`` (F_GETLK: the OS's answer, not our
+    pid file, which the holder may never have written), or None if unknown / not held."""
+    if os.path.realpath(path) in _OPEN:  # ours: closing a probe fd would drop our own fcntl lock
+        return os.getpid()
     try:
-        pid = (path / PID_FILE).read_text().strip() or "?"
+        fd = os.open(path / "LOCK", os.O_RDWR)
     except OSError:
-        pid = "?"
-    err = MemoryInUse(f"memory is in use by PID {pid} ({path})")
+        return None
+    try:
+        if sys.platform == "darwin":
+            arg = struct.pack(_FLOCK, 0, 0, 0, fcntl.F_WRLCK, os.SEEK_SET)
+        else:
+            arg = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        out = fcntl.fcntl(fd, fcntl.F_GETLK, arg + bytes(16))[: struct.calcsize(_FLOCK)]
+        fields = struct.unpack(_FLOCK, out)
+        ltype, pid = (fields[3], fields[2]) if sys.platform == "darwin" else (fields[0], fields[4])
+        return pid if ltype != fcntl.F_UNLCK and pid > 0 else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _in_use(path: Path, cause: BaseException) -> MemoryInUse:
+    pid = lock_holder(path)
+    if pid is None:  # held in this process, or the OS would not say: our pid file, if any
+        try:
+            text = (path / PID_FILE).read_text().strip()
+            pid = int(text) if text.isdigit() else None
+        except OSError:
+            pid = None
+    who = f"PID {pid}" if pid is not None else "another process"
+    err = MemoryInUse(f"memory is in use by {who} ({path})")
     err.__cause__ = cause
     return err
 
@@ -129,7 +168,38 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
     return MemoryUnavailable(f"cannot open the memory store {path}: {msg}")
 
 
-_OPEN: set[str] = set()  # stores this process has open
+# what LevelDB (and we) leave in a store directory besides its data files
+_OURS = frozenset({"LOCK", "LOG", "LOG.old", PID_FILE})
+_LOG_BLOCK = 32768  # the log format: 32 KiB blocks of records with a 7-byte header
+_LOG_HEADER = 7
+
+
+def _log_tail_cut(log: Path) -> int:
+    """Bytes at the end of a LevelDB log that do not make a whole record (0: none).
+
+    LevelDB takes such a tail for a write the writer never finished and drops it without a word,
+    even with paranoid checks — a cut-off batch, or garbage appended to the file, is lost
+    silently. Only the framing is walked (lengths, not checksums: a whole record with a bad
+    checksum is one LevelDB itself reports)."""
+    try:
+        data = log.read_bytes()
+    except OSError:
+        return 0
+    pos, end = 0, len(data)
+    while pos < end:
+        left = _LOG_BLOCK - pos % _LOG_BLOCK
+        if left < _LOG_HEADER:  # a block's zero-filled trailer
+            if pos + left > end:
+                return end - pos if data[pos:].strip(b"\0") else 0
+            pos += left
+            continue
+        if pos + _LOG_HEADER > end:
+            return end - pos if data[pos:].strip(b"\0") else 0
+        length = data[pos + 4] | data[pos + 5] << 8
+        if pos + _LOG_HEADER + length > end:
+            return end - pos
+        pos += _LOG_HEADER + length
+    return 0
 
 
 def precheck(path: Path) -> None:
@@ -138,6 +208,14 @@ def precheck(path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise MemoryUnavailable(describe_os_error(errno.ENOTDIR, path, "not a directory"))
     if not is_store(path):
+        try:
+            foreign = sorted(set(os.listdir(path)) - _OURS) if path.is_dir() else []
+        except OSError:
+            foreign = []
+        if foreign:  # someone else's directory: never start a store among their files
+            shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+            raise MemoryUnavailable(f"{path} is a directory that is not a LevelDB store (it holds {shown}); "
+                                    "move it away or use another --data-dir")
         return
     current = path / "CURRENT"
     if not current.is_file():
@@ -152,6 +230,13 @@ def precheck(path: Path) -> None:
         raise MemoryDamaged(f"the memory store {path} is damaged (its CURRENT file is garbled); {_REPAIR_HINT}")
     if not (path / m.group(1).decode()).is_file():
         raise MemoryDamaged(f"the memory store {path} is damaged ({m.group(1).decode()} is missing); {_REPAIR_HINT}")
+    if lock_holder(path) is not None:
+        return  # a live writer may be mid-record; the open reports the lock
+    for log in sorted(path.glob("*.log")):
+        cut = _log_tail_cut(log)
+        if cut:
+            raise MemoryDamaged(f"the memory store {path} is damaged (its log {log.name} ends with {cut} bytes "
+                                f"that are not a whole record, which LevelDB would drop silently); {_REPAIR_HINT}")
 
 
 def open_db(path: Path, **options: Any) -> Any:
@@ -181,7 +266,7 @@ def close_db(path: Path, db: Any) -> None:
 
 
 def count_megrams(db: Any) -> int:
-    return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False))
+    return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False, verify_checksums=True))
 
 
 def _count_at(path: Path, *, paranoid: bool) -> int | None:

@@ -37,6 +37,12 @@ def world(tmp_path_factory) -> dict[str, Path]:
     (root / "suite.json").write_text('[{"id": "a", "description": "x", "init": "true", "check": "true"}]')
     (root / "bin.jsonl").write_bytes(bytes(range(256)))
     (root / "empty.jsonl").write_text('{"a": 1}\n')
+    (root / "suite_empty.json").write_text("[]")
+    (root / "inf.toml").write_text("[ggs]\nalpha = inf\n")
+    (root / "float_int.toml").write_text("[llm]\nmax_tokens = 1e12\n")
+    os.mkfifo(root / "fifo.toml")
+    (root / "foreign" / "memory.leveldb").mkdir(parents=True)
+    (root / "foreign" / "memory.leveldb" / "README").write_text("not a store\n")
     damaged = root / "damaged"
     store = LevelDBMemory(damaged / "memory.leveldb", SystemClock(), UuidIds())
     store.remember("kept")
@@ -111,7 +117,7 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("audit events negative", ["audit", "--events", "-1"], {}, None, 2, "0 or more"),
     ("audit events words", ["audit", "--events", "many"], {}, None, 2, "not a whole number"),
     ("bench timeout negative", ["bench", "{root}/suite.json", "--timeout", "-3"], {}, None, 2, "positive"),
-    ("doctor timeout words", ["doctor", "--timeout", "x"], {}, None, 2, "invalid"),
+    ("doctor timeout words", ["doctor", "--timeout", "x"], {}, None, 2, "not a number"),
     ("replay speed negative", ["replay", "--speed", "-1", "{root}/bin.jsonl"], {}, None, 2, "speed"),
     # unknown ids
     ("memory show unknown", ["memory", "show", "zzzz"], {}, None, 2, "no megram"),
@@ -137,6 +143,22 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("bench suite dir", ["bench", "{root}/suite_dir"], {}, None, 2, ""),
     ("bench suite not json", ["bench", "{root}/suite_bad.json"], {}, None, 2, ""),
     ("export out dir", ["memory", "export", "--out", "{root}/confdir"], {}, None, 2, "is a directory"),
+    # found by the held-out corpus (/work/adversarial/15)
+    ("doctor endpoint down", ["--base-url", NO_LLM, "--model", "m", "doctor"], {}, None, 2, ""),
+    ("doctor timeout negative", ["doctor", "--timeout", "-1"], {}, None, 2, "positive"),
+    ("doctor timeout nan", ["doctor", "--timeout", "nan"], {}, None, 2, "positive"),
+    ("bench ids only commas", ["bench", "{root}/suite.json", "--ids", ","], {}, None, 2, "names no task"),
+    ("bench empty suite", ["bench", "{root}/suite_empty.json"], {}, None, 2, "no tasks"),
+    ("theme empty", ["--theme", ""], {}, None, 2, "unknown theme"),
+    ("theme empty ui", ["ui", "--theme", ""], {}, None, 2, "unknown theme"),
+    ("config inf", ["--config", "{root}/inf.toml", "memory", "stats"], {}, None, 2, "ggs.alpha"),
+    ("config float for int", ["--config", "{root}/float_int.toml", "memory", "stats"], {}, None, 2, "whole number"),
+    ("config env fifo", ["memory", "stats"], {"AGENTUI_CONFIG": "{root}/fifo.toml"}, None, 2, "not a regular file"),
+    ("memory data-dir after action", ["memory", "stats", "--data-dir", "{root}/afile"], {}, None, 2, "is not a directory"),
+    ("memory json and data-dir after action", ["memory", "list", "--json", "--data-dir", "{root}/afile"], {}, None, 2, "is not a directory"),
+    ("audit data dir missing", ["--data-dir", "{root}/nope", "audit"], {}, None, 2, "does not exist"),
+    ("memory remember empty space", ["memory", "remember", "--space", "", "x"], {}, None, 2, "--space is empty"),
+    ("memory foreign dir", ["--data-dir", "{root}/foreign", "memory", "stats"], {}, None, 2, "not a LevelDB store"),
     ("export out no parent", ["memory", "export", "--out", "{root}/no/such/x.jsonl"], {}, None, 2, "does not exist"),
 ]
 
@@ -165,4 +187,5 @@ def test_bad_input_is_one_line_and_exit_code(world, case) -> None:
         assert len(lines) == 1, err
         assert needle in lines[0], lines[0]
     assert _count(world["data"]) == SEEDED
+    assert sorted(os.listdir(world["root"] / "foreign" / "memory.leveldb")) == ["README"], "a store was made in a foreign dir"
     assert not (world["damaged"] / "memory.leveldb" / "CURRENT").exists(), "a damaged store was recreated"

@@ -100,11 +100,11 @@ def test_long_task_is_capped_and_logged_verbatim(fakellm, tmp_path) -> None:
                        env={**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}, timeout=120)
     err = r.stderr.decode()
     assert r.returncode in (0, 1) and "Traceback" not in err, err  # the verdict is not the point here
-    assert "the task text is 150,023 characters; the roles see the first 100,000" in err
+    assert "the task text is 150,023 characters; the roles see the first 16,000" in err
     doc = json.loads(r.stdout)
-    assert doc["task_truncated"] == {"chars": 150_023, "kept": 100_000}
+    assert doc["task_truncated"] == {"chars": 150_023, "kept": 16_000}
     sizes = [len(json.dumps(c.get("messages", ""), ensure_ascii=False)) for c in fakellm.calls()]
-    assert sizes and max(sizes) < 120_000  # no request carries the whole 150k-character task
+    assert sizes and max(sizes) < 60_000  # no request carries more than the cap of the task
     log = (tmp_path / "d" / "tasks" / f"{doc['task_id']}.jsonl").read_text(encoding="utf-8")
     recs = [json.loads(line) for line in log.splitlines()]
     assert any(r.get("kind") == "task_text" and r["text"] == text for r in recs)

@@ -44,13 +44,13 @@ def test_doctor_closed_port_fails_fast_saying_what_to_set(tmp_path):
     t0 = time.monotonic()
     r = _doctor("--data-dir", str(tmp_path), env_extra={"AGENTUI_BASE_URL": f"http://127.0.0.1:{port}"})
     assert time.monotonic() - t0 < 15  # includes interpreter start-up; the check itself is ≤ 10 s
-    assert r.returncode == 1
+    assert r.returncode == 2  # an endpoint `run` cannot use is exit 2 there and here (#15)
     assert "AGENTUI_BASE_URL" in r.stdout and f"127.0.0.1:{port}" in r.stdout
 
 
 def test_doctor_without_any_llm_says_what_to_set(tmp_path):
     r = _doctor("--data-dir", str(tmp_path))
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "no LLM is configured" in r.stdout and "AGENTUI_BASE_URL" in r.stdout
 
 
