@@ -209,6 +209,8 @@ def _repair(path: Any, as_json: bool) -> int:
           f"  before: {fmt(rep['before'])} (lenient open: {fmt(rep['lenient_before'])})\n"
           f"  after:  {fmt(rep['after'])} ({rep['index_rebuilt']} index keys rebuilt, "
           f"{rep['orphan_index_removed']} orphaned removed, {rep['unreadable_dropped']} unreadable records dropped)")
+    for log, n in rep.get("log_tail_dropped_bytes", {}).items():
+        print(f"  dropped: the last {n} bytes of {log}, not a whole record (a write cut short, or garbage)")
     return 0
 
 

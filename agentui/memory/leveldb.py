@@ -276,12 +276,16 @@ def _count_at(path: Path, *, paranoid: bool) -> int | None:
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         shutil.copytree(path, scratch, ignore=shutil.ignore_patterns("LOCK", PID_FILE))
+        if paranoid:
+            precheck(scratch)  # our open refuses what LevelDB would drop silently (a cut log tail)
         db = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=paranoid)
         try:
-            return count_megrams(db)
+            if paranoid:  # every block must pass its checksum, as our reads demand
+                return sum(k.startswith(b"megram:") for k in db.iterator(include_value=False, verify_checksums=True))
+            return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False))
         finally:
             db.close()
-    except (plyvel.Error, OSError):
+    except (plyvel.Error, OSError, MemoryError_):
         return None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -291,7 +295,8 @@ def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
     """Copy `path` aside, run LevelDB's repair on it, count Megrams before and after.
 
     ``before`` is what a normal open saw (None: it could not open), ``lenient_before`` what an open
-    without paranoid checks saw, ``after`` what the repaired store holds."""
+    without paranoid checks saw, ``after`` what the repaired store holds; ``log_tail_dropped_bytes``
+    the bytes per log that were no whole record (the repair drops them)."""
     if not path.is_dir() or not is_store(path):
         raise MemoryUnavailable(f"no memory store at {path} to repair")
     probe = _lock_state(path)
@@ -308,10 +313,11 @@ def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
     except OSError as e:
         shutil.rmtree(backup, ignore_errors=True)
         raise MemoryUnavailable(describe_os_error(e.errno, backup, f"backup failed: {e}")) from e
+    cut = {log.name: n for log in sorted(backup.glob("*.log")) if (n := _log_tail_cut(log))}
     before = _count_at(backup, paranoid=True)
     lenient = _count_at(backup, paranoid=False)
     try:
-        plyvel.repair_db(str(path), paranoid_checks=False)
+        plyvel.repair_db(str(path), paranoid_checks=True)  # checksums on: a bad block is salvaged around
         db = plyvel.DB(str(path), create_if_missing=False, paranoid_checks=True)
     except plyvel.Error as e:
         raise classify(path, e) from e
@@ -321,7 +327,7 @@ def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
     finally:
         db.close()
     return {"path": str(path), "backup": str(backup), "before": before, "lenient_before": lenient,
-            "after": after, **fixed}
+            "after": after, "log_tail_dropped_bytes": cut, **fixed}
 
 
 def reconcile(db: Any) -> dict[str, int]:

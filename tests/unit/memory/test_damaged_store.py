@@ -15,7 +15,7 @@ import pytest
 
 from agentui.contracts import MacroState
 from agentui.ids import SeededIds
-from agentui.memory import LevelDBMemory, MemoryDamaged, MemoryInUse
+from agentui.memory import LevelDBMemory, MemoryDamaged, MemoryInUse, MemoryUnavailable
 
 from .helpers import mg
 
@@ -55,6 +55,23 @@ def _flip(f: Path) -> None:
     f.write_bytes(bytes(b))
 
 
+def _flip_table(f: Path) -> None:
+    """16 bytes overwritten inside the first data block (a bad sector, a stray write): paranoid
+    checks at open do not read data blocks, so only a read that verifies checksums sees it."""
+    with f.open("r+b") as fh:
+        fh.seek(20)
+        fh.write(b"X" * 16)
+
+
+def _garbage_tail(f: Path) -> None:
+    with f.open("ab") as fh:
+        fh.write(b"\x00\xff\x13garbagegarbage")  # a record header whose length runs past the end
+
+
+def _cut_mid_batch(f: Path) -> None:
+    os.truncate(f, int(f.stat().st_size * 0.6))  # the second batch's record cut short (power loss)
+
+
 def _truncate(f: Path, keep: float) -> None:
     os.truncate(f, int(f.stat().st_size * keep))
 
@@ -67,13 +84,18 @@ DAMAGE = {
     "missing ldb": lambda p: _one(p, "*.ldb").unlink(),
     "missing MANIFEST": lambda p: _one(p, "MANIFEST-*").unlink(),
     "truncated MANIFEST": lambda p: _truncate(_one(p, "MANIFEST-*"), 0.5),
+    "flipped table bytes": lambda p: _flip_table(_one(p, "*.ldb")),
+    "garbage after the log": lambda p: _garbage_tail(_one(p, "*.log")),
+    "log cut mid-batch": lambda p: _cut_mid_batch(_one(p, "*.log")),
 }
 
 # what LevelDB's repair gets back: everything when only metadata is damaged
 RECOVERED = {
     "missing CURRENT": FIRST + SECOND, "bad CURRENT": FIRST + SECOND, "missing MANIFEST": FIRST + SECOND,
-    "truncated MANIFEST": FIRST + SECOND,
+    "truncated MANIFEST": FIRST + SECOND, "garbage after the log": FIRST + SECOND,
 }
+# these open (their metadata is sound) and fail at the first read of the damaged block
+READ_DAMAGE = ("truncated ldb", "flipped table bytes")
 
 
 def _cli(*args: str, data: Path) -> subprocess.CompletedProcess:
@@ -100,7 +122,7 @@ def test_damaged_store_stops_with_one_line_and_repair_reports_counts(pristine, t
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert f"the memory store {store} is damaged (" in r.stderr, r.stderr
     assert "agentui memory repair" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    if case != "truncated ldb":  # that one opens (its log is replayed) and fails at the first read
+    if case not in READ_DAMAGE:  # those open (the log is replayed) and fail at the first read
         assert _files(store) == files, "a failed open changed the store's files"
     files = _files(store)
     r = _cli("doctor", "--json", data=data)
@@ -108,7 +130,8 @@ def test_damaged_store_stops_with_one_line_and_repair_reports_counts(pristine, t
     check = [c for c in json.loads(r.stdout)["checks"] if c["name"] == "leveldb"][0]
     assert not check["ok"] and "repair" in check["detail"]
     # a store that opens rotates its log and MANIFEST; its tables must stay as they are
-    assert _files(store, case == "truncated ldb") == {k: v for k, v in files.items() if case != "truncated ldb" or k.endswith(".ldb")}, "doctor changed the store's files"
+    read = case in READ_DAMAGE
+    assert _files(store, read) == {k: v for k, v in files.items() if not read or k.endswith(".ldb")}, "doctor changed the store's files"
     files = _files(store)
 
     r = _cli("memory", "repair", "--json", data=data)
@@ -161,3 +184,55 @@ def test_repair_refuses_a_store_in_use(tmp_path, clock) -> None:
             LevelDBMemory(path, clock, SeededIds(5))
         finally:
             a.close_sync()
+
+
+def test_repair_reports_the_log_tail_it_drops(pristine, tmp_path) -> None:
+    path = tmp_path / "m"
+    shutil.copytree(pristine, path)
+    _cut_mid_batch(_one(path, "*.log"))
+    from agentui.memory.leveldb import repair
+
+    rep = repair(path)
+    assert rep["before"] is None  # our open refuses it
+    assert rep["lenient_before"] == FIRST  # LevelDB alone drops the cut batch without a word
+    assert list(rep["log_tail_dropped_bytes"].values())[0] > 0
+    assert rep["after"] == FIRST
+
+
+def test_a_foreign_directory_never_becomes_a_store(tmp_path, clock) -> None:
+    path = tmp_path / "memory.leveldb"
+    path.mkdir()
+    (path / "notes.txt").write_text("mine\n")
+    with pytest.raises(MemoryUnavailable, match="not a LevelDB store .*notes.txt"):
+        LevelDBMemory(path, clock, SeededIds(6))
+    assert sorted(os.listdir(path)) == ["notes.txt"]
+
+
+def test_lock_held_by_a_process_without_our_pid_file_names_its_pid(pristine, tmp_path) -> None:
+    """Another program (or an agentui that died before writing its pid file) holds LevelDB's
+    lock: the PID comes from the OS (F_GETLK), never "PID ?"."""
+    path = tmp_path / "m"
+    shutil.copytree(pristine, path)
+    from agentui.memory.leveldb import binding
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import sys, time\nimport {binding().__name__} as p\n"
+         f"db = p.DB({str(path)!r})\nprint('open', flush=True)\ntime.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        assert not (path / "agentui.pid").exists()
+        r = _cli("memory", "stats", data=tmp_path / "nodata")  # a fresh dir: sanity of the CLI
+        assert r.returncode == 0, r.stderr
+        data = tmp_path / "data"
+        data.mkdir()
+        (data / "memory.leveldb").symlink_to(path)
+        r = _cli("memory", "stats", data=data)
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert f"memory is in use by PID {holder.pid} (" in r.stderr and "PID ?" not in r.stderr, r.stderr
+        r = _cli("doctor", "--json", data=data)
+        check = [c for c in json.loads(r.stdout)["checks"] if c["name"] == "leveldb"][0]
+        assert not check["ok"] and f"PID {holder.pid}" in check["detail"], check
+    finally:
+        holder.kill()
+        holder.wait()
