@@ -46,7 +46,7 @@ def test_locked_memory_is_a_clear_error(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "ready"
         r = mem(tmp_path, "stats")
-        assert r.returncode == 1 and f"PID {holder.pid}" in r.stderr
+        assert r.returncode == 2 and f"PID {holder.pid}" in r.stderr  # a store that cannot be used: 2 (#15)
     finally:
         holder.kill()
         holder.wait()
