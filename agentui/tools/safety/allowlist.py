@@ -154,7 +154,7 @@ PROGRAMS: dict[str, Prog] = {
 # Programs whose every argument is data and no flag has an effect (`echo -e`, `test -f x`, `expr 1 + 2`).
 FREE_ARGS = {"echo", "test", "[", "expr", "true", "false", ":", "factor", "sleep", "exit", "wait", "seq"}
 
-# Programs that write their operands (new files in the workspace only; see walk.py).
+# Programs that write their operands (new files in the workspace only; see judge.py).
 CREATORS = {"mkdir", "touch", "tee"}
 
 # `<tool> --version` and friends: interpreters and build tools asked only for their version.

@@ -1,0 +1,187 @@
+"""The walk's allow-list judge: is one simple command a read-only program with known-safe flags?
+
+A mixin of `walk.Walker` (it needs `need`, `merge`, `cd`, `check_read`, `check_write`, `ws`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from agentui.tools.safety import paths as P
+from agentui.tools.safety import programs
+from agentui.tools.safety.allowlist import (
+    CREATORS,
+    FREE_ARGS,
+    PROGRAMS,
+    SUBCOMMANDS,
+    SYSTEM_BIN_DIRS,
+    VERSION_FLAGS,
+    VERSION_QUERIES,
+    Prog,
+)
+from agentui.tools.safety.walkstate import State, pattern_for
+from agentui.tools.safety.words import Word, is_system_program
+
+_IMPLICIT_CWD = {"ls", "du", "tree", "rg", "find"}
+
+
+class Judge:
+    """The allow-list side of the walk (fail closed: anything not known read-only asks)."""
+
+    def nested_allowed(self, words: list[Word], state: State) -> bool:
+        """Is this inner command (of `find -exec`) itself allow-listed? Its reasons are merged."""
+        words = [w for w in words if w.text != "{}"]
+        if not words or not words[0].static:
+            self.need("find -exec runs a command whose name is only known at run time")
+            return False
+        inner = type(self)(self.ws, self.source, self.depth + 1)
+        ok = inner.allowed(os.path.basename(words[0].text), "/" in words[0].text
+                           and not is_system_program(words[0].text, SYSTEM_BIN_DIRS), words[1:], state.copy())
+        self.merge(inner)
+        return ok and not inner.needs
+
+    def allowed(self, name: str, local: bool, args: list[Word], state: State) -> bool:
+        """True when this simple command is on the allow-list with only known-safe flags and paths."""
+        texts = [a.text for a in args]
+        pattern = pattern_for(name, texts)
+        if local:
+            self.need(f"runs a program from a path: {name}", pattern)
+            return False
+        spec = PROGRAMS.get(name)
+        data_only = name in FREE_ARGS
+        if not data_only and any(not a.static and not a.procsub for a in args):
+            bad = next(a.text for a in args if not a.static and not a.procsub)
+            self.need(f"{name}: an argument is only known at run time: {bad}", pattern if spec is None else None)
+            return False
+        if name in ("cd", "pushd", "popd"):
+            self.cd(name, args, state)
+            return True
+        if name == "command" and texts[:1] in (["-v"], ["-V"]):
+            return True
+        if name == "read":  # assigns shell variables: only lowercase ones (PATH, IFS … would change later commands)
+            names = [t for t in texts if not t.startswith("-")]
+            if all(re.fullmatch(r"[a-z_][a-z0-9_]*", t) for t in names) and all(
+                    re.fullmatch(r"-[rsea]+", t) for t in texts if t.startswith("-")):
+                return True
+            self.need("read with options or variable names that could change later commands")
+            return False
+        if name == "find":  # `find … -exec <read-only program> {} +`: the inner command on the allow-list
+            inner = programs.find_exec_commands(texts)
+            if inner is not None:
+                rest, commands = inner
+                ok = all(self.nested_allowed([args[i] for i in cmd], state) for cmd in commands)
+                if not ok:
+                    return False
+                roots = [a for a in args[: next((i for i, t in enumerate(texts) if t.startswith("-")
+                                                 or t in ("!", "(")), len(texts))]] or [Word(".")]
+                for root in roots:  # the inner command reads every file found: secrets included
+                    self.check_read(root, state, name, recursive=True)
+                texts = rest
+        if name in ("tar", "unzip") and programs.archive_listing(name, texts):
+            for i, t in enumerate(texts):
+                if not t.startswith("-") and i > 0 or (name == "unzip" and not t.startswith("-")):
+                    self.check_read(args[i], state, name)
+            return True
+        checker = {"git": programs.git, "find": programs.find, "sed": programs.sed, "awk": programs.awk,
+                   "gawk": programs.awk, "mawk": programs.awk}.get(name)
+        if checker is not None:
+            problems, read_idx = checker(texts)
+            if problems:
+                for p in problems:
+                    self.need(p, pattern)
+                return False
+            for i in read_idx:
+                self.check_read(args[i], state, name)
+            if name == "find" and not read_idx:
+                self.check_read(Word("."), state, name)
+            if name == "git":
+                for cwd in state.cwds or (self.ws,):
+                    why = P.repo_runs_code(cwd, self.ws)
+                    if why:
+                        self.need(f"git here runs commands from the repository's config ({why})", pattern)
+            return True
+        if spec is None:
+            if name in VERSION_QUERIES and len(texts) == 1 and texts[0] in VERSION_FLAGS:
+                return True
+            subs = SUBCOMMANDS.get(name)
+            if subs and texts and texts[0] in subs and all(
+                not t.startswith("-") or t in ("--json", "--format=json", "-l", "--depth=0", "-a", "--all")
+                for t in texts[1:]
+            ):
+                return True
+            self.need(f"{name} is not on the read-only allow-list", pattern)
+            return False
+        return self.check_spec(name, spec, args, state)
+
+    def check_spec(self, name: str, spec: Prog, args: list[Word], state: State) -> bool:
+        texts = [a.text for a in args]
+        ops: list[int] = []
+        reads: list[Word] = []
+        has_pattern_flag = False
+        i, ended = 0, False
+        while i < len(texts):
+            t = texts[i]
+            if not ended and t == "--":
+                ended = True
+            elif not ended and t.startswith("--") and name not in FREE_ARGS:
+                opt, eq, val = t.partition("=")
+                if opt in spec.path_value:
+                    reads.append(Word(val) if eq else (args[i + 1] if i + 1 < len(args) else Word("")))
+                    i += 0 if eq else 1
+                elif opt in spec.value:
+                    has_pattern_flag |= opt in ("--regexp", "--file")
+                    i += 0 if eq else 1
+                elif opt not in spec.long or eq:
+                    self.need(f"{name} {opt} is not known to be read-only", pattern_for(name, texts))
+                    return False
+            elif not ended and t.startswith("-") and len(t) > 1 and name not in FREE_ARGS:
+                if spec.numeric and t[1:].isdigit():
+                    i += 1
+                    continue
+                for j, ch in enumerate(t[1:], 1):
+                    opt = "-" + ch
+                    if opt in spec.path_value or opt in spec.value:
+                        rest = t[j + 1 :]
+                        if opt in spec.path_value:
+                            reads.append(Word(rest) if rest else (args[i + 1] if i + 1 < len(args) else Word("")))
+                        has_pattern_flag |= opt in ("-e", "-f")
+                        i += 0 if rest else 1
+                        break
+                    if ch not in spec.short:
+                        self.need(f"{name} {t} is not known to be read-only", pattern_for(name, texts))
+                        return False
+            elif spec.operands == "data" and name == "printf" and i == 0 and t.startswith("-"):
+                self.need("printf with an option (-v assigns a variable)")
+                return False
+            else:
+                ops.append(i)
+            i += 1
+        if spec.operands == "none" and ops:
+            self.need(f"{name} with an operand changes something", pattern_for(name, texts))
+            return False
+        if spec.max_operands is not None and len(ops) > spec.max_operands:
+            self.need(f"{name} with {len(ops)} operands writes the last one", pattern_for(name, texts))
+            return False
+        if spec.operands == "data":
+            return True
+        if spec.operands == "pattern" and not has_pattern_flag:
+            ops = ops[1:]
+        if name in CREATORS:
+            for i in ops:
+                target = self.check_write(args[i], state, verb=name, deleting=False)
+                if name == "tee" and target is not None and target.is_file() and "-a" not in texts \
+                        and "--append" not in texts:
+                    self.need(f"tee overwrites an existing file: {P.show(target, self.ws)}")
+            return True
+        for w in reads:
+            self.check_read(w, state, name)
+        recursive = name in ("grep", "egrep", "fgrep") and bool(re.search(
+            r"(^| )-\w*[rR]|--recursive|--dereference-recursive", " ".join(texts)))
+        if name == "rg" and re.search(r"(^| )(--hidden|--no-ignore|-\w*u)", " ".join(texts)):
+            recursive = True
+        if not ops and (name in _IMPLICIT_CWD or recursive):
+            self.check_read(Word("."), state, name, recursive=recursive)
+        for i in ops:
+            self.check_read(args[i], state, name, recursive=recursive)
+        return True

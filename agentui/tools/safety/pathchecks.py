@@ -1,0 +1,149 @@
+"""The walk's path checks: `cd`, globs and braces, reads, writes, redirections, secrets in arguments.
+
+A mixin of `walk.Walker` (it needs `need`, `deny`, `word`, `substitutions`, `ws`, `home`, `writes`).
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from agentui.tools.safety import paths as P
+from agentui.tools.safety.walkstate import State, strip_option
+from agentui.tools.safety.words import Word, expand_braces
+
+_MAX_GLOB = 2000
+
+
+class PathChecks:
+    """Where each path a command names resolves, and whether reading or writing it may run unasked."""
+
+    def cd(self, name: str, args: list[Word], state: State) -> None:
+        ops = [a for a in args if not a.text.startswith("-") or a.text == "-"]
+        if name == "popd" or (ops and ops[0].text == "-"):
+            state.cwds = None
+            return
+        if not ops:
+            state.cwds = (Path(os.path.realpath(self.home)),)
+            return
+        target = ops[0]
+        if not target.static or target.glob or target.brace or state.cwds is None and not os.path.isabs(target.text):
+            state.cwds = None
+            return
+        new: list[Path] = []
+        for cwd in state.cwds or (self.ws,):
+            dest = P.resolve_logical(target.text, cwd)
+            new.extend([dest] if dest.is_dir() else [cwd, dest])  # a failing cd stays where it was
+        state.cwds = tuple(dict.fromkeys(new))
+
+    def expand(self, w: Word, state: State, verb: str) -> list[tuple[str, Path]] | None:
+        """(lexical, resolved) pairs for a static word in every possible cwd; None after asking."""
+        texts = [w.text]
+        if w.brace:
+            texts = expand_braces(w.text) or []
+            if not texts:
+                self.need(f"{verb}: a brace expansion that cannot be followed: {w.text}")
+                return None
+        out: list[tuple[str, Path]] = []
+        for text in texts:
+            if state.cwds is None and not os.path.isabs(text):
+                self.need(f"{verb}: relative path {text} after a cd that cannot be followed")
+                return None
+            for cwd in state.cwds or (self.ws,):
+                found = [text]
+                if w.glob:
+                    base = None if os.path.isabs(text) else str(cwd)
+                    found = globlib.glob(text, root_dir=base)[: _MAX_GLOB + 1] or [text]
+                    if len(found) > _MAX_GLOB:
+                        self.need(f"{verb}: {text} matches too many paths to check")
+                        return None
+                out.extend((f, P.resolve(f, cwd)) for f in found)
+        return out
+
+    def check_read(self, w: Word, state: State, verb: str, *, recursive: bool = False) -> None:
+        if w.procsub or w.text == "-" or w.text == "":
+            return
+        if not w.static:
+            self.need(f"{verb} reads a path only known at run time: {w.text}")
+            return
+        for lexical, path in self.expand(w, state, verb) or []:
+            if P.is_secret(path, lexical):
+                self.deny(f"{verb} reads a secret path: {path}")
+            elif not P.readable_unasked(path, self.ws):
+                self.need(f"{verb} reads outside the workspace: {path}")
+            elif recursive and path.is_dir():
+                found = P.secret_below(path)
+                if found:
+                    self.need(f"{verb} reads every file below {P.show(path, self.ws)}, secrets included: {found}")
+
+    def check_write(self, w: Word, state: State, *, verb: str, deleting: bool,
+                    prefix_strip: bool = False) -> Path | None:
+        text = strip_option(w.text) if prefix_strip else w.text
+        w = Word(text, w.static, w.glob, w.brace, w.procsub)
+        if P.writable_sink(text) or w.procsub:
+            return None
+        if not w.static:
+            self.need(f"{verb} writes to a path only known at run time: {text}")
+            return None
+        if w.glob:  # what a glob matches when it runs is not what it matches now
+            self.need(f"{verb} writes to a glob pattern: {text}")
+        last: Path | None = None
+        home = Path(os.path.realpath(self.home))
+        for _lexical, path in self.expand(w, state, verb) or []:
+            last = path
+            if deleting and (path == Path("/") or path == home or P.inside(home, path)):
+                self.deny(f"{verb} would delete {path} (your home or the root directory)")
+            elif P.is_secret(path, _lexical) and not P.inside(path, self.ws):
+                self.deny(f"{verb} writes into a secret location: {path}")
+            elif not P.inside(path, self.ws):
+                if P.in_temp(path) and not P.inside(self.ws, path):
+                    self.need(f"{verb} writes outside the workspace (temp dir): {path}")
+                else:
+                    self.deny(f"{verb} writes outside the workspace: {path}")
+            else:
+                self.writes.append(P.show(path, self.ws))
+                if P.is_code_place(path, self.ws):
+                    self.need(f"{verb} writes {P.show(path, self.ws)} (code there runs later)")
+                elif deleting:
+                    self.need(f"{verb} deletes {P.show(path, self.ws)}")
+        return last
+
+    def redirect(self, node: Any, state: State) -> None:
+        kind = node.type
+        heredoc = getattr(node, "heredoc", None)
+        if heredoc is not None and ("$(" in heredoc.value or "`" in heredoc.value):
+            self.need("a here-document runs command substitutions")
+        output = node.output
+        if not hasattr(output, "kind") or output.kind != "word" or kind == "<<":
+            return
+        self.substitutions(output, state)
+        w = self.word(output, state)
+        if kind in (">", ">|", "&>", ">&", "<>"):
+            if kind == ">&" and w.text.isdigit():
+                return
+            target = self.check_write(w, state, verb="redirection", deleting=False)
+            if target is not None and P.inside(target, self.ws) and target.is_file():  # `1<>f` writes f too
+                self.need(f"redirection overwrites an existing file: {P.show(target, self.ws)}")
+        elif kind in (">>", "&>>"):
+            self.check_write(w, state, verb="redirection", deleting=False)
+        elif kind == "<":
+            self.check_read(w, state, "input redirection")
+
+    def scan_secrets(self, args: list[Word], state: State) -> None:
+        """Any path-like piece of any argument that names a secret (`@~/.ssh/id_rsa`, `--key=.env`)."""
+        for a in args:
+            if not a.static:
+                continue
+            for piece in re.split(r"[\s=@:,;'\"()<>|&]+", a.text):
+                if not piece or not (piece[0] in "~/." or "/" in piece):
+                    continue
+                lexical = os.path.expanduser(piece)
+                for cwd in state.cwds or (self.ws,):
+                    path = P.resolve(lexical, cwd)
+                    if P.is_secret(path, lexical):
+                        self.deny(f"reads a secret path: {path}")
+                        break
+
