@@ -584,12 +584,44 @@ class ConfirmationRequest(Contract):
     escalation: bool = False
 
 
+AnsweredBy = Literal["user", "yes", "unconfined", "unattended", "error"]
+"""Who answered a ConfirmationRequest: a person (TTY, TUI, ACP client), `--yes` (inside the OS
+sandbox), `--unconfined`, nobody (non-interactive: denied), or a prompt that failed (denied)."""
+
+
 class ConfirmationDecision(Contract):
     """user → safety. Anything but an approve-scope is a denial (an environmental failure)."""
 
     request_id: str
     task_id: str
     decision: ConfirmationChoice
+    answered_by: AnsweredBy = "user"
+
+
+class ApprovalRecord(Contract):
+    """One safety-gate outcome as the Auditor logs it (issue #14: every approval with its scope and pattern).
+
+    The gate publishes it (safety → user) for outcomes no question preceded: a pattern already on
+    record (task/session/project), the hard deny-list, nobody to ask, a remembered tool rule. For
+    asked ones the Auditor builds it from the ConfirmationRequest/ConfirmationDecision pair.
+    """
+
+    task_id: str
+    subtask_id: str | None = None
+    tool: str
+    command: str = Field(description="what the prompt showed (sanitized, one line)")
+    decision: Literal["approved", "denied", "refused"]  # refused: the hard deny-list
+    scope: Literal["once", "task", "session", "project"] | None = None
+    patterns: list[str] = Field(default_factory=list,
+                                description="the patterns stored (task/session/project) or that covered it")
+    by: Literal["user", "yes", "unconfined", "unattended", "error", "stored", "hard-deny", "memory-rule"]
+    reasons: list[str] = Field(default_factory=list)
+    cwd: str = ""
+    sandboxed: bool = False
+    escalation: bool = False
+    request_id: str | None = None
+    ts: str | None = Field(default=None, description="set by the Auditor: when the outcome was on the bus")
+    evidence: list[str] = Field(default_factory=list, description="set by the Auditor: the envelope ids")
 
 
 class TaskStarted(Contract):
@@ -642,6 +674,7 @@ PAYLOAD_TYPES: dict[str, type[Contract]] = {
         AuditReport,
         ConfirmationRequest,
         ConfirmationDecision,
+        ApprovalRecord,
         TaskStarted,
         TaskCancelled,
         LLMUsage,

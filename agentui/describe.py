@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentui.contracts import (
+    ApprovalRecord,
     AuditEvent,
     AuditReport,
     ClarificationAnswer,
@@ -104,7 +105,10 @@ def detail(env: Envelope) -> str:
     if isinstance(p, ConfirmationRequest):
         return f"confirm {p.tool}: {_one(p.command, 60)} — {_one('; '.join(p.reasons), 40)}"
     if isinstance(p, ConfirmationDecision):
-        return p.decision.value
+        return p.decision.value if p.answered_by == "user" else f"{p.decision.value} (by {p.answered_by})"
+    if isinstance(p, ApprovalRecord):
+        scope = f" {p.scope}" if p.scope else ""
+        return f"{p.decision}{scope} by {p.by}: {p.tool} {_one(p.command, 60)}"
     if isinstance(p, PerceiverReply):
         return _one(p.text)
     if isinstance(p, TaskCancelled):
@@ -126,7 +130,7 @@ STYLE = {
     "SubTaskOutcome": "green", "ReplanRequest": "magenta", "OutcomeSummary": "green",
     "PlanDirective": "bold magenta", "FinalResult": "bold green", "Megram": "dim cyan",
     "ClarificationRequest": "bold yellow", "ConfirmationRequest": "bold red", "LLMUsage": "dim",
-    "AuditEvent": "red", "AuditReport": "dim red", "TaskCancelled": "bold red",
+    "AuditEvent": "red", "AuditReport": "dim red", "TaskCancelled": "bold red", "ApprovalRecord": "dim red",
 }
 
 

@@ -45,7 +45,7 @@ from agentui.paths import DataLayout
 from agentui.roles.base import RoleBase, RoleContext, current_task
 
 ClarifyHandler = Callable[[ClarificationRequest], Awaitable[str]]
-ConfirmHandler = Callable[[ConfirmationRequest], Awaitable[ConfirmationChoice]]
+ConfirmHandler = Callable[[ConfirmationRequest], Awaitable[Any]]  # a ConfirmationChoice, bool or answers.Answer
 
 
 async def proceed_without_answer(_req: ClarificationRequest) -> str:
@@ -200,6 +200,7 @@ class Runtime:
 
             self.memory = InMemoryMemory(self.clock, self.ids)
         self.bus = Bus(clock=self.clock, ids=self.ids)
+        self._wire_gate()
         self.dreamer = None
         from agentui.memory import Dreamer
         from agentui.memory.dreamer import llm_distiller
@@ -240,6 +241,25 @@ class Runtime:
         self._tasks.append(asyncio.create_task(self._memory_writer(), name="runtime:memory"))
         self.started = True
         return self
+
+    def _wire_gate(self) -> None:
+        """The tool gate's outcomes go onto the bus (the Auditor logs them) and it reads the rules
+        remembered in memory's `tool:<name>` spaces through memory's query API (#13 item 8, #14)."""
+        bus, memory = self.bus, self.memory
+        if not hasattr(self.tools, "announce"):
+            return
+
+        async def announce(record: Any) -> None:
+            with contextlib.suppress(BusClosed):
+                await bus.publish(Role.SAFETY, Role.USER, record, task_id=record.task_id or None)
+
+        async def rules(tool: str) -> list[str]:
+            from agentui.memory.tags import ENV_LOCAL
+
+            return [r.content for r in await memory.query_c(f"tool:{tool}", ENV_LOCAL)]
+
+        self.tools.announce = announce
+        self.tools.rules = rules if memory is not None else None
 
     async def stop(self) -> None:
         if not self.started:
@@ -395,10 +415,15 @@ class Runtime:
                 request_id=req.request_id, task_id=req.task_id, answer=answer or ""), task_id=req.task_id)
 
     async def _answer_confirmation(self, req: ConfirmationRequest) -> None:
+        from agentui.tools.answers import Answer
+
+        by = "user"
         try:
             choice = await self.confirm(req)
         except Exception:  # noqa: BLE001 - a broken prompt = deny
-            choice = ConfirmationChoice.DENY
+            choice, by = ConfirmationChoice.DENY, "error"
+        if isinstance(choice, Answer):  # who answered (--yes, nobody …) goes to the Auditor (#14)
+            choice, by = choice.choice, choice.by
         if isinstance(choice, bool):
             choice = ConfirmationChoice.APPROVE if choice else ConfirmationChoice.DENY
         try:
@@ -411,11 +436,11 @@ class Runtime:
         self._log(req.task_id, {"kind": "confirmation", "tool": req.tool, "command": req.command,
                                 "reasons": req.reasons, "decision": "deny" if scope == "deny" else "approve",
                                 "scope": None if scope == "deny" else scope, "patterns": req.patterns,
-                                "escalation": req.escalation, "sandboxed": req.sandboxed})
+                                "escalation": req.escalation, "sandboxed": req.sandboxed, "by": by})
         with contextlib.suppress(BusClosed):
             await self.bus.publish(Role.USER, Role.SAFETY, ConfirmationDecision(
-                request_id=req.request_id, task_id=req.task_id, decision=ConfirmationChoice(choice)),
-                task_id=req.task_id)
+                request_id=req.request_id, task_id=req.task_id, decision=ConfirmationChoice(choice),
+                answered_by=by), task_id=req.task_id)
 
     # -- memory: GGS is the only writer ---------------------------------------------------------
     async def _memory_writer(self) -> None:

@@ -15,7 +15,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--json", action="store_true", help="machine-readable report")
     parser.add_argument("--events", type=non_negative_int, default=20, metavar="N", help="show the last N events (default 20)")
-    parser.add_argument("--task", metavar="ID", help="only events of this task (id or prefix)")
+    parser.add_argument("--approvals", type=non_negative_int, default=20, metavar="N",
+                        help="show the last N safety-gate approvals and denials (default 20)")
+    parser.add_argument("--task", metavar="ID", help="only events and approvals of this task (id or prefix)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
                            f"log; {FIX}")
     alog = AuditLog(layout.audit_dir)
     events = alog.events()
+    approvals = alog.approvals()
     if args.task:
         events = [e for e in events if (e.task_id or "").startswith(args.task)]
+        approvals = [a for a in approvals if a.task_id.startswith(args.task)]
     stats = alog.stats()
     totals = stats.get("totals", {})
     report = build_report({"messages_seen": totals.get("messages_seen", 0),
@@ -49,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
         doc = report.model_dump(mode="json")
         doc["events"] = [e.model_dump(mode="json") for e in events[-args.events:]] if args.events else []
         doc["log"] = str(alog.events_path)
+        doc["approvals_by_decision"] = dict(sorted(Counter(a.decision for a in approvals).items()))
+        doc["approvals"] = [a.model_dump(mode="json") for a in approvals[-args.approvals:]] if args.approvals else []
+        doc["approvals_log"] = str(alog.approvals_path)
         print(json.dumps(doc, ensure_ascii=False))
         return 0
 
@@ -74,9 +81,30 @@ def run(args: argparse.Namespace) -> int:
             c = colour.get(e.severity.value, "")
             con.print(f"[{c}]{e.ts} {e.severity.value:8} {e.kind.value}[/] "
                       f"{escape((e.task_id or '-')[:12])} {escape(e.message)}")
+    _show_approvals(con, approvals, args.approvals)
     last = stats.get("last_run", {})
     rates = {**{f"parse repairs {k}": v for k, v in last.get("parse_repair_rate", {}).items()},
              **{f"tool errors {k}": v for k, v in last.get("tool_error_rate", {}).items()}}
     if rates:
         con.print("last run: " + ", ".join(f"{k} {v:.0%}" for k, v in rates.items()))
     return 0
+
+
+def _show_approvals(con, approvals: list, n: int) -> None:  # noqa: ANN001 - a rich Console
+    """Every safety-gate outcome: decision, scope, who decided, the stored pattern, the command (#14)."""
+    from rich.markup import escape
+
+    if not approvals:
+        con.print("approvals: none recorded")
+        return
+    by_decision = Counter(a.decision for a in approvals)
+    scopes = Counter(a.scope for a in approvals if a.decision == "approved")
+    con.print(f"approvals {len(approvals)}: " + ", ".join(
+        f"{d} {by_decision[d]}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(scopes.items())) + ")"
+                                   if d == "approved" and scopes else "")
+        for d in ("approved", "denied", "refused") if by_decision[d]))
+    colour = {"approved": "green", "denied": "yellow", "refused": "red"}
+    for a in approvals[-n:] if n else []:
+        pattern = f" [pattern: {'; '.join(a.patterns)}]" if a.patterns else ""
+        con.print(f"[{colour[a.decision]}]{a.ts or '-'} {a.decision:8} {a.scope or '-':7}[/] by {a.by:11} "
+                  f"{escape(a.task_id[:12] or '-')} {escape(a.tool)}: {escape(a.command[:160])}{escape(pattern)}")

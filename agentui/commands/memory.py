@@ -40,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--level", choices=["M", "K", "C", "T"], default="C")
     p.add_argument("--space", default=USER_SPACE,
                    help=f"'{USER_SPACE}' (default): read for every plan; 'tool:<name>': shown to the executor "
-                        "whenever it is offered that tool; 'intent:<slug>': tasks with that intent")
+                        "whenever it is offered that tool, and enforced by the safety gate when written "
+                        "'never: <program> [words]' or 'ask: <program> [words]'; 'intent:<slug>': tasks with that intent")
     p.add_argument("--entity", default="env:local")
     p.add_argument("--avoid", action="store_true", help="a constraint (σ = −1) instead of a practice")
     p = sub.add_parser("forget", help="hard-delete one Megram")
@@ -56,6 +57,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _row(m: Any) -> dict[str, Any]:
     return m.model_dump(mode="json")
+
+
+def _gate_note(m: Any) -> str | None:
+    """For a `tool:<name>` rule: whether the safety gate enforces it or only the executor sees it (#14)."""
+    if not m.space.startswith("tool:") or m.level.value != "C" or m.entity != "env:local":
+        return None
+    from agentui.tools.safety.rules import describe, parse_rule
+
+    return describe(parse_rule(m.content), m.space[len("tool:"):])
 
 
 def run(args: argparse.Namespace) -> int:  # noqa: C901
@@ -126,7 +136,11 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
                     return 2
             m = mem.remember(text, level=args.level, space=args.space, entity=args.entity,
                              sigma=-1.0 if args.avoid else 1.0)
-            print(json.dumps(_row(m), ensure_ascii=False) if as_json else f"remembered {m.id}")
+            note = _gate_note(m)
+            if as_json:
+                print(json.dumps({**_row(m), **({"gate": note} if note else {})}, ensure_ascii=False))
+            else:
+                print(f"remembered {m.id}" + (f"\n{note}" if note else ""))
             return 0
         if action == "forget":
             m = mem.get(args.id)

@@ -145,15 +145,15 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     interactive = sys.stdin.isatty() and not args.json
 
     async def confirm(req):  # noqa: ANN001, ANN202
-        from agentui.tools.answers import auto_answer, parse_tty, tty_menu, why_not_auto
+        from agentui.tools.answers import Answer, auto, parse_tty, tty_menu, why_not_auto
         from agentui.tools.safety import sanitize
 
-        auto = auto_answer(req, yes=args.yes, unconfined=args.unconfined)
-        if auto is not None:
-            return auto
+        given = auto(req, yes=args.yes, unconfined=args.unconfined)
+        if given is not None:
+            return given
         if not interactive:
             err.print(f"[red]denied[/] ({escape(why_not_auto(req, yes=args.yes))}): {escape(sanitize(req.command))}")
-            return ConfirmationChoice.DENY
+            return Answer(ConfirmationChoice.DENY, "unattended")
         where = "inside the OS sandbox" if req.sandboxed else "[bold]without an OS sandbox[/]"
         title = "run OUTSIDE the sandbox?" if req.escalation else "confirm"
         err.print(f"[bold red]{title}[/] {escape(sanitize(req.tool))} in {escape(sanitize(req.cwd))} ({where})")

@@ -24,6 +24,7 @@ from agentui.bus import Bus
 from agentui.clock import Clock, SystemClock, iso
 from agentui.config import Config
 from agentui.contracts import (
+    ApprovalRecord,
     AuditEvent,
     AuditKind,
     AuditReport,
@@ -41,11 +42,13 @@ from agentui.contracts import (
     canonical_json,
 )
 from agentui.ids import IdFactory, UuidIds
+from agentui.roles.audit_approvals import ApprovalTracker
 
 log = logging.getLogger("agentui.auditor")
 
 R = Role
 _LLM_ROLES = (R.PERCEIVER, R.PLANNER, R.EXECUTOR, R.AGENT_VALIDATOR, R.META_VALIDATOR, R.GGS, R.RUNTIME)
+_GATE_TYPES = frozenset({"ApprovalRecord", "ConfirmationRequest", "ConfirmationDecision"})
 AUDIT_SLICE = 256  # envelopes audited between yields to the event loop (~1 ms of detector work)
 
 #: (sender, receiver, type) triples the spec's contract tables allow
@@ -69,6 +72,7 @@ ALLOWED_ROUTES: frozenset[tuple[Role, Role, str]] = frozenset({
     (R.GGS, R.MEMORY, "Megram"),
     (R.SAFETY, R.USER, "ConfirmationRequest"),
     (R.USER, R.SAFETY, "ConfirmationDecision"),
+    (R.SAFETY, R.USER, "ApprovalRecord"),
     *((r, R.RUNTIME, "LLMUsage") for r in _LLM_ROLES),
 })
 
@@ -312,6 +316,10 @@ class AuditLog:
     def stats_path(self) -> Path:
         return self.root / "stats.json"
 
+    @property
+    def approvals_path(self) -> Path:
+        return self.root / "approvals.jsonl"
+
     def _append(self, path: Path, line: str) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8", newline="\n") as fh:
@@ -322,6 +330,17 @@ class AuditLog:
 
     def append_report(self, r: AuditReport) -> None:
         self._append(self.reports_path, r.to_json())
+
+    def append_approval(self, a: ApprovalRecord) -> None:
+        self._append(self.approvals_path, a.to_json())
+
+    def approvals(self) -> list[ApprovalRecord]:
+        out = []
+        if self.approvals_path.is_file():
+            for line in self.approvals_path.read_text(encoding="utf-8").splitlines():
+                with contextlib.suppress(ValueError):
+                    out.append(ApprovalRecord.model_validate_json(line))
+        return out
 
     def save_stats(self, stats: dict[str, Any]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -387,6 +406,8 @@ class Auditor:
         self.settle_s = 0.002  # a burst has settled when nothing arrived for this long
         self.max_defer_s = 0.5  # ... and the roles' queues are empty, or this long has passed
         self.events: list[AuditEvent] = []
+        self.approvals = ApprovalTracker()  # every safety-gate outcome, scope and pattern (#14)
+        self.approval_records: deque[ApprovalRecord] = deque(maxlen=1000)
         self._since_report: list[AuditEvent] = []
         self._window_start = iso(self.clock.now())
         self._seen_at_report = 0
@@ -403,6 +424,14 @@ class Auditor:
                 except OSError as err:  # disk full: one line, not a traceback (#15)
                     log.warning("audit log write failed: %s", err)
             self.channel.push(e)
+
+    def _approval(self, record: ApprovalRecord) -> None:
+        self.approval_records.append(record)
+        if self.log:
+            try:
+                self.log.append_approval(record)
+            except OSError as err:  # disk full: one line, not a traceback (#15)
+                log.warning("audit log write failed: %s", err)
 
     async def run(self) -> None:
         self._ticker = asyncio.create_task(self._tick_loop())
@@ -426,7 +455,7 @@ class Auditor:
                     ):
                         break
                 now = self.clock.monotonic()
-                observe = self.core.observe
+                observe, approval = self.core.observe, self.approvals.observe
                 batch = [first, *self.tap.drain()]  # one wake-up per burst
                 for i in range(0, len(batch), AUDIT_SLICE):
                     if i:  # a big backlog must not hold the event loop (roles, UI) for long
@@ -435,6 +464,8 @@ class Auditor:
                         ev = observe(env, now)
                         if ev:
                             self._emit(ev)
+                        if env.type in _GATE_TYPES and (rec := approval(env)) is not None:
+                            self._approval(rec)
         finally:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -8,9 +8,18 @@ sandbox" mode; secrets still need a human and the hard deny-list still refuses.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from agentui.contracts import ConfirmationChoice
+from agentui.contracts import AnsweredBy, ConfirmationChoice
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A confirmation handler's answer with who gave it (the Auditor records both, #14)."""
+
+    choice: ConfirmationChoice
+    by: AnsweredBy = "user"
 
 # TTY answers → choices (the default, an empty line, is deny).
 TTY_KEYS = {
@@ -25,19 +34,27 @@ _SCOPE_KEYS = {"once": "o", "task": "t", "session": "s", "project": "p"}
 
 def auto_answer(req: Any, *, yes: bool, unconfined: bool) -> ConfirmationChoice | None:
     """The answer `--yes`/`--unconfined` gives to a ConfirmationRequest, or None (a human must)."""
+    found = auto(req, yes=yes, unconfined=unconfined)
+    return found.choice if found is not None else None
+
+
+def auto(req: Any, *, yes: bool, unconfined: bool) -> Answer | None:
+    """`auto_answer` with who answered: "unconfined" or "yes" (inside the sandbox)."""
     if req.human_only:
         return None
     if req.escalation:
-        return ConfirmationChoice.APPROVE if unconfined else None
-    if unconfined or (yes and req.sandboxed):
-        return ConfirmationChoice.APPROVE
+        return Answer(ConfirmationChoice.APPROVE, "unconfined") if unconfined else None
+    if unconfined:
+        return Answer(ConfirmationChoice.APPROVE, "unconfined")
+    if yes and req.sandboxed:
+        return Answer(ConfirmationChoice.APPROVE, "yes")
     return None
 
 
 def why_not_auto(req: Any, *, yes: bool) -> str:
     """One line saying why a non-interactive run denied `req`."""
     if req.human_only:
-        return "secret paths always need a person at the prompt"
+        return "secret paths and remembered `ask:` rules always need a person at the prompt"
     if req.escalation:
         return "leaving the sandbox needs a person at the prompt or --unconfined"
     if yes and not req.sandboxed:

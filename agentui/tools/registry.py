@@ -13,48 +13,17 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from agentui.contracts import ConfirmationChoice, ToolCallRecord
-from agentui.tools.approvals import Approvals, Scope
-from agentui.tools.safety import Assessment, Verdict, one_line, sanitize
+from agentui.contracts import ToolCallRecord
+from agentui.tools.approvals import Approvals
+from agentui.tools.gate import Announce, ConfirmFn, GateRequest, RulesFn, gate, sandbox_active
 
-
-@dataclass(frozen=True)
-class GateRequest:
-    """What the gate asks the user: everything shown is sanitized (no ANSI, no control characters)."""
-
-    tool: str
-    command: str
-    reasons: tuple[str, ...]
-    cwd: str = ""
-    patterns: tuple[str, ...] = ()  # what "always for this project" stores; empty: once only
-    writes: tuple[str, ...] = ()
-    network: tuple[str, ...] = ()
-    human_only: bool = False  # a secret: --yes and stored approvals never answer it
-    sandboxed: bool = False  # the command will run inside the OS sandbox
-    escalation: bool = False  # the sandbox blocked it; the question is "run it unconfined?"
-
-    def scopes(self) -> tuple[Scope, ...]:
-        """The answers this request offers besides deny."""
-        if self.escalation or self.human_only or not self.patterns:
-            return (Scope.ONCE,)
-        return (Scope.ONCE, Scope.TASK, Scope.SESSION, Scope.PROJECT)
-
-
-ConfirmFn = Callable[[GateRequest], Awaitable["ConfirmationChoice | bool"]]
-"""GateRequest -> a ConfirmationChoice (approve = once, task, session, project, deny) or a bool."""
-
-_SCOPE_OF = {
-    ConfirmationChoice.APPROVE: Scope.ONCE,
-    ConfirmationChoice.TASK: Scope.TASK,
-    ConfirmationChoice.ALWAYS: Scope.TASK,
-    ConfirmationChoice.SESSION: Scope.SESSION,
-    ConfirmationChoice.PROJECT: Scope.PROJECT,
-}
+__all__ = ["BaseTool", "ConfirmFn", "GateRequest", "Tool", "ToolContext", "ToolRegistry", "cap_output",
+           "default_registry", "gate", "resolve_in", "sandbox_active"]
 
 
 @dataclass
@@ -73,6 +42,8 @@ class ToolContext:
     approvals: Approvals | None = None  # filled by the registry when None
     sandbox: Any = None  # a sandbox.SandboxInfo; filled by the registry when None
     unconfined: bool | None = None  # True: run without the OS sandbox (--unconfined)
+    announce: Announce | None = None  # gate outcomes onto the bus for the Auditor; filled by the registry
+    rules: RulesFn | None = None  # remembered tool rules (memory `tool:<name>`); filled by the registry
 
 
 @runtime_checkable
@@ -117,90 +88,6 @@ def resolve_in(workspace: Path, raw: str) -> Path:
     if not path.is_absolute():
         path = workspace / path
     return Path(os.path.normpath(path))
-
-
-async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment,
-               *, escalation: bool = False) -> str | None:
-    """The one door for every effect: returns the denial error, or None to proceed.
-
-    Hard denials refuse; approvals on record (task, session, project patterns) answer without
-    asking; everything else asks `ctx.confirm` (none = deny). Every decision is logged with its
-    scope and patterns. Non-shell tools (MCP) call this with `safety.assess_call(...)`.
-    """
-    if not assessment.needs_confirmation and not escalation:
-        return None
-    shown = one_line(subject, 2000)
-    reasons = tuple(one_line(r, 500) for r in assessment.reasons) or ("needs confirmation",)
-    why = "; ".join(reasons)
-    if assessment.verdict is Verdict.DENY:
-        _audit(ctx, tool, shown, assessment, "refused", None)
-        return f"refused by the safety gate (hard deny-list; no approval can allow it): {why}"
-    if ctx.approvals is not None and not escalation:
-        scope = ctx.approvals.covering_scope(ctx.task_id, assessment)
-        if scope is not None:
-            _audit(ctx, tool, shown, assessment, "approved", scope, automatic=True)
-            return None
-    if ctx.confirm is None:
-        _audit(ctx, tool, shown, assessment, "denied", None)
-        return f"denied: {why} (no one to confirm; non-interactive — see `agentui run --help` for --yes)"
-    request = GateRequest(
-        tool=tool, command=sanitize(subject), reasons=reasons, cwd=sanitize(assessment.cwd or str(ctx.workspace)),
-        patterns=() if assessment.once_only else tuple(sanitize(p) for p in assessment.patterns),
-        writes=tuple(sanitize(w) for w in assessment.writes), network=tuple(sanitize(n) for n in assessment.network),
-        human_only=assessment.human_only, sandboxed=sandbox_active(ctx) and not escalation, escalation=escalation,
-    )
-    asked = time.monotonic()
-    try:
-        answer = await ctx.confirm(request)
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # a broken prompt is a denial, never a crash
-        _audit(ctx, tool, shown, assessment, "denied", None)
-        return f"denied by user: {why} (confirmation failed: {exc})"
-    finally:
-        ctx.waited_s += time.monotonic() - asked
-    scope = _scope(answer, request)
-    if scope is None:
-        _audit(ctx, tool, shown, assessment, "denied", None)
-        return f"denied by user: {why}"
-    if ctx.approvals is not None and request.patterns:
-        ctx.approvals.record(scope, ctx.task_id, request.patterns)
-    _audit(ctx, tool, shown, assessment, "approved", scope)
-    return None
-
-
-def _scope(answer: object, request: GateRequest) -> Scope | None:
-    if answer is True:
-        return Scope.ONCE
-    if answer is False or answer is None:
-        return None
-    try:
-        choice = ConfirmationChoice(answer)
-    except ValueError:
-        return None
-    scope = _SCOPE_OF.get(choice)
-    if scope is None:
-        return None
-    return scope if scope in request.scopes() else Scope.ONCE  # a broader answer than offered counts once
-
-
-def _audit(ctx: ToolContext, tool: str, subject: str, assessment: Assessment, decision: str,
-           scope: Scope | None, *, automatic: bool = False) -> None:
-    """The task log records every gate decision with its scope and patterns (issue #14)."""
-    if ctx.log is None:
-        return
-    entry = {"kind": "approval", "tool": tool, "command": subject, "decision": decision,
-             "scope": scope.value if scope else None, "patterns": list(assessment.patterns),
-             "reasons": list(assessment.reasons), "automatic": automatic, "task_id": ctx.task_id,
-             "subtask_id": ctx.subtask_id}
-    try:
-        ctx.log(entry)
-    except Exception:  # the log is evidence, not control flow
-        pass
-
-
-def sandbox_active(ctx: ToolContext) -> bool:
-    return bool(ctx.sandbox is not None and getattr(ctx.sandbox, "active", False) and not ctx.unconfined)
 
 
 def cap_output(text: str, cap: int) -> str:
@@ -255,6 +142,8 @@ class ToolRegistry:
         self.approvals: Approvals | None = None  # set by the runtime (project allow-list file)
         self.sandbox: Any = None  # sandbox.SandboxInfo; detected on first call when None
         self.unconfined = False  # --unconfined: no OS sandbox for any tool process
+        self.announce: Announce | None = None  # set by the runtime: gate outcomes → bus → Auditor (#14)
+        self.rules: RulesFn | None = None  # set by the runtime: memory's `tool:<name>` rules (#13, #14)
 
     def sandbox_status(self) -> Any:
         """The sandbox every tool process of this registry runs in: `.active`, `.name`, `.detail`
@@ -284,6 +173,10 @@ class ToolRegistry:
             ctx.sandbox = self.sandbox
         if ctx.unconfined is None:
             ctx.unconfined = self.unconfined
+        if ctx.announce is None:
+            ctx.announce = self.announce
+        if ctx.rules is None:
+            ctx.rules = self.rules
         return ctx
 
     def register(self, tool: Tool) -> None:

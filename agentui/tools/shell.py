@@ -25,10 +25,15 @@ MAX_CAPTURE_BYTES = 2_000_000
 # After the main process exits, how long to wait for background children to close the pipe.
 _DRAIN_S = 0.5
 
-_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
-# Variables that make bash run code or resolve paths behind the gate's back (issue #14).
+# LESSSECURE=1: less (and macOS `more`) run no input preprocessor, lesskey file, shell or log file,
+# so the allow-listed `less FILE` only reads (issue #14)
+_QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb", "LESSSECURE": "1",
+              "LESSHISTFILE": "-"}
+# Variables that make bash (or an allow-listed reader) run code or resolve paths behind the gate's back (#14).
 _UNSAFE_ENV = ("CDPATH", "BASH_ENV", "ENV", "GLOBIGNORE", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4",
-               "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "IFS")
+               "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "IFS",
+               "LESSOPEN", "LESSCLOSE", "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
+               "LESSKEY_CONTENT", "LESSEDIT", "LESS", "MORE")
 
 
 def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:

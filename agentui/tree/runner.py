@@ -313,16 +313,16 @@ class TreeRunner:
         if timeout <= 0:
             return AgentOutcome(internal="timeout", detail="no time left for the pipeline task")
 
-        async def confirm(req: Any) -> ConfirmationChoice:
+        async def confirm(req: Any) -> Any:  # a ConfirmationChoice or answers.Answer (who answered, #14)
             # --yes approves inside the OS sandbox only (#14)
-            from agentui.tools.answers import auto_answer
+            from agentui.tools.answers import Answer, auto
 
-            auto = auto_answer(req, yes=self.yes, unconfined=False) if self.yes else None
-            if auto is not None:
-                return auto
+            given = auto(req, yes=self.yes, unconfined=False) if self.yes else None
+            if given is not None:
+                return given
             if self.confirm is not None:
                 return await self.confirm(req)
-            return ConfirmationChoice.DENY
+            return Answer(ConfirmationChoice.DENY, "unattended")
 
         rt = Runtime(self.agent_config, workspace=self.repo, data_dir=it / "pipeline", clock=self.clock,
                      ids=self.ids, pool=pool, confirm=confirm)

@@ -17,6 +17,7 @@ TYPE_COLOUR: dict[str, tuple[str, bool]] = {
     "LLMUsage": ("muted", False), "AuditEvent": ("error", False), "AuditReport": ("muted", False),
     "TaskCancelled": ("error", True), "PerceiverReply": ("success", True), "ClarificationAnswer": ("foreground", True),
     "ConfirmationDecision": ("warning", False), "MegramWritten": ("accent", False),
+    "ApprovalRecord": ("muted", False),
 }
 MUTED_BLEND = 0.3  # how far "muted" moves from the foreground toward the background
 

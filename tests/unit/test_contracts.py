@@ -66,6 +66,8 @@ SAMPLES: dict[str, dict] = {
     "ConfirmationRequest": {"request_id": "q1", "task_id": "t1", "subtask_id": "s1", "tool": "shell",
                             "command": "rm -rf build", "reasons": ["rm deletes files"], "cwd": "/tmp/w"},
     "ConfirmationDecision": {"request_id": "q1", "task_id": "t1", "decision": "deny"},
+    "ApprovalRecord": {"task_id": "t1", "tool": "shell", "command": "git commit -m x", "decision": "approved",
+                       "scope": "project", "patterns": ["git commit"], "by": "user"},
     "TaskStarted": {"task_id": "t1", "text": "hi", "workspace": "/tmp/w"},
     "TaskCancelled": {"task_id": "t1", "reason": "user"},
     "LLMUsage": {"role": "planner", "model": "m", "prompt_tokens": 10, "completion_tokens": 5,
@@ -105,6 +107,9 @@ def test_extra_fields_forbidden(name: str) -> None:
         ("SubTaskOutcome", "status", "completed"),
         ("Megram", "level", "X"),
         ("ConfirmationDecision", "decision", "maybe"),
+        ("ConfirmationDecision", "answered_by", "someone"),
+        ("ApprovalRecord", "scope", "forever"),
+        ("ApprovalRecord", "by", "nobody"),
         ("ClarificationRequest", "round", 3),  # at most 2 rounds
     ],
 )

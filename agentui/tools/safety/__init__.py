@@ -42,6 +42,8 @@ class Assessment:
     writes: tuple[str, ...] = ()
     network: tuple[str, ...] = ()
     cwd: str = ""
+    commands: tuple[tuple[str, ...], ...] = ()  # every simple command the walk saw (program basename, args…)
+    denied_by_rule: bool = False  # DENY comes from a remembered `never:` rule, not the hard deny-list
 
     @property
     def needs_confirmation(self) -> bool:
@@ -56,20 +58,21 @@ SAFE = Assessment(Verdict.SAFE)
 
 
 def _from_needs(needs: list[Need], denials: list[str], *, writes: list[str] = (), network: list[str] = (),
-                cwd: str = "", human_only: bool = False) -> Assessment:
+                cwd: str = "", human_only: bool = False,
+                commands: tuple[tuple[str, ...], ...] = ()) -> Assessment:
     if denials:
         reasons = tuple(dict.fromkeys(denials))
         return Assessment(Verdict.DENY, reasons, writes=tuple(dict.fromkeys(writes)),
-                          network=tuple(dict.fromkeys(network)), cwd=cwd)
+                          network=tuple(dict.fromkeys(network)), cwd=cwd, commands=commands)
     if not needs and not network:
-        return Assessment(Verdict.SAFE, writes=tuple(dict.fromkeys(writes)), cwd=cwd)
+        return Assessment(Verdict.SAFE, writes=tuple(dict.fromkeys(writes)), cwd=cwd, commands=commands)
     reasons = [n.reason for n in needs]
     if network and not any("network" in r for r in reasons):
         reasons.append("contacts the network: " + ", ".join(dict.fromkeys(network)))
     patterns = tuple(dict.fromkeys(n.pattern for n in needs if n.pattern))
     once_only = any(n.pattern is None for n in needs) or not patterns
     return Assessment(Verdict.ASK, tuple(dict.fromkeys(reasons)), patterns, once_only, human_only,
-                      tuple(dict.fromkeys(writes)), tuple(dict.fromkeys(network)), cwd)
+                      tuple(dict.fromkeys(writes)), tuple(dict.fromkeys(network)), cwd, commands)
 
 
 def assess(command: str, workspace: Path) -> Assessment:
@@ -77,7 +80,8 @@ def assess(command: str, workspace: Path) -> Assessment:
     ws = Path(os.path.realpath(workspace))
     walker = Walker(ws, command)
     walker.run()
-    return _from_needs(walker.needs, walker.denials, writes=walker.writes, network=walker.network, cwd=str(ws))
+    return _from_needs(walker.needs, walker.denials, writes=walker.writes, network=walker.network, cwd=str(ws),
+                       commands=tuple(dict.fromkeys(walker.commands)))
 
 
 def assess_write(path: Path, workspace: Path, *, append: bool = False) -> Assessment:

@@ -149,6 +149,17 @@ PROGRAMS: dict[str, Prog] = {
     "tee": _p("ai", f"{_COMMON_LONG} --append --ignore-interrupts", operands="paths"),
     "exit": _p(operands="data"), "wait": _p(operands="data"),
     "cal": _p("13jmyhs", operands="data"), "zipinfo": _p("12hlmstTvz", operands="paths"),
+    # pagers: with stdout not a terminal they copy the file; the shell tool sets LESSSECURE=1 and
+    # drops LESSOPEN/LESSKEY*, so no preprocessor, lesskey file, `!` or log file (-o) can run;
+    # `+commands` are checked in judge.py
+    "less": _p("NnSRrFXiIsMmEeqQwuUgGJaBcCdL~", f"{_COMMON_LONG} --line-numbers --LINE-NUMBERS "
+               "--chop-long-lines --RAW-CONTROL-CHARS --raw-control-chars --quit-if-one-screen --no-init "
+               "--ignore-case --IGNORE-CASE --squeeze-blank-lines --quit-at-eof --QUIT-AT-EOF --silent "
+               "--quiet --QUIET --long-prompt --LONG-PROMPT --tilde --no-lessopen --status-column",
+               "-x -p -P -y -z -h -b -j -# --tabs --pattern --prompt --window --shift --buffers"),
+    "more": _p("dflcpsu", f"{_COMMON_LONG} --silent --logical --no-pause --print-over --clean-print "
+               "--squeeze --plain", "-n --lines", numeric=True),
+    "sysctl": _p("naeNbhqdx", f"{_COMMON_LONG} --all --values --names --binary", operands="data"),
 }
 
 # Programs whose every argument is data and no flag has an effect (`echo -e`, `test -f x`, `expr 1 + 2`).

@@ -24,6 +24,7 @@ from agentui.tools.safety.walkstate import State, pattern_for
 from agentui.tools.safety.words import Word, is_system_program
 
 _IMPLICIT_CWD = {"ls", "du", "tree", "rg", "find"}
+_PAGER_START = re.compile(r"\+(\d+|/[^!|]*|G)")  # a line, a search, the end: no command
 
 
 class Judge:
@@ -36,6 +37,7 @@ class Judge:
             self.need("find -exec runs a command whose name is only known at run time")
             return False
         inner = type(self)(self.ws, self.source, self.depth + 1)
+        inner.commands.append((os.path.basename(words[0].text), *(w.text for w in words[1:])))
         ok = inner.allowed(os.path.basename(words[0].text), "/" in words[0].text
                            and not is_system_program(words[0].text, SYSTEM_BIN_DIRS), words[1:], state.copy())
         self.merge(inner)
@@ -59,6 +61,12 @@ class Judge:
             return True
         if name == "command" and texts[:1] in (["-v"], ["-V"]):
             return True
+        if name in ("less", "more") and any(t.startswith("+") and not _PAGER_START.fullmatch(t) for t in texts):
+            self.need(f"{name} with start-up commands (+…)", pattern)  # only +N, +/pattern, +G are known
+            return False
+        if name == "sysctl" and any("=" in t for t in texts):
+            self.need("sysctl name=value sets a kernel parameter", pattern)
+            return False
         if name == "read":  # assigns shell variables: only lowercase ones (PATH, IFS … would change later commands)
             names = [t for t in texts if not t.startswith("-")]
             if all(re.fullmatch(r"[a-z_][a-z0-9_]*", t) for t in names) and all(

@@ -45,6 +45,7 @@ class Walker(Judge, PathChecks):
         self.writes: list[str] = []
         self.network: list[str] = []
         self.downloaded: set[str] = set()
+        self.commands: list[tuple[str, ...]] = []  # every simple command seen, for remembered rules (rules.py)
 
     def need(self, reason: str, pattern: str | None = None) -> None:
         self.needs.append(Need(reason, pattern))
@@ -208,6 +209,7 @@ class Walker(Judge, PathChecks):
             return
         local = "/" in head.text and not is_system_program(head.text, SYSTEM_BIN_DIRS)
         name = head.text if local else os.path.basename(head.text)
+        self.commands.append((os.path.basename(head.text), *texts))
         for reason in effects.hard_denials(name, texts):
             self.deny(reason)
         if effects.is_interpreter(name) and subs_programs & effects.DOWNLOADERS:
@@ -274,6 +276,7 @@ class Walker(Judge, PathChecks):
         self.writes.extend(inner.writes)
         self.network.extend(inner.network)
         self.downloaded |= inner.downloaded
+        self.commands.extend(inner.commands)
 
 
 def _hidden_substitution(raw: str, node: Any) -> bool:

@@ -50,7 +50,8 @@ DANGEROUS: list[tuple[str, str]] = [
     ("sed 's/x/rm a.txt/e' a.txt", "interp"), ("sed '1e rm a.txt' a.txt", "interp"), ("sed -f script.sed a.txt", "interp"),
     ("sed 'w out.txt' a.txt", "interp"), ("sed 's/a/b/w out.txt' a.txt", "interp"),
     ("vim -c '!rm a.txt' -c q", "interp"), ("vi -es -c '!rm a.txt'", "interp"), ("ex -c '!rm a.txt'", "interp"),
-    ("emacs --batch --eval '(delete-file \"a.txt\")'", "interp"), ("less a.txt", "interp"),
+    ("emacs --batch --eval '(delete-file \"a.txt\")'", "interp"), ("LESSOPEN='|sh %s' less a.txt", "interp"),
+    ("less '+!rm a.txt' a.txt", "interp"), ("less -o log.txt a.txt", "interp"),  # plain `less a.txt` reads only: test_pagers.py
     ("git -c alias.x='!rm a.txt' x", "interp"), ("git -c core.pager='rm a.txt' log", "interp"),
     ("git -c core.fsmonitor='rm a.txt' status", "interp"), ("git --exec-path=. status", "interp"),
     ("git log --output=a.txt", "interp"), ("git diff --ext-diff", "interp"), ("git grep -O'rm' x", "interp"),

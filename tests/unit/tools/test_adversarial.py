@@ -110,4 +110,4 @@ def test_benign_false_positives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     asked = [c for c in BENIGN if assess(c, ws).verdict is not Verdict.SAFE]
     with capsys.disabled():
         print(f"\nheld-out benign commands that ask: {len(asked)}/{len(BENIGN)}: {asked}")
-    assert len(asked) <= 6  # README "Safety": 5 of 164 measured
+    assert len(asked) <= 3  # README "Safety": 2 of 164 measured (5 before less/more/sysctl were allowed)
