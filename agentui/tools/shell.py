@@ -17,6 +17,7 @@ from typing import Any
 from agentui.contracts import ToolCallRecord
 from agentui.tools import safety
 from agentui.tools.registry import BaseTool, ToolContext, gate, sandbox_active
+from agentui.tools.safety import envsecrets
 from agentui.tools.sandbox import Policy, blocked_by_sandbox, wrap
 
 KILL_GRACE_S = 0.5
@@ -37,8 +38,10 @@ _UNSAFE_ENV = ("CDPATH", "BASH_ENV", "ENV", "GLOBIGNORE", "PROMPT_COMMAND", "SHE
 
 
 def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a tool process: quiet pagers, no CDPATH/BASH_ENV, no relative PATH entries."""
-    env = {k: v for k, v in os.environ.items() if k not in _UNSAFE_ENV and not k.startswith("BASH_FUNC_")}
+    """The environment of a tool process: quiet pagers, no CDPATH/BASH_ENV, no relative PATH entries,
+    none of agentui's own API keys."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in _UNSAFE_ENV and not k.startswith("BASH_FUNC_") and not envsecrets.agent_key(k)}
     env["PATH"] = ":".join(p for p in env.get("PATH", "/usr/bin:/bin").split(":") if os.path.isabs(p))
     return {**env, **_QUIET_ENV, **(extra or {})}
 

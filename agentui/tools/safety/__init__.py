@@ -67,10 +67,11 @@ def _from_needs(needs: list[Need], denials: list[str], *, writes: list[str] = ()
     if not needs and not network:
         return Assessment(Verdict.SAFE, writes=tuple(dict.fromkeys(writes)), cwd=cwd, commands=commands)
     reasons = [n.reason for n in needs]
+    human_only = human_only or any(n.human for n in needs)
     if network and not any("network" in r for r in reasons):
         reasons.append("contacts the network: " + ", ".join(dict.fromkeys(network)))
     patterns = tuple(dict.fromkeys(n.pattern for n in needs if n.pattern))
-    once_only = any(n.pattern is None for n in needs) or not patterns
+    once_only = any(n.pattern is None for n in needs) or not patterns or human_only
     return Assessment(Verdict.ASK, tuple(dict.fromkeys(reasons)), patterns, once_only, human_only,
                       tuple(dict.fromkeys(writes)), tuple(dict.fromkeys(network)), cwd, commands)
 

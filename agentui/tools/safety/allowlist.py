@@ -160,6 +160,14 @@ PROGRAMS: dict[str, Prog] = {
     "more": _p("dflcpsu", f"{_COMMON_LONG} --silent --logical --no-pause --print-over --clean-print "
                "--squeeze --plain", "-n --lines", numeric=True),
     "sysctl": _p("naeNbhqdx", f"{_COMMON_LONG} --all --values --names --binary", operands="data"),
+    # decompress to stdout, list or test only (judge.py requires -c, -l or -t of gzip/gunzip)
+    "zcat": _p("fqvtlLr", f"{_COMMON_LONG} --force --quiet --verbose --test --list --recursive"),
+    "gzip": _p("cdlqtvfr", f"{_COMMON_LONG} --stdout --to-stdout --decompress --list --quiet --test "
+               "--verbose --force --recursive"),
+    "gunzip": _p("clqtvfr", f"{_COMMON_LONG} --stdout --to-stdout --list --quiet --test --verbose --force "
+                 "--recursive"),
+    # print the shell's limits / mask (a value would set them for this command's shell only; asked anyway)
+    "ulimit": _p("aSHcdefilmnqrstuvxpPTbkRy", operands="none"), "umask": _p("pS", operands="none"),
 }
 
 # Programs whose every argument is data and no flag has an effect (`echo -e`, `test -f x`, `expr 1 + 2`).
@@ -170,10 +178,12 @@ CREATORS = {"mkdir", "touch", "tee"}
 
 # `<tool> --version` and friends: interpreters and build tools asked only for their version.
 VERSION_QUERIES = {
+    "tar", "gzip", "bzip2", "xz", "zstd", "zip", "unzip", "ssh", "rsync", "openssl", "sed", "awk", "gawk",
+    "grep", "find", "less", "vim", "nvim", "emacs", "sqlite3", "mysql", "redis-cli", "helm", "gh", "aws",
     "python", "python3", "node", "npm", "npx", "pip", "pip3", "ruby", "perl", "go", "cargo", "rustc",
     "java", "javac", "gcc", "g++", "clang", "make", "cmake", "git", "docker", "kubectl", "uv", "poetry",
     "pnpm", "yarn", "bun", "deno", "php", "swift", "brew", "bash", "zsh", "sh", "tsc", "ruff", "pytest",
-    "mypy", "black", "curl", "wget", "jq", "rg", "fd", "bwrap", "sqlite3", "psql", "terraform",
+    "mypy", "black", "curl", "wget", "jq", "rg", "fd", "bwrap", "psql", "terraform",
 }
 VERSION_FLAGS = {"--version", "-V", "-v", "version", "-version"}
 

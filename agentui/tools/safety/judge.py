@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import re
 
+from agentui.tools.safety import effects, programs
 from agentui.tools.safety import paths as P
-from agentui.tools.safety import programs
 from agentui.tools.safety.allowlist import (
     CREATORS,
     FREE_ARGS,
@@ -63,6 +63,15 @@ class Judge:
             return True
         if name in ("less", "more") and any(t.startswith("+") and not _PAGER_START.fullmatch(t) for t in texts):
             self.need(f"{name} with start-up commands (+…)", pattern)  # only +N, +/pattern, +G are known
+            return False
+        if name in ("timeout", "nice"):  # they only run their command: allowed when it is
+            found = effects.inner_command(name, texts)
+            if found is not None and not found[1]:
+                return self.nested_allowed(args[found[0]:], state)
+        if name in ("gzip", "gunzip") and not any(
+                t in ("--stdout", "--to-stdout", "--list", "--test") or
+                (t.startswith("-") and not t.startswith("--") and set(t[1:]) & set("clt")) for t in texts):
+            self.need(f"{name} without -c, -l or -t writes (and deletes) files", pattern)
             return False
         if name == "sysctl" and any("=" in t for t in texts):
             self.need("sysctl name=value sets a kernel parameter", pattern)
@@ -175,12 +184,11 @@ class Judge:
             return True
         if spec.operands == "pattern" and not has_pattern_flag:
             ops = ops[1:]
-        if name in CREATORS:
+        if name in CREATORS:  # new files only: an existing one is changed (every expansion checked)
+            changes = {"tee": "appends to" if {"-a", "--append"} & set(texts) else "overwrites",
+                       "touch": "changes the times of"}.get(name)
             for i in ops:
-                target = self.check_write(args[i], state, verb=name, deleting=False)
-                if name == "tee" and target is not None and target.is_file() and "-a" not in texts \
-                        and "--append" not in texts:
-                    self.need(f"tee overwrites an existing file: {P.show(target, self.ws)}")
+                self.check_write(args[i], state, verb=name, deleting=False, changes=changes)
             return True
         for w in reads:
             self.check_read(w, state, name)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentui.tools.safety import paths as P
+from agentui.tools.safety.envsecrets import secret_name
 from agentui.tools.safety.walkstate import State, strip_option
 from agentui.tools.safety.words import Word, expand_braces
 
@@ -80,7 +81,9 @@ class PathChecks:
                     self.need(f"{verb} reads every file below {P.show(path, self.ws)}, secrets included: {found}")
 
     def check_write(self, w: Word, state: State, *, verb: str, deleting: bool,
-                    prefix_strip: bool = False) -> Path | None:
+                    prefix_strip: bool = False, changes: str | None = None) -> Path | None:
+        """Deny writes outside; ask for code places, deletions and — with `changes` ("overwrites",
+        "appends to", "changes the times of") — for every expansion that names an existing file."""
         text = strip_option(w.text) if prefix_strip else w.text
         w = Word(text, w.static, w.glob, w.brace, w.procsub)
         if P.writable_sink(text) or w.procsub:
@@ -109,6 +112,8 @@ class PathChecks:
                     self.need(f"{verb} writes {P.show(path, self.ws)} (code there runs later)")
                 elif deleting:
                     self.need(f"{verb} deletes {P.show(path, self.ws)}")
+                elif changes and (path.is_file() or (changes == "changes the times of" and path.exists())):
+                    self.need(f"{verb} {changes} an existing file: {P.show(path, self.ws)}")
         return last
 
     def redirect(self, node: Any, state: State) -> None:
@@ -116,6 +121,9 @@ class PathChecks:
         heredoc = getattr(node, "heredoc", None)
         if heredoc is not None and ("$(" in heredoc.value or "`" in heredoc.value):
             self.need("a here-document runs command substitutions")
+        for var in re.findall(r"\$\{?!?([A-Za-z_]\w*)", heredoc.value if heredoc is not None else ""):
+            if secret_name(var):
+                self.need(f"a here-document expands ${var}, which may hold a secret", human=True)
         output = node.output
         if not hasattr(output, "kind") or output.kind != "word" or kind == "<<":
             return
@@ -124,11 +132,9 @@ class PathChecks:
         if kind in (">", ">|", "&>", ">&", "<>"):
             if kind == ">&" and w.text.isdigit():
                 return
-            target = self.check_write(w, state, verb="redirection", deleting=False)
-            if target is not None and P.inside(target, self.ws) and target.is_file():  # `1<>f` writes f too
-                self.need(f"redirection overwrites an existing file: {P.show(target, self.ws)}")
-        elif kind in (">>", "&>>"):
-            self.check_write(w, state, verb="redirection", deleting=False)
+            self.check_write(w, state, verb="redirection", deleting=False, changes="overwrites")  # `1<>f` too
+        elif kind in (">>", "&>>"):  # an append changes the file (code, requirements, notes) as much
+            self.check_write(w, state, verb="redirection", deleting=False, changes="appends to")
         elif kind == "<":
             self.check_read(w, state, "input redirection")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -43,7 +44,7 @@ _SECRET_NAMES = (".env", ".env.*", "*.env", "id_rsa*", "id_dsa*", "id_ecdsa*", "
                  "credentials.json", ".netrc", ".pgpass", "*.kdbx", "secrets.*", "*.asc")
 # Inside the workspace, a write here later runs code or changes what git does (ask even for new files).
 _CODE_PLACES = (".git/hooks", ".git/config", ".gitattributes", ".envrc", ".vscode", ".idea",
-                ".git/info/attributes", ".agentui")
+                ".git/info/attributes", ".agentui", ".husky")
 
 
 def home() -> Path:
@@ -93,7 +94,48 @@ def is_secret(path: Path, lexical: str | None = None) -> bool:
             return True
         if p.parts[:2] == ("/", "proc") and p.name in ("environ", "mem", "cmdline", "maps"):
             return True
-    return False
+    return secret_file(path)
+
+
+_KEY_SNIFF = 16_384  # private keys are small: only files up to this size are looked into
+
+
+def secret_file(path: Path) -> bool:
+    """An existing file that is a secret whatever its name: a private key (its first bytes say so)
+    or a hard link to a known secret file (`ln ~/.ssh/id_rsa key` planted in the workspace)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    if st.st_nlink > 1 and (st.st_dev, st.st_ino) in _secret_inodes():
+        return True
+    if st.st_size > _KEY_SNIFF:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_KEY_SNIFF)
+    except OSError:
+        return False
+    return b"-----BEGIN" in head and b"PRIVATE KEY" in head
+
+
+def _secret_inodes(limit: int = 2000) -> set[tuple[int, int]]:
+    """(device, inode) of the files in the known secret stores under $HOME (bounded walk)."""
+    found: set[tuple[int, int]] = set()
+    h = home()
+    for sub in _SECRET_HOME:
+        for dirpath, _dirs, files in os.walk(h / sub) if (h / sub).is_dir() else [(str(h), [], [sub])]:
+            for name in files:
+                try:
+                    st = os.stat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                found.add((st.st_dev, st.st_ino))
+                if len(found) >= limit:
+                    return found
+    return found
 
 
 _GIT_RUNS_CODE = re.compile(
@@ -141,6 +183,8 @@ def secret_below(root: Path, limit: int = 5000) -> str:
             seen += 1
             if any(fnmatch.fnmatch(name, pat) for pat in _SECRET_NAMES) and not _public_example(name):
                 return os.path.relpath(os.path.join(dirpath, name), root)
+            if "." not in name.lstrip(".") and secret_file(Path(dirpath) / name):  # keys have no extension
+                return os.path.relpath(os.path.join(dirpath, name), root)
         if seen > limit:
             return ""
     return ""
@@ -155,7 +199,15 @@ _CODE_NAMES = ("Makefile", "makefile", "GNUmakefile", "*.mk", "package.json", "c
                "usercustomize.py", "*.pth", "setup.py", "noxfile.py", "tox.ini", "Justfile", "justfile",
                "Taskfile.yml", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".npmrc",
                ".yarnrc", ".yarnrc.yml", "pip.conf", ".pre-commit-config.yaml", "Rakefile", "build.rs",
-               "CMakeLists.txt", "Dockerfile", ".gitmodules")
+               "CMakeLists.txt", "Dockerfile", ".gitmodules",
+               # start-up files debuggers, editors and shells read from the working directory
+               ".gdbinit", ".lldbinit", ".exrc", ".vimrc", ".nvimrc", ".nvim.lua", ".pdbrc", ".irbrc",
+               ".pryrc", ".psqlrc", ".Rprofile",
+               # build and task files whose contents are commands
+               "pyproject.toml", "setup.cfg", "Pipfile", "Cargo.toml", "Gemfile", "Vagrantfile",
+               "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "pom.xml",
+               "composer.json", "deno.json", "deno.jsonc", "bunfig.toml", "tasks.py", "fabfile.py",
+               "SConstruct", "meson.build", "Tiltfile", "Earthfile", ".gitlab-ci.yml", "lefthook.yml")
 
 
 def is_code_place(path: Path, workspace: Path) -> bool:

@@ -14,6 +14,12 @@ from typing import Any
 from agentui.tools.safety import effects
 from agentui.tools.safety import paths as P
 from agentui.tools.safety.allowlist import SYSTEM_BIN_DIRS
+from agentui.tools.safety.envsecrets import (
+    dumps_environment,
+    parameter_names,
+    secret_name,
+    secret_vars,
+)
 from agentui.tools.safety.judge import Judge
 from agentui.tools.safety.pathchecks import PathChecks
 from agentui.tools.safety.walkstate import Need, State, pattern_for, strip_option
@@ -47,8 +53,8 @@ class Walker(Judge, PathChecks):
         self.downloaded: set[str] = set()
         self.commands: list[tuple[str, ...]] = []  # every simple command seen, for remembered rules (rules.py)
 
-    def need(self, reason: str, pattern: str | None = None) -> None:
-        self.needs.append(Need(reason, pattern))
+    def need(self, reason: str, pattern: str | None = None, *, human: bool = False) -> None:
+        self.needs.append(Need(reason, pattern, human))
 
     def deny(self, reason: str) -> None:
         self.denials.append(reason)
@@ -137,6 +143,9 @@ class Walker(Judge, PathChecks):
         state.loop_vars[var] = Word(text, True, any(v.glob for v in values), len(values) > 1)
 
     def substitutions(self, node: Any, state: State) -> None:
+        for var in parameter_names(node):  # `$GITHUB_TOKEN` would print or send a secret
+            if var.startswith("!") or secret_name(var):
+                self.need(f"expands ${{{var}}}, which may hold a secret from the environment", human=True)
         for part in getattr(node, "parts", None) or []:
             if part.kind in ("commandsubstitution", "processsubstitution"):
                 self.node(part.command, state.copy())
@@ -210,6 +219,7 @@ class Walker(Judge, PathChecks):
         local = "/" in head.text and not is_system_program(head.text, SYSTEM_BIN_DIRS)
         name = head.text if local else os.path.basename(head.text)
         self.commands.append((os.path.basename(head.text), *texts))
+        self.environment_reads(name, texts)
         for reason in effects.hard_denials(name, texts):
             self.deny(reason)
         if effects.is_interpreter(name) and subs_programs & effects.DOWNLOADERS:
@@ -235,6 +245,18 @@ class Walker(Judge, PathChecks):
             self.network.extend(dests or [name])
         for reason in uploads:
             self.need(reason)
+
+    def environment_reads(self, name: str, texts: list[str]) -> None:
+        """`env`, `printenv`, `set`, `export -p` print every variable; `printenv X` one (envsecrets.py)."""
+        if dumps_environment(name, texts):
+            found = secret_vars()
+            if found:
+                self.need(f"{name} prints every environment variable, secrets among them: "
+                          f"{', '.join(found[:4])}{' …' if len(found) > 4 else ''}", human=True)
+        elif name == "printenv":
+            for var in (t for t in texts if not t.startswith("-")):
+                if secret_name(var):
+                    self.need(f"printenv {var} prints a secret from the environment", human=True)
 
     def unwrap(self, name: str, args: list[Word], state: State, subs_programs: set[str]) -> None:
         """Walk what a wrapper (`sudo`, `env`, `xargs`, `find -exec`) or `bash -c`/`eval` runs, so the

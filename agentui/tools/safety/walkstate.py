@@ -28,6 +28,7 @@ class Need:
 
     reason: str
     pattern: str | None = None
+    human: bool = False  # a person must answer (a secret): never --yes, never a stored approval
 
 
 class State:

@@ -1,0 +1,68 @@
+"""Secrets in the environment (issue #14): a command that prints them hands them to the LLM.
+
+agentui's own keys (`AGENTUI_*API_KEY`) never reach a tool process. Other secret-looking
+variables (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`, `DATABASE_URL` …) may be
+needed by a command the user approves, so they stay — but expanding one (`$GITHUB_TOKEN`,
+`printenv GITHUB_TOKEN`) or dumping the whole environment (`env`, `printenv`, `set`, `export -p`)
+while one is set asks a person: never `--yes`, never a stored approval.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+_SECRET = re.compile(
+    r"(^|_)(API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|SECRETS|TOKEN|TOKENS|PASSWORD|PASSWD|PASS|"
+    r"CREDENTIALS?|AUTH|PAT|SESSION|COOKIE|DSN)(_|$)"
+    r"|^(DATABASE|DB|REDIS|MONGO|MONGODB|POSTGRES|POSTGRESQL|PG|MYSQL|AMQP|RABBITMQ|SENTRY)_(URL|URI|DSN)$",
+    re.IGNORECASE,
+)
+_AGENT_KEY = re.compile(r"AGENTUI_(\w+_)?API_KEY")
+
+
+def agent_key(name: str) -> bool:
+    """One of agentui's own LLM keys: dropped from every tool process's environment."""
+    return bool(_AGENT_KEY.fullmatch(name))
+
+
+def secret_name(name: str) -> bool:
+    return bool(_SECRET.search(name))
+
+
+def secret_vars(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The secret-looking variables a tool process would get (agentui's own keys are dropped)."""
+    env = os.environ if environ is None else environ
+    return sorted(k for k, v in env.items() if v and secret_name(k) and not agent_key(k))
+
+
+def dumps_environment(name: str, texts: list[str]) -> bool:
+    """Does this simple command print every variable (values included)?"""
+    words = [t for t in texts if not t.startswith("-")]
+    if name == "env":  # `env` alone, or with only options/assignments; with a command it runs it
+        return all("=" in t for t in words)
+    if name == "printenv":
+        return not words
+    if name == "set":
+        return not texts
+    if name == "export":
+        return not words and (not texts or "-p" in texts)
+    if name in ("declare", "typeset", "local", "readonly"):
+        return not words and all(set(t[1:]) <= set("pxgarilntu") for t in texts)
+    return False
+
+
+def parameter_names(node: object) -> list[str]:
+    """The variable names a bashlex word (or assignment) expands: `$X`, `${X:-y}`, `"…$X…"`."""
+    out: list[str] = []
+    for part in getattr(node, "parts", None) or []:
+        kind = getattr(part, "kind", "")
+        if kind == "parameter":
+            value = str(getattr(part, "value", ""))
+            m = re.match(r"#?(!?)([A-Za-z_][A-Za-z0-9_]*)", value)
+            if m:  # `${!x}`: the name is only known at run time ("!x")
+                out.append(m.group(1) + m.group(2))
+        elif kind not in ("commandsubstitution", "processsubstitution"):  # those are walked as commands
+            out.extend(parameter_names(part))
+    return out
