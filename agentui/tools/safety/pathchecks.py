@@ -114,6 +114,9 @@ class PathChecks:
                     self.need(f"{verb} deletes {P.show(path, self.ws)}")
                 elif changes and (path.is_file() or (changes == "changes the times of" and path.exists())):
                     self.need(f"{verb} {changes} an existing file: {P.show(path, self.ws)}")
+                    if P.hard_linked(path):  # the other name may be outside: the sandbox cannot tell
+                        self.need(f"{P.show(path, self.ws)} is a hard link: the write changes its other "
+                                  "names too, possibly outside the workspace", human=True)
         return last
 
     def redirect(self, node: Any, state: State) -> None:

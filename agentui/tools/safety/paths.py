@@ -97,6 +97,15 @@ def is_secret(path: Path, lexical: str | None = None) -> bool:
     return secret_file(path)
 
 
+def hard_linked(path: Path) -> bool:
+    """A regular file with more than one name (a write through one changes them all)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+
+
 _KEY_SNIFF = 16_384  # private keys are small: only files up to this size are looked into
 
 

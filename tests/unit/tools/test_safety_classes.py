@@ -139,3 +139,19 @@ def test_everyday_readers_run_unasked(ws: Path, command: str) -> None:
                                      "timeout 5 sh -c 'rm notes.md'", "timeout 5 cat ~/.ssh/id_rsa"])
 def test_their_writing_or_running_forms_still_ask(ws: Path, command: str) -> None:
     assert assess(command, ws).verdict is not Verdict.SAFE, command
+
+
+async def test_a_hard_link_out_of_the_workspace_needs_a_person(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("ORIGINAL\n")
+    os.link(outside, ws / "hard.txt")
+    for command in ("echo pwn >> hard.txt", "echo pwn > hard.txt", "touch hard.txt"):
+        a = assess(command, ws)
+        assert a.verdict is Verdict.ASK and a.human_only, command
+
+    async def yes(req):  # noqa: ANN001, ANN202 - `agentui run --yes` inside the sandbox
+        return auto_answer(req, yes=True, unconfined=False) or ConfirmationChoice.DENY
+
+    ctx = ToolContext(workspace=ws, task_id="t", confirm=yes, approvals=Approvals(), timeout_s=20)
+    rec = await default_registry("linux").call("shell", {"command": "echo pwn >> hard.txt"}, ctx)
+    assert not rec.ok and outside.read_text() == "ORIGINAL\n"
