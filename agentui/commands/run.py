@@ -120,7 +120,11 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         err.print(f"agentui run: {escape(str(e))}")
         return EXIT_USAGE
     if not args.no_preflight:
-        results = await pool.preflight(timeout_s=10.0, completion=True)
+        def busy(url: str, wait_s: float) -> None:
+            err.print(f"agentui run: {escape(url)} is up but busy (another generation still running); "
+                      f"waiting up to {wait_s:g} s for it to finish")
+
+        results = await pool.preflight(timeout_s=10.0, completion=True, wait_busy=busy)
         bad = [r for r in results if not r.ok]
         if bad:
             for r in bad:

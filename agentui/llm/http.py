@@ -295,6 +295,16 @@ class HttpBackend:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
             raise self._not_openai(raw, role) from e
 
+    @property
+    def idle_wait_s(self) -> float:
+        return float(self._cfg.idle_wait_s)
+
+    async def wait_until_idle(self, *, role: str = "runtime") -> None:
+        """Wait (bounded by idle_wait_s) as after a timed-out call of ours: for a preflight that found
+        the server up but busy with a generation another process abandoned (#12 item 7)."""
+        self._suspect = True
+        await self.wait_idle(role=role)
+
     async def wait_idle(self, *, role: str = "runtime") -> None:
         """After a timeout: wait (bounded by idle_wait_s) until the endpoint answers a one-token
         completion, so a re-ask never queues behind an abandoned generation (#12)."""

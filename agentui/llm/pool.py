@@ -180,15 +180,18 @@ class LLMPool:
             self._backend_for(r)
         return list(self._backends.values())
 
-    async def preflight(self, *, timeout_s: float = 10.0, completion: bool = True) -> list[PreflightResult]:
+    async def preflight(self, *, timeout_s: float = 10.0, completion: bool = True,
+                        wait_busy: Callable[[str, float], None] | None = None) -> list[PreflightResult]:
         """Does every endpoint answer? Model list + one tiny real completion on the configured model,
-        all within `timeout_s`; a pass is cached per process (#12: `doctor` and `run` share it)."""
+        all within `timeout_s`; a pass is cached per process (#12: `doctor` and `run` share it).
+        With `wait_busy`, an endpoint that is up but busy (an earlier process's abandoned generation)
+        gets `llm.idle_wait_s` more to finish it; `wait_busy(url, seconds)` is told before the wait."""
         out = []
         for b in self.endpoints():
             key = (b.url, b.model, completion)
             r = _PREFLIGHT_OK.get(key)
             if r is None:
-                r = await preflight_backend(b, timeout_s=timeout_s, completion=completion)
+                r = await preflight_backend(b, timeout_s=timeout_s, completion=completion, wait_busy=wait_busy)
                 if r.ok:
                     _PREFLIGHT_OK[key] = r
             self._mark(b, "ok" if r.ok else "down", r.error)
@@ -214,9 +217,11 @@ class LLMPool:
         self._clients.clear()
 
 
-async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True) -> PreflightResult:
+async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,
+                            wait_busy: Callable[[str, float], None] | None = None) -> PreflightResult:
     t0 = time.monotonic()
     res = PreflightResult(url=b.url, model=b.model, ok=False)
+    reachable = False  # the server answered something: a timeout then means busy, not down
 
     def left() -> float:
         return max(0.5, timeout_s - (time.monotonic() - t0))
@@ -225,8 +230,10 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
         async with asyncio.timeout(timeout_s):
             try:
                 res.models = await b.list_models(timeout_s=left())
+                reachable = True
             except LLMHTTPError:
                 res.models = []  # some servers have no /models; the completion decides
+                reachable = True
             if not b.model and res.models:
                 b.model = res.models[0]
                 res.model = b.model
@@ -238,7 +245,14 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
                 res.reply = c.text.strip()[:40]
             res.ok = True
     except TimeoutError:
-        res.error = LLMUnavailable(
+        busy_error = None
+        if wait_busy is not None and completion and reachable:
+            busy_error = await _busy_then_idle(b, wait_busy)
+            if not busy_error:
+                res.ok, res.reply = True, "(answered after the endpoint finished another generation)"
+                res.latency_s = time.monotonic() - t0
+                return res
+        res.error = busy_error or LLMUnavailable(
             "", url=b.url, model=b.model,
             said=f"no tiny completion within {timeout_s:.0f} s (busy with another generation, or too slow)",
             fix="wait for the server to finish, check its log, or use a smaller model").describe()
@@ -254,3 +268,20 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
         res.error = f"{e}" if "AGENTUI_" in str(e) else f"{e}; {WHAT_TO_SET}"
     res.latency_s = time.monotonic() - t0
     return res
+
+
+async def _busy_then_idle(b: ChatBackend, tell: Callable[[str, float], None]) -> str:
+    """The server listed its models but the tiny completion timed out: it is most likely still
+    generating a reply an earlier, killed process abandoned (llama.cpp finishes the prompt before it
+    notices the closed connection). Wait for it, bounded, instead of failing this task (#12 item 7).
+    Returns "" once idle, else the error to show."""
+    if not isinstance(b, HttpBackend):
+        return "no tiny completion (busy, or too slow)"
+    tell(b.url, b.idle_wait_s)
+    try:
+        await b.wait_until_idle(role="runtime")
+    except LLMInfraError as e:
+        return e.describe()
+    except LLMError as e:
+        return str(e)
+    return ""

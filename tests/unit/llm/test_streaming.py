@@ -57,10 +57,8 @@ async def test_runaway_is_cut_within_the_budget_and_counted(fakellm, tail):
     fakellm.responder("planner", lambda _r: Reply.stream(PLAN_HEAD, tail=tail, chunk_delay_s=0.001))
     usages: list = []
     c = make(fakellm, usages)
-    t0 = time.monotonic()
-    with pytest.raises(LLMParseError) as e:
+    with pytest.raises(LLMParseError) as e:  # (no wall-clock bound: the chunk counts below prove the cut)
         await c.structured([{"role": "user", "content": "q"}], Answer, max_tokens=300)
-    assert time.monotonic() - t0 < 10
     expected = {"whitespace": "runaway:whitespace", "loop": "runaway:loop", "long": "runaway:budget"}[tail]
     assert e.value.cut == expected
     recs = await settled(fakellm, 2)
