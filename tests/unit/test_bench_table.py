@@ -1,0 +1,44 @@
+"""scripts/bench_table.py: the README's bench table from `agentui bench --out` lines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_table.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_rows_totals_and_the_last_record_of_an_id_wins(tmp_path):
+    recs = [
+        {"id": "a", "passed": False, "directive": None, "error": "timed out after 900 s", "llm_calls": 0,
+         "prompt_tokens": 0, "completion_tokens": 0, "wall_s": 900.0},
+        {"id": "b", "passed": False, "directive": "abandon", "error": None, "llm_calls": 3, "prompt_tokens": 1466,
+         "completion_tokens": 108, "parse_failures": 2, "runaways_cut": 2, "wall_s": 64.6},
+        {"id": "a", "passed": True, "directive": "accept", "error": None, "llm_calls": 6, "prompt_tokens": 2758,
+         "completion_tokens": 229, "parse_failures": 0, "runaways_cut": 0, "wall_s": 55.0},
+    ]
+    f = tmp_path / "r.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    r = _run(str(f))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[2] == "| a | pass | 6 | 2,758 | 229 | 0 | 0 | 55 |"
+    assert lines[3] == "| b | fail — abandon | 3 | 1,466 | 108 | 2 | 2 | 65 |"
+    assert lines[4] == "| **2 tasks** | **1 passed (50%)** | 9 | 4,224 | 337 | 2 | 2 | 120 |"
+    assert "4.5 LLM calls, 2,112 prompt tokens" in r.stdout
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    f = tmp_path / "bad.jsonl"
+    f.write_text("{not json\n")
+    r = _run(str(f))
+    assert r.returncode == 2 and r.stderr.strip() == f"bench_table: {f}:1 is not a JSON line"
+    r = _run(str(tmp_path / "missing.jsonl"))
+    assert r.returncode == 2 and "cannot read" in r.stderr and "Traceback" not in r.stderr
+    assert _run().returncode == 2
