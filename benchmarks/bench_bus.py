@@ -1,5 +1,9 @@
 """Bus budgets (DESIGN §8): ≥ 100k msgs/s publish→deliver with 8 subscribers and a tap;
-p99 publish→deliver latency < 1 ms at 1k msgs/s."""
+p99 publish→deliver latency < 1 ms at 1k msgs/s.
+
+`bus.throughput` is wall-clock: on a shared machine it also measures the CPU share the process
+got. `bus.throughput_cpu` divides by the process's CPU time instead — the bus's own cost, the
+same figure on an idle machine — so a reader can tell a loaded machine from a slower bus (#15)."""
 
 from __future__ import annotations
 
@@ -10,12 +14,15 @@ from _report import report
 
 from agentui.bus import Bus
 from agentui.contracts import Role, TaskStarted
+from agentui.gcpolicy import settle
+
+settle()  # as `agentui run` and the UI do once their imports are done (#15)
 
 N = 200_000
 SUBS = 8
 
 
-async def throughput() -> float:
+async def throughput() -> tuple[float, float]:
     bus = Bus()
     subs = [bus.subscribe(f"s{i}", types={"TaskStarted"}) for i in range(SUBS)]
     tap = bus.tap("tap")
@@ -30,13 +37,13 @@ async def throughput() -> float:
         return n
 
     consumers = [asyncio.create_task(consume(s)) for s in [*subs, tap]]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(N):
         await bus.publish(Role.RUNTIME, Role.USER, payload, task_id="t")
     counts = await asyncio.gather(*consumers)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert all(c == N for c in counts), counts
-    return N / dt
+    return N / dt, N / cpu
 
 
 async def latency() -> tuple[float, float]:
@@ -72,8 +79,9 @@ async def latency() -> tuple[float, float]:
 
 
 async def main() -> None:
-    rate = max([await throughput() for _ in range(3)])
-    report("bus.throughput", rate, "msgs/s", ">=", 100_000)
+    runs = [await throughput() for _ in range(3)]
+    report("bus.throughput", max(r[0] for r in runs), "msgs/s", ">=", 100_000)
+    report("bus.throughput_cpu", max(r[1] for r in runs), "msgs/CPU-s", ">=", 100_000)
     p50, p99 = await latency()
     report("bus.latency_p50", p50, "ms", "<", 1)
     report("bus.latency_p99", p99, "ms", "<", 1)

@@ -26,6 +26,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentui acp: the ACP SDK is not installed ({e}); reinstall agentui (make install)",
               file=sys.stderr)
         return 2
+    from agentui.gcpolicy import settle
+
+    settle()  # the import heap leaves the full collections (#15)
     if args.version_info:
         sdk, proto = versions()
         print(f"agent-client-protocol {sdk}, ACP protocol version {proto}")

@@ -89,9 +89,11 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     from agentui.describe import STYLE, line
     from agentui.llm import LLMError, LLMPool
     from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable, open_memory
+    from agentui.gcpolicy import settle
     from agentui.paths import DataLayout
     from agentui.runtime import Runtime
 
+    settle()  # the import heap leaves the full collections that would land in bus bursts (#15)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
     loop = asyncio.get_running_loop()

@@ -31,8 +31,10 @@ def run(args: argparse.Namespace) -> int:
     from agentui.memory.leveldb import precheck
 
     precheck(layout.memory_db)
+    from agentui.gcpolicy import settle
     from agentui.ui.app import AgentApp
 
+    settle()  # Textual's and our import heap leave the full collections (#15)
     app = AgentApp(cfg, workspace=Path(ws).expanduser() if ws else None, config_file=loaded.file)
     app.run()
     return int(app.return_code or 0)  # non-zero after a crash or a store that cannot open
