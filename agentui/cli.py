@@ -137,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
         mod.configure(sp)
         sp.set_defaults(_module=module)
         for action_parser in _nested(sp):  # `agentui memory stats --data-dir X` too (README)
+            if "--data-dir" in action_parser._option_string_actions:
+                continue  # the command gave its actions the global options itself
             nested = Parser(add_help=False, argument_default=argparse.SUPPRESS)
             _add_common(nested)
             action_parser._add_container_actions(nested)
