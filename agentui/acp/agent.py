@@ -19,6 +19,7 @@ from acp import PROTOCOL_VERSION, RequestError, run_agent
 from acp import helpers as h
 from acp.schema import (
     AgentCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -28,15 +29,20 @@ from acp.schema import (
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     ToolCallUpdate,
 )
 
 from agentui import __version__
-from agentui.acp.mapping import Mapper, tool_kind
+from agentui.acp.host import AcpHost
+from agentui.acp.mapping import tool_kind
 from agentui.acp.sessions import SessionRecord, SessionStore
+from agentui.acp.stream import Stream
 from agentui.clock import iso
 from agentui.config import Config, McpServerConfig
 from agentui.contracts import ClarificationRequest, ConfirmationChoice, ConfirmationRequest
@@ -49,7 +55,6 @@ OPTIONS = [  # the gate's choices on ACP's four option kinds
     PermissionOption(option_id="deny_always", name="Deny, and do not ask again in this session",
                      kind="reject_always"),
 ]
-TERMINAL = {"FinalResult": "end_turn", "PerceiverReply": "end_turn", "TaskCancelled": "cancelled"}
 
 
 class _SharedMemory:
@@ -71,13 +76,12 @@ class Session:
     runtime: Any = None
     error: str = ""  # why this session cannot run tasks (e.g. no LLM configured)
     notices: list[str] = field(default_factory=list)  # told once, at the next prompt
-    mapper: Mapper = field(default_factory=Mapper)
+    stream: Stream | None = None
     active: str | None = None
     answer: asyncio.Future[str] | None = None
     turn: asyncio.Queue[tuple[str, str, str]] = field(default_factory=asyncio.Queue)
     denied_always: set[tuple[str, str]] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    forwarder: asyncio.Task[None] | None = None
 
     @property
     def id(self) -> str:
@@ -111,6 +115,7 @@ class AgentuiAcpAgent:
         self.sessions: dict[str, Session] = {}
         self.conn: Any = None
         self._memory: Any = None
+        self.client_caps: Any = None  # what the client offers: fs/*, terminal/* (#18)
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -118,12 +123,15 @@ class AgentuiAcpAgent:
     # -- lifecycle ------------------------------------------------------------------------------
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **_: Any) -> InitializeResponse:
+        self.client_caps = client_capabilities
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities())),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
+                                                         resume=SessionResumeCapabilities(),
+                                                         close=SessionCloseCapabilities())),
             agent_info=Implementation(name="agentui", title="agentui", version=__version__))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
@@ -146,12 +154,35 @@ class AgentuiAcpAgent:
         if old is not None:
             await self._close(old)
         s = await self._open(rec, mcp_servers)
+        from agentui.acp.mapping import Mapper
+
+        replay = Mapper()
         for env in self.store.replay(rec):  # the history, as it streamed the first time
-            for update in s.mapper.updates(env, replay=True):
+            for update in replay.updates(env, replay=True):
                 await self._send(s, update)
-        if s.runtime is not None:  # R1 sees the session's earlier turns as context
-            s.runtime._history.extend(t for t in self._texts(rec))
         return LoadSessionResponse()
+
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None,
+                             **_: Any) -> ResumeSessionResponse:
+        """Like load, without replaying the history (the client still shows it); an open session
+        is kept as it is, its task included."""
+        rec = self.store.get(session_id)
+        if rec is None:
+            raise RequestError.resource_not_found(f"session {session_id}")
+        if session_id not in self.sessions:
+            rec.cwd = self._cwd(cwd or rec.cwd)
+            await self._open(rec, mcp_servers)
+        return ResumeSessionResponse()
+
+    async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
+        s = self.sessions.pop(session_id, None)
+        if s is not None:
+            if s.answer is not None and not s.answer.done():
+                s.answer.set_result("")
+            if s.active and s.runtime is not None:
+                await s.runtime.cancel(s.active, "the client closed the session (session/close)")
+            await self._close(s)
+        return CloseSessionResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         recs = self.store.list(cwd)
@@ -198,7 +229,7 @@ class AgentuiAcpAgent:
             s.record.updated_at = iso(self.clock.now())
             self.store.save(s.record)
             stop = await self._turn(s, tid)
-            tokens = s.mapper.tokens.get(tid)
+            tokens = s.stream.mapper.tokens.get(tid) if s.stream else None
             return PromptResponse(stop_reason=stop, usage=tokens.usage() if tokens else None)
 
     async def _turn(self, s: Session, tid: str) -> str:
@@ -241,6 +272,9 @@ class AgentuiAcpAgent:
             s.answer.set_result("")
         if s.active:
             await s.runtime.cancel(s.active, "cancelled by the client (session/cancel)")
+
+    def _ended(self, s: Session, task_id: str, stop: str) -> None:
+        s.turn.put_nowait(("end", task_id, stop))
 
     # -- sessions -------------------------------------------------------------------------------
     def _cwd(self, cwd: str) -> str:
@@ -309,16 +343,21 @@ class AgentuiAcpAgent:
         await rt.start()
         s.runtime = rt
         s.notices.extend(rt.problems)
-        tap = rt.bus.tap("acp")
-        s.forwarder = asyncio.create_task(self._forward(s, tap), name=f"acp:{rec.session_id}")
-        return s
+        rt._history.extend(self._texts(rec))  # R1 sees the session's earlier turns as context
 
-    async def _forward(self, s: Session, tap: Any) -> None:
-        async for env in tap:
-            for update in s.mapper.updates(env):
-                await self._send(s, update)
-            if env.type in TERMINAL and env.task_id:
-                s.turn.put_nowait(("end", env.task_id, TERMINAL[env.type]))
+        async def send(update: Any) -> None:
+            await self._send(s, update)
+
+        host = AcpHost(self.conn, rec.session_id, self.client_caps, None)
+        s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop),
+                          host_writes=host.writes)
+        host.stream = s.stream
+        if rt.tools is not None:
+            rt.tools.watchers.append(s.stream.watch)  # each tool call, live (#18)
+            if host.any:  # fs/terminal through the editor, behind the same gate (#18)
+                rt.tools.host = host
+        s.stream.start(f"acp:{rec.session_id}")
+        return s
 
     async def _send(self, s: Session, update: Any) -> None:
         with contextlib.suppress(Exception):  # a client that went away must not stop the task
@@ -328,8 +367,11 @@ class AgentuiAcpAgent:
         key = (req.tool, req.command)
         if key in s.denied_always:
             return ConfirmationChoice.DENY
+        live = s.stream.current.get((req.task_id, req.subtask_id)) if s.stream else None
+        if s.stream is not None:
+            await s.stream.flush()  # the client knows the tool call before it is asked about it
         call = ToolCallUpdate(
-            tool_call_id=f"confirm-{req.request_id}", title=f"{req.tool}: {req.command}"[:200],
+            tool_call_id=live or f"confirm-{req.request_id}", title=f"{req.tool}: {req.command}"[:200],
             kind=tool_kind(req.tool), status="pending",  # type: ignore[arg-type]
             raw_input={"tool": req.tool, "command": req.command, "cwd": req.cwd, "reasons": req.reasons},
             content=[h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
@@ -351,16 +393,14 @@ class AgentuiAcpAgent:
         if s.runtime is not None:
             with contextlib.suppress(Exception):
                 await s.runtime.stop()
-        if s.forwarder is not None:
-            s.forwarder.cancel()
-            with contextlib.suppress(BaseException):
-                await s.forwarder
+        if s.stream is not None:
+            await s.stream.stop()
 
 
 async def serve(config: Config) -> None:
     agent = AgentuiAcpAgent(config)
-    try:
-        await run_agent(agent)
+    try:  # session/resume and session/close are "unstable" in SDK 0.12 (schema v1.19)
+        await run_agent(agent, use_unstable_protocol=True)
     finally:
         await agent.aclose()
 

@@ -1,7 +1,8 @@
 """Bus envelopes → ACP `session/update` payloads (#18).
 
-R2's plan becomes an ACP plan (one entry per subtask, re-sent whole when it changes), each recorded
-tool call a completed or failed `tool_call` with its output, R1's reading and GGS's directive with
+R2's plan becomes an ACP plan (one entry per subtask, re-sent whole when it changes), each tool
+call a `tool_call` when it starts and a `tool_call_update` when it ends (live: :func:`tool_start`,
+:func:`tool_end`; a replay sends each recorded call whole), R1's reading and GGS's directive with
 its rationale thought chunks, the FinalResult (or R1's reply) the agent message, each LLM call a
 `usage_update`. The same mapping replays a loaded session from its bus recordings.
 """
@@ -32,6 +33,7 @@ from agentui.contracts import (
     TaskStarted,
     ToolCallRecord,
 )
+from agentui.tools.hooks import ToolEvent
 
 KINDS = {"shell": "execute", "read_file": "read", "write_file": "edit", "glob": "search",
          "file_search": "search", "web_search": "fetch", "applescript": "execute", "shortcuts": "execute"}
@@ -104,7 +106,9 @@ class Mapper:
             self.failed -= set(p.subtask_ids)
             return [self._plan_update()]
         if isinstance(p, ExecutionResult):
-            out = [self._tool_call(p.subtask_id, p.attempt, i, rec) for i, rec in enumerate(p.tool_calls, 1)]
+            # live, each call streamed as it starts and ends (stream.py); a replay has only the records
+            out = [self._tool_call(p.subtask_id, p.attempt, i, rec)
+                   for i, rec in enumerate(p.tool_calls, 1)] if replay else []
             if p.subtask_id in self.plan and self.plan[p.subtask_id] == "pending":
                 self.plan[p.subtask_id] = "in_progress"
                 out.append(self._plan_update())
@@ -148,3 +152,37 @@ class Mapper:
             content=[h.tool_content(h.text_block(text or "(no output)"))],
             raw_input=rec.args, raw_output={"ok": rec.ok, "exit_code": rec.exit_code, "error": rec.error,
                                             "duration_s": round(rec.duration_s, 3), "log_ref": rec.log_ref})
+
+
+def _locations(tool: str, target: str) -> list[Any] | None:
+    from acp.schema import ToolCallLocation
+
+    return [ToolCallLocation(path=target)] if tool in ("read_file", "write_file") and target else None
+
+
+def tool_start(ev: ToolEvent) -> Any:
+    """A call starting: shown at once, in progress (a permission request refers to its id)."""
+    return h.start_tool_call(ev.call_id, f"{ev.tool} {ev.target}".strip()[:200], kind=tool_kind(ev.tool),  # type: ignore[arg-type]
+                             status="in_progress", raw_input=ev.args, locations=_locations(ev.tool, ev.target))
+
+
+def tool_end(ev: ToolEvent, *, old_text: str | None = None, terminal: str | None = None) -> Any:
+    """A call ended: its status and content — a diff for a file write, the terminal it ran in, or
+    its (capped) output as text."""
+    rec = ev.record
+    assert rec is not None
+    text = rec.evidence if rec.ok else "\n".join(x for x in (rec.error or "", rec.evidence) if x)
+    content: list[Any] = []
+    if rec.tool == "write_file" and rec.ok and ev.target and isinstance(rec.args.get("content"), str):
+        new = rec.args["content"]
+        if rec.args.get("append"):
+            new = (old_text or "") + new
+        content.append(h.tool_diff_content(ev.target, new, old_text))
+    if terminal:
+        content.append(h.tool_terminal_ref(terminal))
+    if not content or not rec.ok:
+        content.append(h.tool_content(h.text_block(text or "(no output)")))
+    return h.update_tool_call(
+        ev.call_id, status="completed" if rec.ok else "failed", content=content,
+        raw_output={"ok": rec.ok, "exit_code": rec.exit_code, "error": rec.error,
+                    "duration_s": round(rec.duration_s, 3), "log_ref": rec.log_ref})

@@ -57,6 +57,8 @@ class ReadFileTool(BaseTool):
         denial = await gate(ctx, self.name, str(subject), safety.assess_read(subject, ws))
         if denial:
             return self.fail(args, denial)
+        if (text := await _host_read(ctx, ws, rel, real)) is not None:  # the editor's buffer (#18)
+            return self.ok(args, _limit(text, max_chars))
         try:
             if rel is not None and safety.paths.inside(real, ws):
                 data, size = await asyncio.to_thread(fsaccess.read_beneath, ws, rel, MAX_READ_BYTES)
@@ -79,6 +81,31 @@ class ReadFileTool(BaseTool):
         elif size > len(data):
             note = f"\n… [truncated: file is {size} bytes, read the first {len(data)}]"
         return self.ok(args, text + note)
+
+
+def _direct(ws: Path, rel: str | None, path: Path) -> bool:
+    """`path` is the workspace file `rel` itself: inside, and no symlink on the way."""
+    return rel is not None and rel != "." and os.path.realpath(path) == os.path.normpath(ws / rel)
+
+
+async def _host_read(ctx: ToolContext, ws: Path, rel: str | None, real: Path) -> str | None:
+    """A workspace file read through the host (an ACP client's fs/read_text_file), after the gate;
+    None: read it locally (no host, a path through a link, or the host failed)."""
+    host = ctx.host
+    if host is None or not getattr(host, "reads", False) or not _direct(ws, rel, real):
+        return None
+    try:
+        return (await host.read_text(real, ctx))[:MAX_READ_BYTES]
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - the local read below is the same read, already approved
+        return None
+
+
+def _limit(text: str, max_chars: int | None) -> str:
+    if max_chars is not None and len(text) > max_chars:
+        return text[:max_chars] + f"\n… [truncated at {max_chars} of {len(text)} chars]"
+    return text
 
 
 def _read_outside(real: Path, limit: int) -> tuple[bytes, int]:
@@ -121,6 +148,17 @@ class WriteFileTool(BaseTool):
         denial = await gate(ctx, self.name, str(path), assessment)
         if denial:
             return self.fail(args, denial)
+        host = ctx.host
+        if host is not None and getattr(host, "writes", False) and _direct(ws, rel, ws / rel) \
+                and (ws / rel).parent.is_dir() and not (ws / rel).is_dir():
+            # through the editor (an ACP client's fs/write_text_file), so it sees the change (#18)
+            try:
+                await host.write_text(ws / rel, content, ctx, append=append)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one clear line; never written twice
+                return self.fail(args, f"cannot write {path}: the editor refused: {str(exc)[:200]}")
+            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {path}")
         try:
             await asyncio.to_thread(fsaccess.write_beneath, ws, rel, content, append=append)
         except fsaccess.EscapesWorkspace as exc:

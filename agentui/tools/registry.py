@@ -44,6 +44,8 @@ class ToolContext:
     unconfined: bool | None = None  # True: run without the OS sandbox (--unconfined)
     announce: Announce | None = None  # gate outcomes onto the bus for the Auditor; filled by the registry
     rules: RulesFn | None = None  # remembered tool rules (memory `tool:<name>`); filled by the registry
+    host: Any = None  # a hooks.HostIO (an ACP client's fs/terminal); None: local I/O (#18)
+    call_id: str = ""  # the registry's id of the call in progress (live observers, #18)
 
 
 @runtime_checkable
@@ -144,6 +146,9 @@ class ToolRegistry:
         self.unconfined = False  # --unconfined: no OS sandbox for any tool process
         self.announce: Announce | None = None  # set by the runtime: gate outcomes → bus → Auditor (#14)
         self.rules: RulesFn | None = None  # set by the runtime: memory's `tool:<name>` rules (#13, #14)
+        self.watchers: list[Any] = []  # hooks.ToolWatcher: each call's start and end, live (#18)
+        self.host: Any = None  # hooks.HostIO for every call whose context has none (#18)
+        self._call_seq = itertools.count(1)
 
     def sandbox_status(self) -> Any:
         """The sandbox every tool process of this registry runs in: `.active`, `.name`, `.detail`
@@ -177,6 +182,8 @@ class ToolRegistry:
             ctx.announce = self.announce
         if ctx.rules is None:
             ctx.rules = self.rules
+        if ctx.host is None:
+            ctx.host = self.host
         return ctx
 
     def register(self, tool: Tool) -> None:
@@ -206,6 +213,7 @@ class ToolRegistry:
         started = time.monotonic()
         waited_before = ctx.waited_s
         ctx = self._bind(ctx)
+        ctx.call_id = f"{ctx.task_id or 'task'}/call-{next(self._call_seq)}"
         safe_args = args if isinstance(args, dict) else {}
         target = ""
         tool = self._tools.get(name)
@@ -217,6 +225,7 @@ class ToolRegistry:
                 record = _failed(name, safe_args, f"bad arguments for {name}: {problem}")
             else:
                 target = _target(tool, args, ctx)
+                self._watch(name, args, target, ctx)
                 if name in ctx.blocked_tools:
                     record = _failed(name, args, f"tool '{name}' is blocked for this task")
                 else:
@@ -254,7 +263,16 @@ class ToolRegistry:
                 ctx.log(entry)
             except Exception:  # the log is evidence, not control flow
                 pass
+        self._watch(name, safe_args, record.target, ctx, record)
         return record
+
+    def _watch(self, name: str, args: dict[str, Any], target: str, ctx: ToolContext,
+               record: ToolCallRecord | None = None) -> None:
+        if self.watchers:
+            from agentui.tools.hooks import ToolEvent, notify
+
+            notify(self.watchers, ToolEvent(ctx.call_id, name, args, target, ctx.task_id, ctx.subtask_id,
+                                            ctx.workspace, record))
 
 
 def _target(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> str:

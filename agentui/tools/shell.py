@@ -191,8 +191,7 @@ class ShellTool(BaseTool):
         argv = ["/bin/bash", "-c", command]
         confined = sandbox_active(ctx)
         network = bool(assessment.network) and assessment.needs_confirmation  # shown and approved
-        result = await run_process(sandboxed(argv, ctx, network=network), cwd=ctx.workspace,
-                                   timeout_s=ctx.timeout_s)
+        result = await execute(sandboxed(argv, ctx, network=network), ctx)
         blocked = blocked_by_sandbox(result.output, result.returncode) if confined else None
         if blocked and assessment.needs_confirmation and not result.timed_out:
             # an approved command the sandbox stopped: ask once more, never escalate silently
@@ -200,7 +199,7 @@ class ShellTool(BaseTool):
                 f"the OS sandbox blocked it: {blocked}", "run it again WITHOUT the sandbox (unconfined)?"),
                 once_only=True, cwd=str(ctx.workspace), writes=assessment.writes, network=assessment.network)
             if await gate(ctx, self.name, command, again, escalation=True) is None:
-                result = await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+                result = await execute(argv, ctx)
         if result.timed_out:
             return self.fail(
                 args,
@@ -214,6 +213,24 @@ class ShellTool(BaseTool):
                 args, f"exit code {result.returncode}{note}", evidence=result.output, exit_code=result.returncode
             )
         return self.ok(args, result.output, exit_code=0)
+
+
+async def execute(argv: list[str], ctx: ToolContext) -> ProcessResult:
+    """Run `argv` (already inside the sandbox when there is one) locally, or in the host's terminal
+    (an ACP client's terminal/*, #18) with the same cleaned environment; the gate has already said yes."""
+    host = ctx.host
+    if host is not None and getattr(host, "terminal", False):
+        from agentui.tools.hooks import HostNotStarted
+
+        clean = ["/usr/bin/env", *(x for k in _UNSAFE_ENV for x in ("-u", k)), *argv]
+        env = {**_QUIET_ENV, "PATH": tool_env()["PATH"]}
+        try:
+            got = await host.run(clean, env, ctx)
+        except HostNotStarted:
+            pass  # the client could not start a terminal: nothing ran, so run it here
+        else:
+            return ProcessResult(returncode=got.returncode, output=got.output, stderr="", timed_out=got.timed_out)
+    return await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s)
 
 
 def sandboxed(argv: list[str], ctx: ToolContext, *, network: bool = False) -> list[str]:

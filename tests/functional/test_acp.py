@@ -26,12 +26,15 @@ class Client:
         self.updates: list = []
         self.permissions: list = []
         self.answers = list(answers or [])
+        self.seen: list[str] = []  # update kinds and "permission", in arrival order
 
     async def session_update(self, session_id, update, **_kw):  # noqa: ANN001, ANN201
         self.updates.append(update)
+        self.seen.append(update.session_update)
 
     async def request_permission(self, session_id, tool_call, options, **_kw):  # noqa: ANN001, ANN201
         self.permissions.append((tool_call, options))
+        self.seen.append("permission")
         choice = self.answers.pop(0) if self.answers else "cancel"
         if choice == "cancel":
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -45,7 +48,7 @@ class Client:
 
 
 @asynccontextmanager
-async def agent(fake, tmp_path: Path, client: Client, **sections):  # noqa: ANN001, ANN003
+async def agent(fake, tmp_path: Path, client: Client, capabilities=None, **sections):  # noqa: ANN001, ANN003
     doc = {"llm": {"base_url": fake.base_url, "max_retries": 0, "backoff_base_s": 0.0},
            "pipeline": {"correction_budget": 0}, "ggs": {"time_budget_ms": 10**9}}
     for k, v in sections.items():
@@ -56,7 +59,8 @@ async def agent(fake, tmp_path: Path, client: Client, **sections):  # noqa: ANN0
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     async with spawn_agent_process(client, sys.executable, "-m", "agentui.cli", "--config", str(cfg),
                                    "--data-dir", str(tmp_path / "data"), "acp", env=env, cwd=str(ROOT)) as (conn, proc):
-        init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION,
+                                                      client_capabilities=capabilities), 30)
         assert init.protocol_version == 1 and init.agent_capabilities.load_session
         yield conn
     assert proc.returncode is not None
@@ -89,15 +93,19 @@ async def test_a_prompt_turn_is_a_task_with_plan_tool_calls_thoughts_permission_
     plans = client.of("plan")
     assert plans[0].entries[0].content == "remove old.log" and plans[0].entries[0].status == "pending"
     assert plans[-1].entries[0].status == "completed"
-    [tool] = client.of("tool_call")
-    assert tool.kind == "execute" and tool.status == "completed" and tool.raw_input == {"command": "rm old.log"}
+    [tool] = client.of("tool_call")  # shown when it starts; the permission refers to it (live, #18)
+    assert tool.kind == "execute" and tool.status == "in_progress" and tool.raw_input == {"command": "rm old.log"}
+    assert call_.tool_call_id == tool.tool_call_id
+    [done] = client.of("tool_call_update")
+    assert done.tool_call_id == tool.tool_call_id and done.status == "completed"
     assert any("R1 understood: delete old.log" in t for t in client.texts("agent_thought_chunk"))
     assert client.texts("agent_message_chunk")[-1].startswith("old.log deleted")
     usage = client.of("usage_update")
     assert len(usage) == 6 and resp.usage is not None and resp.usage.total_tokens > 0
     # the order an editor shows: plan before the tool call, the message last
-    kinds = [u.session_update for u in client.updates if u.session_update != "usage_update"]
-    assert kinds.index("plan") < kinds.index("tool_call") < kinds.index("agent_message_chunk")
+    kinds = [k for k in client.seen if k != "usage_update"]
+    assert kinds.index("plan") < kinds.index("tool_call") < kinds.index("permission") \
+        < kinds.index("tool_call_update") < kinds.index("agent_message_chunk")
 
 
 async def test_reject_always_denies_without_asking_again_in_the_session(fakellm, tmp_path):
@@ -193,7 +201,8 @@ async def test_mcp_servers_passed_by_the_client_join_the_session(fakellm, tmp_pa
     [(perm, _)] = client.permissions
     assert perm.title.startswith("t.echo: t.echo") and '"text": "hello"' in perm.title
     [tool] = client.of("tool_call")
-    assert tool.title == "t.echo hello" and tool.status == "completed" and tool.content[0].content.text == "hello"
+    [done] = client.of("tool_call_update")
+    assert tool.title == "t.echo hello" and done.status == "completed" and done.content[0].content.text == "hello"
 
 
 async def test_without_an_llm_each_prompt_says_what_to_set(tmp_path):

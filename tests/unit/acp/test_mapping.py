@@ -40,10 +40,12 @@ def test_plan_entries_follow_the_subtasks_through_a_round() -> None:
     assert [(e.content, e.status) for e in plan.entries] == [("list files", "pending"), ("count them", "pending")]
     rec = ToolCallRecord(tool="shell", args={"command": "ls"}, target="ls", ok=False, exit_code=2,
                          error="ls: no such dir", evidence="")
-    tool, plan = m.updates(env(Role.EXECUTOR, Role.AGENT_VALIDATOR, ExecutionResult(
-        subtask_id="s1", status=ExecutionStatus.FAILED, tool_calls=[rec])))
+    result = env(Role.EXECUTOR, Role.AGENT_VALIDATOR, ExecutionResult(
+        subtask_id="s1", status=ExecutionStatus.FAILED, tool_calls=[rec]))
+    [tool] = Mapper().updates(result, replay=True)  # a replay sends each recorded call whole
     assert tool.session_update == "tool_call" and tool.status == "failed" and tool.kind == "execute"
     assert tool.content[0].content.text == "ls: no such dir" and tool.raw_output["exit_code"] == 2
+    [plan] = m.updates(result)  # live, the calls were streamed as they ran (stream.py)
     assert plan.entries[0].status == "in_progress"
     [plan] = m.updates(env(Role.AGENT_VALIDATOR, Role.META_VALIDATOR, SubTaskOutcome(
         subtask_id="s1", parent_task_id="t1", status=OutcomeStatus.FAILED)))
@@ -84,3 +86,32 @@ def test_prompt_text_joins_text_and_resources() -> None:
     blocks = [h.text_block("summarise"), h.resource_link_block("a.py", "file:///w/a.py"),
               h.resource_block(h.embedded_text_resource("file:///w/b.txt", "hello"))]
     assert prompt_text(blocks) == "summarise\n[file file:///w/a.py]\n[file:///w/b.txt]\nhello"
+
+
+def test_a_live_call_starts_in_progress_and_ends_with_a_diff_or_its_output(tmp_path) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    from agentui.acp.mapping import tool_end, tool_start
+    from agentui.tools.hooks import ToolEvent
+
+    target = str(tmp_path / "notes.txt")
+    ev = ToolEvent("t1/call-1", "write_file", {"path": "notes.txt", "content": "new\n"}, target, "t1", "s1",
+                   Path(tmp_path))
+    start = tool_start(ev)
+    assert (start.session_update, start.tool_call_id, start.status, start.kind) == (
+        "tool_call", "t1/call-1", "in_progress", "edit")
+    assert start.locations[0].path == target
+    rec = ToolCallRecord(tool="write_file", args=ev.args, target=target, ok=True, evidence="wrote 4 chars")
+    end = tool_end(ToolEvent(**{**ev.__dict__, "record": rec}), old_text="old\n")
+    assert end.session_update == "tool_call_update" and end.status == "completed"
+    [diff] = end.content
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", target, "old\n", "new\n")
+    appended = rec.model_copy(update={"args": {**ev.args, "append": True}})
+    [diff] = tool_end(ToolEvent(**{**ev.__dict__, "record": appended}), old_text="old\n").content
+    assert diff.new_text == "old\nnew\n"
+    failed = ToolCallRecord(tool="shell", args={"command": "false"}, target="false", ok=False, exit_code=1,
+                            error="exit code 1", evidence="boom")
+    end = tool_end(ToolEvent("t1/call-2", "shell", failed.args, "false", "t1", "s1", Path(tmp_path), failed),
+                   terminal="term-1")
+    assert end.status == "failed" and [c.type for c in end.content] == ["terminal", "content"]
+    assert end.content[0].terminal_id == "term-1" and end.content[1].content.text == "exit code 1\nboom"
