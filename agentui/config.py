@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agentui.paths import default_config_file, default_data_dir
 
@@ -254,6 +262,7 @@ class UIConfig(_Section):
 
 
 _SERVER_NAME = r"^[A-Za-z0-9_-]{1,40}$"
+_HEADER_NAME = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$"  # an RFC 9110 token
 
 
 class McpServerConfig(_Section):
@@ -265,15 +274,25 @@ class McpServerConfig(_Section):
     env: dict[str, str] = Field(default_factory=dict, description="extra env; ${VAR} is expanded")
     cwd: str | None = Field(None, description="working directory; the workspace when unset")
     url: str | None = Field(None, description="Streamable HTTP endpoint instead of a command")
+    headers: dict[str, str] = Field(default_factory=dict,
+                                    description="HTTP headers sent to `url` (auth); ${VAR} is expanded")
     allow: list[str] = Field(default_factory=list, description="tools that run without asking")
     timeout_s: float | None = Field(None, gt=0, description="per call; [tools] timeout_s when unset")
     startup_timeout_s: float = Field(15.0, gt=0)
     enabled: bool = True
+    _literal: bool = PrivateAttr(default=False)  # given by an ACP client: its values are not ${VAR}-expanded
 
     @model_validator(mode="after")
     def _command_xor_url(self) -> McpServerConfig:
         if bool(self.command) == bool(self.url):
             raise ValueError("give exactly one of `command` (stdio) or `url` (Streamable HTTP)")
+        if self.headers and not self.url:
+            raise ValueError("`headers` are sent to a `url` server only; a stdio server takes `env`")
+        for name, value in self.headers.items():
+            if not re.match(_HEADER_NAME, name):
+                raise ValueError(f"header name {name!r} must be letters, digits or -_.!#$%&'*+^`|~")
+            if any(c in value for c in "\r\n\0"):
+                raise ValueError(f"header {name!r} has a line break or NUL in its value")
         return self
 
 

@@ -297,17 +297,28 @@ class AgentuiAcpAgent:
                 self._memory = open_memory(None, self.clock, self.ids)
         return _SharedMemory(self._memory)
 
-    def _session_config(self, mcp_servers: list[Any] | None) -> Config:
-        """The client's MCP servers (ACP `mcpServers`) join the configured ones for this session."""
+    def _session_config(self, mcp_servers: list[Any] | None, notices: list[str]) -> Config:
+        """The client's MCP servers (ACP `mcpServers`) join the configured ones for this session
+        (never replacing one: a clash of names gets a suffix); none of them is allow-listed."""
         extra: dict[str, McpServerConfig] = {}
         for srv in mcp_servers or []:
-            name = "".join(c if c.isalnum() or c in "_-" else "_" for c in srv.name)[:40] or "client"
+            name = "".join(c if c.isalnum() or c in "_-" else "_" for c in srv.name)[:32] or "client"
+            while name in self.config.mcp.servers or name in extra:
+                name += "-editor"
+            if len(name) > 40:
+                continue
             url = getattr(srv, "url", None)
-            if url:
-                extra[name] = McpServerConfig(url=url)
-            elif getattr(srv, "command", None):
-                extra[name] = McpServerConfig(command=srv.command, args=list(srv.args or []),
-                                              env={e.name: e.value for e in (srv.env or [])})
+            try:
+                if url:
+                    extra[name] = McpServerConfig(url=url, headers={x.name: x.value for x in (srv.headers or [])})
+                elif getattr(srv, "command", None):
+                    extra[name] = McpServerConfig(command=srv.command, args=list(srv.args or []),
+                                                  env={e.name: e.value for e in (srv.env or [])})
+            except ValueError as e:  # a bad header or entry: that server is left out, and said so
+                notices.append(f"MCP server '{name}' from the editor is not used: {str(e).splitlines()[-1][:200]}")
+                continue
+            if name in extra:
+                extra[name]._literal = True
         if not extra:
             return self.config
         servers = {**self.config.mcp.servers, **extra}
@@ -319,7 +330,7 @@ class AgentuiAcpAgent:
 
         s = Session(record=rec)
         self.sessions[rec.session_id] = s
-        cfg = self._session_config(mcp_servers)
+        cfg = self._session_config(mcp_servers, s.notices)
         try:
             pool = LLMPool(cfg)
         except LLMError as e:

@@ -25,6 +25,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
     add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                      help="environment for the server (repeatable; ${VAR} takes VAR from yours)")
+    add.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                     help="an HTTP header for a --url server, e.g. 'Authorization: Bearer ${TOKEN}' "
+                          "(repeatable; ${VAR} is taken from your environment when agentui connects)")
     add.add_argument("--allow", action="append", default=[], metavar="TOOL",
                      help="a tool that runs without asking (repeatable)")
     add.add_argument("--timeout", type=positive_float, metavar="S", help="seconds per call")
@@ -64,8 +67,15 @@ def _add(args: argparse.Namespace, file: Path) -> int:
             print(f"agentui mcp add: --env takes KEY=VALUE, got {item!r}", file=sys.stderr)
             return EXIT_USAGE
         env[key] = value
+    headers: dict[str, str] = {}
+    for item in args.header:
+        cut = min((i for i in (item.find(":"), item.find("=")) if i > 0), default=-1)
+        if cut < 0:
+            print(f"agentui mcp add: --header takes 'NAME: VALUE', got {item!r}", file=sys.stderr)
+            return EXIT_USAGE
+        headers[item[:cut].strip()] = item[cut + 1:].strip()
     entry = {"command": cmd[0] if cmd else None, "args": cmd[1:], "url": args.url, "env": env,
-             "allow": list(args.allow), "timeout_s": args.timeout}
+             "headers": headers, "allow": list(args.allow), "timeout_s": args.timeout}
     try:
         add_server(file, args.name, entry)
     except (ConfigEditError, OSError) as e:
@@ -104,6 +114,7 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
     for name, cfg in sorted(servers.items()):
         r = reports.get(name)
         rows.append({"name": name, "server": _describe(cfg), "enabled": cfg.enabled, "allow": cfg.allow,
+                     "headers": sorted(cfg.headers),  # names only: values may be secrets
                      "ok": None if r is None else r.ok, "tools": [] if r is None else r.tools,
                      "latency_s": None if r is None else round(r.latency_s, 3),
                      "detail": "" if r is None else r.detail})

@@ -50,6 +50,19 @@ def expand_env(env: dict[str, str], source: dict[str, str] | None = None) -> dic
     return {k: _VAR.sub(lambda m: src.get(m.group(1), ""), v) for k, v in env.items()}
 
 
+def expand_headers(headers: dict[str, str], source: dict[str, str] | None = None) -> dict[str, str]:
+    """Like `expand_env`, but an unset variable or one with a line break is an error naming it (an
+    empty or split auth header would only fail later, less clearly)."""
+    src = os.environ if source is None else source
+    for name, value in headers.items():
+        for var in _VAR.findall(value):
+            if not src.get(var):
+                raise McpUnavailable(f"header {name} uses ${{{var}}}, which is not set in agentui's environment")
+            if any(c in src[var] for c in "\r\n\0"):
+                raise McpUnavailable(f"header {name}: ${{{var}}} has a line break or NUL in its value")
+    return expand_env(headers, src)
+
+
 def sdk_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -99,6 +112,7 @@ class McpConnection:
         self._ready: asyncio.Future[None] | None = None
         self._errlog: Any = None
         self._dead = False
+        self.http_status = ""  # the last HTTP error status of a `url` server
 
     @property
     def alive(self) -> bool:
@@ -120,21 +134,40 @@ class McpConnection:
         return " | ".join(lines[-3:])[-n:]
 
     def _why(self, base: str) -> str:
+        if self.http_status:  # the SDK's message does not say which HTTP error it was
+            hint = " (check its `headers`)" if self.http_status.startswith(("HTTP 401", "HTTP 403")) else ""
+            return f"{base}; the server answered {self.http_status}{hint}"
         tail = self.stderr_tail()
         return f"{base}; its stderr: {tail}" if tail else base
 
-    def _transport(self) -> Any:
+    def _values(self, values: dict[str, str], expand: Any) -> dict[str, str]:
+        """Configured values with ${VAR} expanded; an ACP client's are taken literally (a client must
+        not be able to send agentui's environment to a server it names)."""
+        return dict(values) if getattr(self.config, "_literal", False) else expand(values)
+
+    async def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
         cfg = self.config
         if self.inproc is not None:
             return self.inproc
-        if cfg.url:
-            return cfg.url
+        if cfg.url:  # our HTTP client: auth headers on every request, and the HTTP status of a refusal
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = await stack.enter_async_context(
+                create_mcp_http_client(headers=self._values(cfg.headers, expand_headers) or None))
+
+            async def status(response: Any) -> None:
+                if response.status_code >= 400:
+                    self.http_status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+            http.event_hooks["response"].append(status)
+            return streamable_http_client(cfg.url, http_client=http)
         self._errlog = tempfile.TemporaryFile()  # a real file: the child writes its stderr straight to it
         params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args),
-                                       env=expand_env(cfg.env) or None, cwd=cfg.cwd or self.cwd)
+                                       env=self._values(cfg.env, expand_env) or None, cwd=cfg.cwd or self.cwd)
         return stdio_client(params, errlog=self._errlog)
 
     async def start(self, timeout_s: float | None = None) -> None:
@@ -157,7 +190,9 @@ class McpConnection:
 
         assert self._ready is not None
         try:
-            async with Client(self._transport(), read_timeout_seconds=None) as client:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(Client(await self._transport(stack),
+                                                                read_timeout_seconds=None))
                 tools: list[ToolInfo] = []
                 cursor: str | None = None
                 while True:

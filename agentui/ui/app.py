@@ -255,6 +255,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if self.runtime.auditor is not None:
             self.runtime.auditor.channel.listen(self._on_audit)
         self._header(pool, latency)
+        for problem in self.runtime.problems:  # e.g. an MCP server that failed to start (#18)
+            self.notify(problem, title="agentui started with a problem", severity="warning", timeout=20)
         if not self.llm_error:
             self.stage("ready — type a goal", busy=False)
         self.consume(self.runtime.bus.tap("ui"))
@@ -286,7 +288,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             health = f"ok {latency_s * 1000:.0f} ms" if latency_s else "ok"
         box, active = sandbox_label(self.runtime)
         self.query_one(StatusBar).set(workspace=str(self.workspace), model=model, health=health,
-                                      healthy=pool is not None and not self.llm_error, sandbox=box, sandboxed=active)
+                                      healthy=pool is not None and not self.llm_error, sandbox=box, sandboxed=active,
+                                      problems=list(getattr(self.runtime, "problems", None) or []))
         self.refresh_health()
         self.refresh_memory_counts()
 

@@ -1,5 +1,6 @@
 """The status bar at the top: what the agent will act on and with what — workspace, model@endpoint
-and its health, the sandbox, the memory's M/K/C/T counts (or, in a replay, what is replayed)."""
+and its health, the sandbox, the memory's M/K/C/T counts (or, in a replay, what is replayed), and a
+badge when the runtime started with problems (an MCP server that failed to start, #18)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ class StatusBar(Static):
     def __init__(self, **kw: Any) -> None:
         super().__init__("◆ agentui", **kw)
         self.fields: dict[str, str] = {"mode": "", "workspace": "", "model": "", "health": "", "sandbox": "",
-                                       "memory": ""}
+                                       "memory": "", "problems": ""}
+        self.problem_lines: list[str] = []
         self.healthy: bool | None = None
         self.sandboxed = False
         self.text = ""
@@ -54,7 +56,11 @@ class StatusBar(Static):
 
     def set(self, **fields: Any) -> None:
         for k, v in fields.items():
-            if k == "healthy":
+            if k == "problems":  # the runtime's problem lines → a "⚠ N problems" badge
+                self.problem_lines = [str(x) for x in v]
+                n = len(self.problem_lines)
+                self.fields["problems"] = f"⚠ {n} problem{'s' if n != 1 else ''}" if n else ""
+            elif k == "healthy":
                 self.healthy = v
             elif k == "sandboxed":
                 self.sandboxed = bool(v)
@@ -87,7 +93,7 @@ class StatusBar(Static):
 
     def _plain(self, f: dict[str, str]) -> int:
         bits = ["◆ agentui", f["mode"], f"ws {short_path(f['workspace'])}" if f["workspace"] else "",
-                f"{f['model']} ● {f['health']}" if f["model"] else "", f["sandbox"], f["memory"]]
+                f"{f['model']} ● {f['health']}" if f["model"] else "", f["sandbox"], f["memory"], f["problems"]]
         return len(" │ ".join(b for b in bits if b))
 
     def _paint(self) -> None:
@@ -97,7 +103,7 @@ class StatusBar(Static):
         self.update(" │ ".join(parts))
         whole = [self.fields[k] for k in ("mode", "workspace", "model", "health", "sandbox", "memory")
                  if self.fields[k]]
-        self.tooltip = "\n".join([*whole, "", tooltip("M/K/C/T")])
+        self.tooltip = "\n".join([*whole, *self.problem_lines, "", tooltip("M/K/C/T")])
 
     def _parts(self, f: dict[str, str]) -> tuple[list[str], list[str]]:
         parts = ["[b]◆ agentui[/b]"]
@@ -120,4 +126,7 @@ class StatusBar(Static):
         if f["memory"]:
             parts.append(escape(f["memory"]))
             plain.append(f["memory"])
+        if f["problems"]:
+            parts.append(f"[b $warning]{escape(f['problems'])}[/]")
+            plain.append(f["problems"])
         return parts, plain

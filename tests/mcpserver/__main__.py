@@ -3,7 +3,8 @@
 Tools: `echo(text)`, `add(a, b)`, `fail(message)` (a tool error, `is_error`), `big(n)` (n chars of
 output), `sleep(seconds)`, `die(code)` (the process exits mid-call), `env(name)` (one variable of
 the server's environment, to check what the client passes). `--crash-on-start` exits before the
-handshake; `--marker FILE` appends each call's name to FILE.
+handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
+HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given.
 """
 
 from __future__ import annotations
@@ -65,14 +66,59 @@ def build(marker: str | None = None) -> MCPServer:
     return server
 
 
+def guarded(app, header: str):  # noqa: ANN001, ANN201
+    """The app behind a required request header (`Name: value`); anything else is a 401."""
+    name, _, value = header.partition(":")
+    want = (name.strip().lower().encode(), value.strip().encode())
+
+    async def asgi(scope, receive, send):  # noqa: ANN001, ANN202
+        if scope["type"] == "http" and (want[0], want[1]) not in list(scope["headers"]):
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"missing or wrong auth header"})
+            return
+        await app(scope, receive, send)
+
+    return asgi
+
+
+def serve_http(server: MCPServer, port_file: str, header: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1 at a free port, written to `port_file` once listening."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    app = server.streamable_http_app()
+    config = uvicorn.Config(guarded(app, header) if header else app, log_level="warning", lifespan="on")
+    userver = uvicorn.Server(config)
+
+    async def run() -> None:
+        task = asyncio.create_task(userver.serve(sockets=[sock]))
+        while not userver.started:
+            await asyncio.sleep(0.02)
+        with open(port_file + ".tmp", "w", encoding="utf-8") as fh:
+            fh.write(str(sock.getsockname()[1]))
+        os.replace(port_file + ".tmp", port_file)
+        await task
+
+    asyncio.run(run())
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--crash-on-start", action="store_true")
     p.add_argument("--marker")
+    p.add_argument("--http", metavar="PORT_FILE", help="serve Streamable HTTP; the port is written here")
+    p.add_argument("--require-header", metavar="NAME: VALUE")
     args = p.parse_args()
     if args.crash_on_start:
         print("test server: configured to crash on start", file=sys.stderr)
         sys.exit(4)
+    if args.http:
+        serve_http(build(args.marker), args.http, args.require_header)
+        return
     build(args.marker).run("stdio")
 
 

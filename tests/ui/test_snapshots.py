@@ -114,6 +114,26 @@ def test_onboarding_without_llm(snap_compare, monkeypatch):
     assert snap_compare(app, terminal_size=SIZE, run_before=go)
 
 
+def test_startup_problems_show_as_a_badge_and_a_notification(snap_compare, monkeypatch):
+    """An MCP server that fails to start (a Runtime problem) is a "⚠ 1 problem" badge in the status
+    line and a warning notification (#18)."""
+    monkeypatch.setenv("AGENTUI_SANDBOX", "off")
+    clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
+    ids = SeededIds(5, readable=True)
+    cfg = Config.model_validate({"mcp": {"servers": {"docs": {"command": "/nonexistent/agentui-test-mcp"}}}})
+    app = AgentApp(cfg, data_dir=DATA, workspace=Path("/tmp"), clock=clock, ids=ids, animate=False,
+                   memory=InMemoryMemory(clock, ids))
+
+    async def go(pilot):
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if pilot.app.runtime is not None and "problem" in pilot.app.query_one("StatusBar").shown:
+                break
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=go)
+
+
 def test_main_screen_80x24(snap_compare):
     """The smallest terminal we promise: the audit pane folds away, the result scrolls, the footer
     still shows Help, Memory, Audit, Copy, History and Settings."""
