@@ -13,13 +13,17 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentui.config import McpServerConfig
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+MAX_TOOLS = 200  # per server: every offered tool is a line in the executor's prompt
+MAX_PAGES = 50  # tools/list pages read (a server paging forever is not a hang)
+MAX_DESCRIPTION = 1000
+STDERR_KEEP = 4000  # bytes of a stdio server's stderr kept for error messages
 
 
 class McpUnavailable(Exception):
@@ -111,25 +115,20 @@ class McpConnection:
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
         self._errlog: Any = None
+        self._tail: _Tail | None = None
+        self._tail_transport: Any = None
         self._dead = False
         self.http_status = ""  # the last HTTP error status of a `url` server
+        self.skipped: list[str] = []  # listed tools left out (bad or repeated names, over MAX_TOOLS)
 
     @property
     def alive(self) -> bool:
         return self._client is not None and not self._dead
 
     def stderr_tail(self, n: int = 300) -> str:
-        fh = self._errlog
-        if fh is None:
+        if self._tail is None:
             return ""
-        try:
-            fh.flush()
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(size - 4000, 0))
-            text = fh.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        text = bytes(self._tail.buf).decode("utf-8", "replace")
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         return " | ".join(lines[-3:])[-n:]
 
@@ -165,7 +164,13 @@ class McpConnection:
 
             http.event_hooks["response"].append(status)
             return streamable_http_client(cfg.url, http_client=http)
-        self._errlog = tempfile.TemporaryFile()  # a real file: the child writes its stderr straight to it
+        # the child's stderr goes to a pipe of which only the last few KB are kept (a server that
+        # floods stderr cannot fill a disk or our memory)
+        r, w = os.pipe()
+        self._errlog = os.fdopen(w, "wb", buffering=0)
+        self._tail = _Tail()
+        self._tail_transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: self._tail, os.fdopen(r, "rb", buffering=0))
         params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args),
                                        env=self._values(cfg.env, expand_env) or None, cwd=cfg.cwd or self.cwd)
         return stdio_client(params, errlog=self._errlog)
@@ -193,16 +198,16 @@ class McpConnection:
             async with contextlib.AsyncExitStack() as stack:
                 client = await stack.enter_async_context(Client(await self._transport(stack),
                                                                 read_timeout_seconds=None))
-                tools: list[ToolInfo] = []
+                tools: dict[str, ToolInfo] = {}
                 cursor: str | None = None
-                while True:
+                for _page in range(MAX_PAGES):
                     page = await client.list_tools(cursor=cursor)
-                    tools.extend(ToolInfo(t.name, t.description or t.title or "", dict(t.input_schema or {}))
-                                 for t in page.tools)
+                    for t in page.tools:
+                        self._keep(tools, t)
                     cursor = page.next_cursor
                     if not cursor:
                         break
-                self.tools = tools
+                self.tools = list(tools.values())
                 self.protocol_version = str(client.protocol_version or "")
                 self._client = client
                 if not self._ready.done():
@@ -211,12 +216,24 @@ class McpConnection:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - anyio raises groups; the reason is what matters
+            if self._tail is not None:
+                await asyncio.sleep(0.1)  # the last of its stderr may still be in the pipe
             self.error = self._why(f"failed to start: {_reason(exc)}")
             if not self._ready.done():
                 self._ready.set_exception(McpUnavailable(self.error))
         finally:
             self._dead = True
             self._client = None
+
+    def _keep(self, tools: dict[str, ToolInfo], t: Any) -> None:
+        """A listed tool joins unless its name is unusable, repeated, or over the cap (then it is
+        counted in `skipped`, and `mcp list`/doctor say so)."""
+        name = t.name if isinstance(t.name, str) else ""
+        if not _TOOL_NAME.match(name) or name in tools or len(tools) >= MAX_TOOLS:
+            self.skipped.append(name[:60] or "?")
+            return
+        schema = t.input_schema if isinstance(t.input_schema, dict) else {}
+        tools[name] = ToolInfo(name, (t.description or t.title or "")[:MAX_DESCRIPTION], dict(schema))
 
     async def call(self, tool: str, args: dict[str, Any], timeout_s: float) -> CallOutcome:
         client = self._client
@@ -254,6 +271,21 @@ class McpConnection:
             with contextlib.suppress(OSError):
                 self._errlog.close()
             self._errlog = None
+        if self._tail_transport is not None:
+            self._tail_transport.close()
+            self._tail_transport = None
+
+
+class _Tail(asyncio.Protocol):
+    """The last STDERR_KEEP bytes a server wrote to stderr."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        if len(self.buf) > STDERR_KEEP:
+            del self.buf[:-STDERR_KEEP]
 
 
 def _reason(exc: BaseException) -> str:

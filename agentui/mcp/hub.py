@@ -106,7 +106,7 @@ class McpHub:
         self.reports: list[ServerReport] = []
 
     async def start(self) -> list[ServerReport]:
-        from agentui.mcp.client import McpConnection, McpUnavailable
+        from agentui.mcp.client import MAX_TOOLS, McpConnection, McpUnavailable
 
         async def one(name: str, cfg: McpServerConfig) -> ServerReport:
             conn = McpConnection(name, cfg, cwd=self.cwd, inproc=self.inproc.get(name))
@@ -117,8 +117,10 @@ class McpHub:
                 return ServerReport(name, False, [], time.monotonic() - started, str(exc))
             self.connections[name] = conn
             names = [t.name for t in conn.tools]
+            left = (f"; {len(conn.skipped)} tools left out (names must be letters, digits, _ . - and "
+                    f"unique, at most {MAX_TOOLS}): {', '.join(conn.skipped[:5])}") if conn.skipped else ""
             return ServerReport(name, True, names, time.monotonic() - started,
-                                f"{len(names)} tools, protocol {conn.protocol_version or '?'}")
+                                f"{len(names)} tools, protocol {conn.protocol_version or '?'}{left}")
 
         self.reports = list(await asyncio.gather(*(one(n, c) for n, c in self.servers.items())))
         return self.reports
@@ -141,7 +143,9 @@ class McpHub:
         """Start the servers and register their tools; returns one problem line per failed server."""
         reports = await self.start()
         self.register(registry)
-        return [f"MCP server '{r.name}' {r.detail} (its tools are unavailable)" for r in reports if not r.ok]
+        return [f"MCP server '{r.name}' {r.detail} (its tools are unavailable)" if not r.ok
+                else f"MCP server '{r.name}': {r.detail.split('; ', 1)[1]}"
+                for r in reports if not r.ok or "tools left out" in r.detail]
 
     async def aclose(self) -> None:
         for conn in list(self.connections.values()):

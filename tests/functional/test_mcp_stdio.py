@@ -98,3 +98,17 @@ async def test_a_task_calls_an_mcp_tool_after_confirmation_and_logs_it(fakellm, 
     tool_recs = [x for x in log if x["kind"] == "tool"]
     assert [x["tool"] for x in tool_recs] == ["t.add"] and tool_recs[0]["full_output"] == "42"
     assert r.runtime.mcp is None  # stopped with the runtime
+
+
+async def test_a_server_flooding_stderr_keeps_only_its_tail(tmp_path) -> None:
+    from agentui.mcp.client import STDERR_KEEP, McpConnection, McpUnavailable
+
+    conn = McpConnection("flood", server("--flood-stderr", "64"))
+    try:
+        await asyncio.wait_for(conn.start(30), 60)
+        raise AssertionError("the server exits before the handshake")
+    except McpUnavailable as e:
+        assert "last words after the flood" in str(e)
+    finally:
+        await conn.close()
+    assert len(conn._tail.buf) <= STDERR_KEEP  # 64 MB went through a pipe; a few KB were kept

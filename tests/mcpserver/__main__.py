@@ -112,7 +112,15 @@ def main() -> None:
     p.add_argument("--marker")
     p.add_argument("--http", metavar="PORT_FILE", help="serve Streamable HTTP; the port is written here")
     p.add_argument("--require-header", metavar="NAME: VALUE")
+    p.add_argument("--flood-stderr", type=int, metavar="MB", help="write MB megabytes to stderr, then exit 4")
     args = p.parse_args()
+    if args.flood_stderr:
+        line = b"x" * 1023 + b"\n"
+        for _ in range(args.flood_stderr * 1024):
+            sys.stderr.buffer.write(line)
+        sys.stderr.buffer.write(b"test server: last words after the flood\n")
+        sys.stderr.flush()
+        sys.exit(4)
     if args.crash_on_start:
         print("test server: configured to crash on start", file=sys.stderr)
         sys.exit(4)

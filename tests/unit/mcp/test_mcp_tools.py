@@ -117,3 +117,28 @@ def test_list_types_become_any_of() -> None:
     assert out["properties"]["x"] == {"description": "d", "anyOf": [{"type": "string"}, {"type": "null"}]}
     assert normalise_schema({})["type"] == "object"
     json.dumps(out)
+
+
+async def test_unusable_tool_names_and_too_many_tools_are_left_out_and_said(tmp_path: Path) -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    from agentui.mcp.client import MAX_TOOLS
+
+    srv = MCPServer("noisy", log_level="WARNING")
+
+    def f() -> str:
+        return "x"
+
+    for name in ["ok", "has space", "new\nline", "x" * 100, *(f"t{i:03d}" for i in range(MAX_TOOLS + 5))]:
+        srv.add_tool(f, name=name, description="d" * 5000)
+    h = McpHub({"n": CFG}, inproc={"n": srv})
+    reg = default_registry()
+    problems = await asyncio.wait_for(h.attach(reg), 30)
+    try:
+        mine = [n for n in reg.names() if n.startswith("n.")]
+        assert len(mine) == MAX_TOOLS and "n.ok" in mine and not any(" " in n or "\n" in n for n in mine)
+        [line] = problems
+        assert line.startswith("MCP server 'n': 9 tools left out") and "has space" in line
+        assert len(reg.get("n.ok").description) <= 1100  # descriptions are capped too
+    finally:
+        await h.aclose()
