@@ -26,7 +26,6 @@ from acp.schema import (
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
-    PermissionOption,
     PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
@@ -35,26 +34,17 @@ from acp.schema import (
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
-    ToolCallUpdate,
 )
 
 from agentui import __version__
 from agentui.acp.host import AcpHost
-from agentui.acp.mapping import tool_kind
+from agentui.acp.permission import ask_permission
 from agentui.acp.sessions import SessionRecord, SessionStore
 from agentui.acp.stream import Stream
 from agentui.clock import iso
 from agentui.config import Config, McpServerConfig
 from agentui.contracts import ClarificationRequest, ConfirmationChoice, ConfirmationRequest
 from agentui.paths import DataLayout
-
-OPTIONS = [  # the gate's choices on ACP's four option kinds
-    PermissionOption(option_id="approve", name="Allow once", kind="allow_once"),
-    PermissionOption(option_id="always", name="Allow for the rest of this task", kind="allow_always"),
-    PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
-    PermissionOption(option_id="deny_always", name="Deny, and do not ask again in this session",
-                     kind="reject_always"),
-]
 
 
 class _SharedMemory:
@@ -347,7 +337,7 @@ class AgentuiAcpAgent:
                 s.answer = None
 
         async def confirm(req: ConfirmationRequest) -> ConfirmationChoice:
-            return await self._permission(s, req)
+            return await ask_permission(self.conn, s, req)
 
         rt = Runtime(cfg, workspace=rec.cwd, data_dir=self.layout.root, clock=self.clock, ids=self.ids,
                      pool=pool, memory=self._memory_store(), clarify=clarify, confirm=confirm)
@@ -373,32 +363,6 @@ class AgentuiAcpAgent:
     async def _send(self, s: Session, update: Any) -> None:
         with contextlib.suppress(Exception):  # a client that went away must not stop the task
             await self.conn.session_update(session_id=s.id, update=update)
-
-    async def _permission(self, s: Session, req: ConfirmationRequest) -> ConfirmationChoice:
-        key = (req.tool, req.command)
-        if key in s.denied_always:
-            return ConfirmationChoice.DENY
-        live = s.stream.current.get((req.task_id, req.subtask_id)) if s.stream else None
-        if s.stream is not None:
-            await s.stream.flush()  # the client knows the tool call before it is asked about it
-        call = ToolCallUpdate(
-            tool_call_id=live or f"confirm-{req.request_id}", title=f"{req.tool}: {req.command}"[:200],
-            kind=tool_kind(req.tool), status="pending",  # type: ignore[arg-type]
-            raw_input={"tool": req.tool, "command": req.command, "cwd": req.cwd, "reasons": req.reasons},
-            content=[h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
-        try:
-            resp = await self.conn.request_permission(session_id=s.id, tool_call=call, options=OPTIONS)
-        except Exception:  # noqa: BLE001 - no answer is a denial, never a crash
-            return ConfirmationChoice.DENY
-        outcome = resp.outcome
-        choice = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", "") == "selected" else None
-        if choice == "approve":
-            return ConfirmationChoice.APPROVE
-        if choice == "always":
-            return ConfirmationChoice.ALWAYS
-        if choice == "deny_always":
-            s.denied_always.add(key)
-        return ConfirmationChoice.DENY
 
     async def _close(self, s: Session) -> None:
         if s.runtime is not None:

@@ -9,7 +9,8 @@ import sys
 CORE = ["agentui.contracts", "agentui.config", "agentui.paths", "agentui.bus", "agentui.cli",
         "agentui.llm", "agentui.memory", "agentui.tools", "agentui.roles", "agentui.runtime",
         "agentui.roles.executor", "agentui.roles.planner", "agentui.roles.ggs", "agentui.roles.perceiver",
-        "agentui.mcp", "agentui.acp", "agentui.commands.mcp", "agentui.commands.acp"]
+        "agentui.mcp", "agentui.acp", "agentui.commands.mcp", "agentui.commands.acp", "agentui.tools.hooks",
+        "agentui.tools.files", "agentui.tools.shell"]
 SDKS = ("mcp", "mcp_types", "acp")
 
 

@@ -1,0 +1,51 @@
+"""The safety gate's confirmations as ACP `session/request_permission` (#18).
+
+allow once → approve, allow always → always for this task, reject once → deny, reject always →
+deny and never ask again in this session. The request refers to the live tool call it is about.
+No answer (an error, a cancelled request) is a denial, never a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import helpers as h
+from acp.schema import PermissionOption, ToolCallUpdate
+
+from agentui.acp.mapping import tool_kind
+from agentui.contracts import ConfirmationChoice, ConfirmationRequest
+
+OPTIONS = [  # the gate's choices on ACP's four option kinds
+    PermissionOption(option_id="approve", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="always", name="Allow for the rest of this task", kind="allow_always"),
+    PermissionOption(option_id="deny", name="Deny", kind="reject_once"),
+    PermissionOption(option_id="deny_always", name="Deny, and do not ask again in this session",
+                     kind="reject_always"),
+]
+
+
+async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest) -> ConfirmationChoice:
+    key = (req.tool, req.command)
+    if key in s.denied_always:
+        return ConfirmationChoice.DENY
+    live = s.stream.current.get((req.task_id, req.subtask_id)) if s.stream else None
+    if s.stream is not None:
+        await s.stream.flush()  # the client knows the tool call before it is asked about it
+    call = ToolCallUpdate(
+        tool_call_id=live or f"confirm-{req.request_id}", title=f"{req.tool}: {req.command}"[:200],
+        kind=tool_kind(req.tool), status="pending",  # type: ignore[arg-type]
+        raw_input={"tool": req.tool, "command": req.command, "cwd": req.cwd, "reasons": req.reasons},
+        content=[h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
+    try:
+        resp = await conn.request_permission(session_id=s.id, tool_call=call, options=OPTIONS)
+    except Exception:  # noqa: BLE001 - no answer is a denial, never a crash
+        return ConfirmationChoice.DENY
+    outcome = getattr(resp, "outcome", None)
+    choice = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", "") == "selected" else None
+    if choice == "approve":
+        return ConfirmationChoice.APPROVE
+    if choice == "always":
+        return ConfirmationChoice.ALWAYS
+    if choice == "deny_always":
+        s.denied_always.add(key)
+    return ConfirmationChoice.DENY
