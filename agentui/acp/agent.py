@@ -373,9 +373,15 @@ class AgentuiAcpAgent:
 
 
 async def serve(config: Config) -> None:
+    from acp.stdio import stdio_streams
+
+    from agentui.acp.wire import MAX_LINE, checked, quiet_logs
+
+    quiet_logs()
     agent = AgentuiAcpAgent(config)
+    reader, writer = await stdio_streams(limit=MAX_LINE)
     try:  # session/resume and session/close are "unstable" in SDK 0.12 (schema v1.19)
-        await run_agent(agent, use_unstable_protocol=True)
+        await run_agent(agent, writer, await checked(reader, writer), use_unstable_protocol=True)
     finally:
         await agent.aclose()
 

@@ -17,6 +17,9 @@ from tests.fakellm import Reply
 from tests.functional.pipeline import call, finish, infeasible, merge, perceive, plan, sub, verdicts
 
 ROOT = Path(__file__).resolve().parents[2]
+# the SDK terminates the agent 2 s after closing its stdin, and can then race its exit
+# (ProcessLookupError); on a loaded machine agentui's shutdown takes longer than that
+SLOW_EXIT = {"shutdown_timeout": 60.0}
 
 
 class Client:
@@ -58,7 +61,8 @@ async def agent(fake, tmp_path: Path, client: Client, capabilities=None, **secti
                              for k, v in doc.items()) + "\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     async with spawn_agent_process(client, sys.executable, "-m", "agentui.cli", "--config", str(cfg),
-                                   "--data-dir", str(tmp_path / "data"), "acp", env=env, cwd=str(ROOT)) as (conn, proc):
+                                   "--data-dir", str(tmp_path / "data"), "acp", env=env, cwd=str(ROOT),
+                                   transport_kwargs=SLOW_EXIT) as (conn, proc):
         init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION,
                                                       client_capabilities=capabilities), 30)
         assert init.protocol_version == 1 and init.agent_capabilities.load_session
@@ -209,7 +213,8 @@ async def test_without_an_llm_each_prompt_says_what_to_set(tmp_path):
     client = Client()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTUI_BASE", "OPENAI_"))}
     async with spawn_agent_process(client, sys.executable, "-m", "agentui.cli", "--data-dir", str(tmp_path / "d"),
-                                   "acp", env={**env, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT)) as (conn, _proc):
+                                   "acp", env={**env, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT),
+                                   transport_kwargs=SLOW_EXIT) as (conn, _proc):
         await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         s = await conn.new_session(cwd=str(ws(tmp_path)), mcp_servers=[])
         resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("count files")]), 30)

@@ -21,7 +21,7 @@ from acp.schema import (
 )
 
 from tests.functional.pipeline import call, finish, merge, perceive, plan, sub, verdicts
-from tests.functional.test_acp import Client, agent, ws
+from tests.functional.test_acp import SLOW_EXIT, Client, agent, ws
 
 
 def script(fake, *calls, summary: str = "done") -> None:  # noqa: ANN001
@@ -224,7 +224,7 @@ def test_the_agent_advertises_resume_and_close(tmp_path) -> None:
         root = Path(__file__).resolve().parents[2]
         async with spawn_agent_process(Client(), sys.executable, "-m", "agentui.cli", "--data-dir",
                                        str(tmp_path / "d"), "acp", env={**os.environ, "PYTHONPATH": str(root)},
-                                       cwd=str(root)) as (conn, _p):
+                                       cwd=str(root), transport_kwargs=SLOW_EXIT) as (conn, _p):
             init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
         caps = init.agent_capabilities.session_capabilities
         assert caps.resume is not None and caps.close is not None and caps.list is not None
