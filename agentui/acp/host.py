@@ -20,7 +20,7 @@ from acp.schema import EnvVariable
 from agentui.tools import fsaccess
 from agentui.tools.hooks import HostNotStarted, HostRun
 
-REQUEST_TIMEOUT_S = 30.0  # one fs or terminal bookkeeping request
+REQUEST_TIMEOUT_S = 30.0  # one fs or terminal bookkeeping request (or the tool timeout, if shorter)
 OUTPUT_BYTE_LIMIT = 2_000_000  # like the local runner's capture (shell.MAX_CAPTURE_BYTES)
 CLEANUP_TIMEOUT_S = 5.0
 
@@ -49,7 +49,7 @@ class AcpHost:
             raise TimeoutError(f"the editor did not answer within {timeout:g} s") from None
 
     async def read_text(self, path: Path, ctx: Any) -> str:
-        resp = await self._ask(self.conn.read_text_file(session_id=self.session_id, path=str(path)))
+        resp = await self._ask(self.conn.read_text_file(session_id=self.session_id, path=str(path)), _bound(ctx))
         content = getattr(resp, "content", None)
         if not isinstance(content, str):
             raise ValueError("the editor's fs/read_text_file answer has no text")
@@ -69,14 +69,15 @@ class AcpHost:
         if ctx.call_id:
             self.stream.old[ctx.call_id] = old
         new = (old or "") + content if append else content
-        await self._ask(self.conn.write_text_file(session_id=self.session_id, path=str(path), content=new))
+        await self._ask(self.conn.write_text_file(session_id=self.session_id, path=str(path), content=new),
+                        _bound(ctx))
 
     async def run(self, argv: list[str], env: dict[str, str], ctx: Any) -> HostRun:
         try:
             created = await self._ask(self.conn.create_terminal(
                 session_id=self.session_id, command=argv[0], args=argv[1:],
                 env=[EnvVariable(name=k, value=v) for k, v in env.items()], cwd=str(ctx.workspace),
-                output_byte_limit=OUTPUT_BYTE_LIMIT))
+                output_byte_limit=OUTPUT_BYTE_LIMIT), _bound(ctx))
             tid = created.terminal_id
             if not isinstance(tid, str) or not tid:
                 raise ValueError("no terminal id")
@@ -123,6 +124,10 @@ class AcpHost:
     async def _quiet(self, coro: Any) -> None:
         with contextlib.suppress(Exception):
             await self._ask(coro, CLEANUP_TIMEOUT_S)
+
+
+def _bound(ctx: Any) -> float:
+    return min(REQUEST_TIMEOUT_S, float(getattr(ctx, "timeout_s", REQUEST_TIMEOUT_S) or REQUEST_TIMEOUT_S))
 
 
 async def _cleanup(coro: Any) -> None:

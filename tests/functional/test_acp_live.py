@@ -230,3 +230,44 @@ def test_the_agent_advertises_resume_and_close(tmp_path) -> None:
         assert caps.resume is not None and caps.close is not None and caps.list is not None
 
     asyncio.run(main())
+
+
+async def test_an_editor_that_fails_or_never_answers_is_a_bounded_failure_or_a_local_run(fakellm, tmp_path):
+    w = ws(tmp_path)
+    (w / "a.txt").write_text("on disk\n")
+    script(fakellm, call("read_file", path="a.txt"), call("write_file", path="b.txt", content="x\n"),
+           call("shell", command="echo ran here"), call("shell", command="echo never ends"))
+
+    class Broken(Editor):
+        async def read_text_file(self, session_id, path, **_kw):  # noqa: ANN001, ANN201
+            raise RuntimeError("buffer unavailable")
+
+        async def write_text_file(self, session_id, path, content, **_kw):  # noqa: ANN001, ANN201
+            self.writes.append((path, content))
+            await asyncio.Event().wait()  # never answers
+
+        async def create_terminal(self, session_id, command, **kw):  # noqa: ANN001, ANN201
+            if not self.created:
+                self.created.append((command, [], None))
+                raise RuntimeError("no terminals here")
+            return await super().create_terminal(session_id, command, **kw)
+
+        async def wait_for_terminal_exit(self, session_id, terminal_id, **_kw):  # noqa: ANN001, ANN201
+            await asyncio.Event().wait()  # never answers
+
+        async def kill_terminal(self, session_id, terminal_id, **kw):  # noqa: ANN001, ANN201
+            self.killed.append(terminal_id)
+            await super().kill_terminal(session_id, terminal_id, **kw)
+
+    editor = Broken(answers=["approve"] * 4)
+    editor.killed = []
+    async with agent(fakellm, tmp_path, editor, capabilities=FS_AND_TERMINAL, tools={"timeout_s": 3}) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("do it")]), 90)
+    assert resp.stop_reason == "end_turn"
+    ends = [u for u in editor.of("tool_call_update") if u.status]
+    assert [e.status for e in ends] == ["completed", "failed", "completed", "failed"]
+    assert ends[0].content[0].content.text == "on disk\n"  # the editor failed: read here, after the gate
+    assert "did not answer within 3 s" in ends[1].content[0].content.text and not (w / "b.txt").exists()
+    assert ends[2].content[0].content.text.strip() == "ran here"  # no terminal: run here, after the gate
+    assert "timed out" in ends[3].content[-1].content.text and editor.killed == ["term-1"]
