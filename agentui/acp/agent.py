@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, run_agent
-from acp import helpers as h
 from acp.schema import (
     AgentCapabilities,
     CloseSessionResponse,
@@ -38,6 +37,7 @@ from acp.schema import (
 
 from agentui import __version__
 from agentui.acp.host import AcpHost
+from agentui.acp.mapping import message_text
 from agentui.acp.permission import ask_permission
 from agentui.acp.sessions import SessionRecord, SessionStore
 from agentui.acp.stream import Stream
@@ -201,11 +201,11 @@ class AgentuiAcpAgent:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown session; load it first"})
         async with s.lock:
             for note in s.notices:
-                await self._send(s, h.update_agent_message_text(f"warning: {note}\n"))
+                await self._send(s, message_text(f"warning: {note}\n"))
             s.notices.clear()
             text = prompt_text(prompt)
             if s.error or not text:
-                await self._send(s, h.update_agent_message_text(s.error or "Type a goal in plain language."))
+                await self._send(s, message_text(s.error or "Type a goal in plain language."))
                 return PromptResponse(stop_reason="end_turn")
             rt = s.runtime
             if s.answer is not None and not s.answer.done() and s.active:
@@ -241,13 +241,13 @@ class AgentuiAcpAgent:
                 if etid != tid:
                     continue
                 if kind == "question":
-                    await self._send(s, h.update_agent_message_text(value))
+                    await self._send(s, message_text(value))
                     return "end_turn"  # the next prompt is the answer
                 forwarded = True
             end = await ended
             s.active = None
             if getattr(end, "infra", None):  # the LLM endpoint failed (#12): say so, plainly
-                await self._send(s, h.update_agent_message_text(end.infra.get("message") or end.reason))
+                await self._send(s, message_text(end.infra.get("message") or end.reason))
                 return "end_turn"
             return "cancelled" if end.cancelled else "end_turn"
         finally:
@@ -268,7 +268,9 @@ class AgentuiAcpAgent:
 
     # -- sessions -------------------------------------------------------------------------------
     def _cwd(self, cwd: str) -> str:
-        path = Path(cwd or ".").expanduser()
+        path = Path(cwd or "")
+        if not path.is_absolute():  # ACP: the session's working directory is an absolute path
+            raise RequestError.invalid_params({"cwd": cwd, "reason": "must be an absolute path"})
         if not path.is_dir():
             raise RequestError.invalid_params({"cwd": cwd, "reason": "not a directory"})
         return str(path.resolve())

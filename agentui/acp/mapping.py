@@ -34,9 +34,24 @@ from agentui.contracts import (
     ToolCallRecord,
 )
 from agentui.tools.hooks import ToolEvent
+from agentui.tools.safety import one_line, sanitize
 
 KINDS = {"shell": "execute", "read_file": "read", "write_file": "edit", "glob": "search",
          "file_search": "search", "web_search": "fetch", "applescript": "execute", "shortcuts": "execute"}
+
+
+# what an editor shows is sanitized like the gate's questions: no escapes or control characters
+# (a terminal client such as Toad would otherwise interpret them)
+def _user(text: str) -> Any:
+    return h.update_user_message_text(sanitize(text))
+
+
+def _thought(text: str) -> Any:
+    return h.update_agent_thought_text(sanitize(text))
+
+
+def message_text(text: str) -> Any:
+    return h.update_agent_message_text(sanitize(text))
 
 
 def tool_kind(tool: str) -> str:
@@ -93,15 +108,15 @@ class Mapper:
         p = env.payload
         tid = env.task_id or ""
         if isinstance(p, TaskStarted):
-            return [h.update_user_message_text(p.text)] if replay else []
+            return [_user(p.text)] if replay else []
         if isinstance(p, TaskSpec):
-            return [h.update_agent_thought_text(f"R1 understood: {p.intent}")]
+            return [_thought(f"R1 understood: {p.intent}")]
         if isinstance(p, SubTask) and env.receiver == Role.EXECUTOR:
             self.subtasks[p.subtask_id] = p.intent
             return []
         if isinstance(p, DispatchManifest):
             if p.planner_error:
-                return [h.update_agent_thought_text(f"R2 could not plan: {p.planner_error}")]
+                return [_thought(f"R2 could not plan: {p.planner_error}")]
             self.plan = {sid: "pending" for sid in p.subtask_ids}
             self.failed -= set(p.subtask_ids)
             return [self._plan_update()]
@@ -122,15 +137,15 @@ class Mapper:
             return [self._plan_update()]
         if isinstance(p, PlanDirective):
             loss = p.loss
-            return [h.update_agent_thought_text(
+            return [_thought(
                 f"GGS {p.prev_directive.value} → {p.directive.value} (D={loss.D:.2f} P={loss.P:.2f} "
                 f"Ω={loss.Omega:.2f}, round {p.round}): {p.rationale}")]
         if isinstance(p, FinalResult):
-            return [h.update_agent_message_text(final_text(p))]
+            return [message_text(final_text(p))]
         if isinstance(p, PerceiverReply):
-            return [h.update_agent_message_text(p.text)]
+            return [message_text(p.text)]
         if isinstance(p, TaskCancelled):
-            return [h.update_agent_message_text(f"Cancelled: {p.reason}")] if replay else []
+            return [message_text(f"Cancelled: {p.reason}")] if replay else []
         if isinstance(p, LLMUsage) and not replay:
             t = self.tokens.setdefault(tid, Tokens())
             t.prompt += p.prompt_tokens
@@ -147,9 +162,9 @@ class Mapper:
         title = f"{rec.tool} {rec.target}".strip()
         text = rec.evidence if rec.ok else "\n".join(x for x in (rec.error or "", rec.evidence) if x)
         return h.start_tool_call(
-            f"{subtask_id}-a{attempt}-{i}", title[:200], kind=tool_kind(rec.tool),  # type: ignore[arg-type]
+            f"{subtask_id}-a{attempt}-{i}", one_line(title, 200), kind=tool_kind(rec.tool),  # type: ignore[arg-type]
             status="completed" if rec.ok else "failed",
-            content=[h.tool_content(h.text_block(text or "(no output)"))],
+            content=[h.tool_content(h.text_block(sanitize(text) or "(no output)"))],
             raw_input=rec.args, raw_output={"ok": rec.ok, "exit_code": rec.exit_code, "error": rec.error,
                                             "duration_s": round(rec.duration_s, 3), "log_ref": rec.log_ref})
 
@@ -162,7 +177,7 @@ def _locations(tool: str, target: str) -> list[Any] | None:
 
 def tool_start(ev: ToolEvent) -> Any:
     """A call starting: shown at once, in progress (a permission request refers to its id)."""
-    return h.start_tool_call(ev.call_id, f"{ev.tool} {ev.target}".strip()[:200], kind=tool_kind(ev.tool),  # type: ignore[arg-type]
+    return h.start_tool_call(ev.call_id, one_line(f"{ev.tool} {ev.target}".strip(), 200), kind=tool_kind(ev.tool),  # type: ignore[arg-type]
                              status="in_progress", raw_input=ev.args, locations=_locations(ev.tool, ev.target))
 
 
@@ -181,7 +196,7 @@ def tool_end(ev: ToolEvent, *, old_text: str | None = None, terminal: str | None
     if terminal:
         content.append(h.tool_terminal_ref(terminal))
     if not content or not rec.ok:
-        content.append(h.tool_content(h.text_block(text or "(no output)")))
+        content.append(h.tool_content(h.text_block(sanitize(text) or "(no output)")))
     return h.update_tool_call(
         ev.call_id, status="completed" if rec.ok else "failed", content=content,
         raw_output={"ok": rec.ok, "exit_code": rec.exit_code, "error": rec.error,

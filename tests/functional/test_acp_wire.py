@@ -28,6 +28,7 @@ def test_bad_lines_are_dropped_and_the_agent_keeps_serving(tmp_path) -> None:
         '{"jsonrpc":"2.0","id":9,"method":"nope/nope","params":{}}',
         '{"jsonrpc":"2.0","id":10,"method":"session/new","params":{"cwd":' + json.dumps(str(tmp_path)) + ',"mcpServers":[]}}',
         '{"jsonrpc":"2.0","id":11,"method":"session/list","params":{}}',
+        '{"jsonrpc":"2.0","id":12,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}',
     ]
     p = subprocess.run([sys.executable, "-m", "agentui.cli", "--data-dir", str(tmp_path / "d"), "acp"],
                        input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=90, cwd=str(ROOT),
@@ -38,7 +39,8 @@ def test_bad_lines_are_dropped_and_the_agent_keeps_serving(tmp_path) -> None:
     assert answers[7]["error"]["code"] == -32600 and answers[8]["error"]["code"] == -32600
     assert answers[9]["error"]["code"] == -32601
     assert answers[10]["result"]["sessionId"] and "sessions" in answers[11]["result"]
-    assert set(answers) == {1, 7, 8, 9, 10, 11}
+    assert answers[12]["error"]["code"] == -32602 and "absolute" in json.dumps(answers[12]["error"])
+    assert set(answers) == {1, 7, 8, 9, 10, 11, 12}
     assert "Traceback" not in p.stderr
     dropped = [ln for ln in p.stderr.splitlines() if ln.startswith("agentui acp: ignored a message")]
     assert len(dropped) == 8

@@ -115,3 +115,20 @@ def test_a_live_call_starts_in_progress_and_ends_with_a_diff_or_its_output(tmp_p
                    terminal="term-1")
     assert end.status == "failed" and [c.type for c in end.content] == ["terminal", "content"]
     assert end.content[0].terminal_id == "term-1" and end.content[1].content.text == "exit code 1\nboom"
+
+
+def test_what_an_editor_shows_has_no_escape_or_control_characters(tmp_path) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    from agentui.acp.mapping import tool_end, tool_start
+    from agentui.tools.hooks import ToolEvent
+
+    cmd = "rm -f victim.txt #\x1b[2K\r\x1b[1Als -la\u202e"
+    ev = ToolEvent("t1/call-1", "shell", {"command": cmd}, cmd, "t1", "s1", Path(tmp_path))
+    rec = ToolCallRecord(tool="shell", args=ev.args, target=cmd, ok=True, evidence="\x1b[31mred\x1b[0m\n")
+    start, end = tool_start(ev), tool_end(ToolEvent(**{**ev.__dict__, "record": rec}))
+    final = FinalResult(task_id="t1", summary="done \x1b]0;owned\x07", loss=LOSS, directive="accept")
+    [msg] = Mapper().updates(env(Role.GGS, Role.USER, final))
+    shown = [start.title, end.content[0].content.text, msg.content.text]
+    assert "rm -f victim.txt" in start.title
+    assert not any(c in "".join(shown) for c in ("\x1b", "\r", "\u202e", "\x07")), shown
