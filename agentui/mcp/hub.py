@@ -81,7 +81,9 @@ class McpTool(BaseTool):
             why = (f"calls a tool of the external MCP server '{self.server}' "
                    f"(add \"{self.remote_name}\" to [mcp.servers.{self.server}] allow to skip this)")
             # the scoped gate entry point for non-shell tools (#14): arguments shown, pattern = tool name
-            denial = await gate(ctx, self.name, f"{self.name} {shown}", assess_call(self.name, args, reason=why))
+            # never "sandboxed": the server process runs outside our OS sandbox, so `--yes` cannot approve it
+            denial = await gate(ctx, self.name, f"{self.name} {shown}", assess_call(self.name, args, reason=why),
+                                confined=False)
             if denial is not None:
                 return self.fail(args, denial)
         timeout = self.timeout_s or ctx.timeout_s

@@ -92,6 +92,92 @@ def resolve_in(workspace: Path, raw: str) -> Path:
     return Path(os.path.normpath(path))
 
 
+async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment,
+               *, escalation: bool = False, confined: bool | None = None) -> str | None:
+    """The one door for every effect: returns the denial error, or None to proceed.
+
+    Hard denials refuse; approvals on record (task, session, project patterns) answer without
+    asking; everything else asks `ctx.confirm` (none = deny). Every decision is logged with its
+    scope and patterns. Non-shell tools (MCP) call this with `safety.assess_call(...)`.
+    """
+    if not assessment.needs_confirmation and not escalation:
+        return None
+    shown = one_line(subject, 2000)
+    reasons = tuple(one_line(r, 500) for r in assessment.reasons) or ("needs confirmation",)
+    why = "; ".join(reasons)
+    if assessment.verdict is Verdict.DENY:
+        _audit(ctx, tool, shown, assessment, "refused", None)
+        return f"refused by the safety gate (hard deny-list; no approval can allow it): {why}"
+    if ctx.approvals is not None and not escalation:
+        scope = ctx.approvals.covering_scope(ctx.task_id, assessment)
+        if scope is not None:
+            _audit(ctx, tool, shown, assessment, "approved", scope, automatic=True)
+            return None
+    if ctx.confirm is None:
+        _audit(ctx, tool, shown, assessment, "denied", None)
+        return f"denied: {why} (no one to confirm; non-interactive — see `agentui run --help` for --yes)"
+    request = GateRequest(
+        tool=tool, command=sanitize(subject), reasons=reasons, cwd=sanitize(assessment.cwd or str(ctx.workspace)),
+        patterns=() if assessment.once_only else tuple(sanitize(p) for p in assessment.patterns),
+        writes=tuple(sanitize(w) for w in assessment.writes), network=tuple(sanitize(n) for n in assessment.network),
+        # `confined=False`: the effect happens outside our OS sandbox (an MCP server), so `--yes` never answers it
+        human_only=assessment.human_only, escalation=escalation,
+        sandboxed=(sandbox_active(ctx) if confined is None else confined and sandbox_active(ctx)) and not escalation,
+    )
+    asked = time.monotonic()
+    try:
+        answer = await ctx.confirm(request)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a broken prompt is a denial, never a crash
+        _audit(ctx, tool, shown, assessment, "denied", None)
+        return f"denied by user: {why} (confirmation failed: {exc})"
+    finally:
+        ctx.waited_s += time.monotonic() - asked
+    scope = _scope(answer, request)
+    if scope is None:
+        _audit(ctx, tool, shown, assessment, "denied", None)
+        return f"denied by user: {why}"
+    if ctx.approvals is not None and request.patterns:
+        ctx.approvals.record(scope, ctx.task_id, request.patterns)
+    _audit(ctx, tool, shown, assessment, "approved", scope)
+    return None
+
+
+def _scope(answer: object, request: GateRequest) -> Scope | None:
+    if answer is True:
+        return Scope.ONCE
+    if answer is False or answer is None:
+        return None
+    try:
+        choice = ConfirmationChoice(answer)
+    except ValueError:
+        return None
+    scope = _SCOPE_OF.get(choice)
+    if scope is None:
+        return None
+    return scope if scope in request.scopes() else Scope.ONCE  # a broader answer than offered counts once
+
+
+def _audit(ctx: ToolContext, tool: str, subject: str, assessment: Assessment, decision: str,
+           scope: Scope | None, *, automatic: bool = False) -> None:
+    """The task log records every gate decision with its scope and patterns (issue #14)."""
+    if ctx.log is None:
+        return
+    entry = {"kind": "approval", "tool": tool, "command": subject, "decision": decision,
+             "scope": scope.value if scope else None, "patterns": list(assessment.patterns),
+             "reasons": list(assessment.reasons), "automatic": automatic, "task_id": ctx.task_id,
+             "subtask_id": ctx.subtask_id}
+    try:
+        ctx.log(entry)
+    except Exception:  # the log is evidence, not control flow
+        pass
+
+
+def sandbox_active(ctx: ToolContext) -> bool:
+    return bool(ctx.sandbox is not None and getattr(ctx.sandbox, "active", False) and not ctx.unconfined)
+
+
 def cap_output(text: str, cap: int) -> str:
     """Keep the head and the tail of `text` within `cap` characters, marking what was dropped."""
     if len(text) <= cap:

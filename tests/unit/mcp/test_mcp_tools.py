@@ -142,3 +142,20 @@ async def test_unusable_tool_names_and_too_many_tools_are_left_out_and_said(tmp_
         assert len(reg.get("n.ok").description) <= 1100  # descriptions are capped too
     finally:
         await h.aclose()
+
+
+async def test_an_mcp_call_is_never_sandboxed_so_yes_cannot_approve_it(hub, tmp_path) -> None:
+    from agentui.tools.answers import auto_answer
+    from agentui.tools.sandbox import SandboxInfo
+
+    asked = []
+
+    async def confirm(req):  # noqa: ANN001, ANN202
+        asked.append(req)
+        return auto_answer(req, yes=True, unconfined=False) or False  # what `agentui run --yes` answers
+
+    ctx = ToolContext(workspace=tmp_path, confirm=confirm, sandbox=SandboxInfo("bwrap", "/usr/bin/bwrap", "test"))
+    rec = await hub.reg.call("t.add", {"a": 2, "b": 40}, ctx)
+    [req] = asked
+    assert req.sandboxed is False and not rec.ok and "denied" in rec.error
+    assert "add" not in calls(hub)  # the server never saw the call
