@@ -14,6 +14,7 @@ import logging
 import sys
 
 MAX_LINE = 50 * 1024 * 1024  # like the SDK's own stdio buffer
+INVALID_PARAMS = "invalid params: "  # a problem() answered -32602 rather than -32600
 
 
 def problem(line: bytes) -> str | None:
@@ -33,6 +34,10 @@ def problem(line: bytes) -> str | None:
         return "neither a request, a notification nor a response"
     if "params" in msg and not isinstance(msg["params"], dict | list | type(None)):
         return "`params` is not an object"
+    version = (msg.get("params") or {}).get("protocolVersion") if isinstance(msg.get("params"), dict) else None
+    if msg.get("method") == "initialize" and version is not None and (
+            isinstance(version, bool) or not isinstance(version, int)):
+        return INVALID_PARAMS + "`protocolVersion` is not an integer"  # the SDK would read "1.0" as 1
     return None
 
 
@@ -49,7 +54,11 @@ def refusal(line: bytes, why: str) -> bytes | None:
     rid = msg.get("id") if isinstance(msg, dict) and "method" in msg else None
     if isinstance(rid, bool) or not isinstance(rid, int | str):
         return None
-    err = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "Invalid Request", "data": why}}
+    if why.startswith(INVALID_PARAMS):
+        err = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "Invalid params",
+                                                     "data": why[len(INVALID_PARAMS):]}}
+    else:
+        err = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "Invalid Request", "data": why}}
     return json.dumps(err).encode() + b"\n"
 
 

@@ -29,6 +29,7 @@ def test_bad_lines_are_dropped_and_the_agent_keeps_serving(tmp_path) -> None:
         '{"jsonrpc":"2.0","id":10,"method":"session/new","params":{"cwd":' + json.dumps(str(tmp_path)) + ',"mcpServers":[]}}',
         '{"jsonrpc":"2.0","id":11,"method":"session/list","params":{}}',
         '{"jsonrpc":"2.0","id":12,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}',
+        '{"jsonrpc":"2.0","id":13,"method":"initialize","params":{"protocolVersion":"1.0"}}',
     ]
     p = subprocess.run([sys.executable, "-m", "agentui.cli", "--data-dir", str(tmp_path / "d"), "acp"],
                        input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=90, cwd=str(ROOT),
@@ -40,7 +41,8 @@ def test_bad_lines_are_dropped_and_the_agent_keeps_serving(tmp_path) -> None:
     assert answers[9]["error"]["code"] == -32601
     assert answers[10]["result"]["sessionId"] and "sessions" in answers[11]["result"]
     assert answers[12]["error"]["code"] == -32602 and "absolute" in json.dumps(answers[12]["error"])
-    assert set(answers) == {1, 7, 8, 9, 10, 11, 12}
+    assert answers[13]["error"]["code"] == -32602  # "1.0" is not an integer (the SDK alone read it as 1)
+    assert set(answers) == {1, 7, 8, 9, 10, 11, 12, 13}
     assert "Traceback" not in p.stderr
     dropped = [ln for ln in p.stderr.splitlines() if ln.startswith("agentui acp: ignored a message")]
-    assert len(dropped) == 8
+    assert len(dropped) == 9
