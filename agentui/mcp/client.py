@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,32 @@ MAX_TOOLS = 200  # per server: every offered tool is a line in the executor's pr
 MAX_PAGES = 50  # tools/list pages read (a server paging forever is not a hang)
 MAX_DESCRIPTION = 1000
 STDERR_KEEP = 4000  # bytes of a stdio server's stderr kept for error messages
+
+
+class _SdkLog(logging.Handler):
+    """The MCP SDK's log records, kept as one line each instead of printed with a traceback on
+    stderr (which would also scribble over the TUI); a connection's error cites the last one."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: deque[tuple[int, str]] = deque(maxlen=20)
+        self.seq = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        exc = record.exc_info[1] if record.exc_info else None
+        text = record.getMessage() + (f": {type(exc).__name__}" if exc else "")
+        self.seq += 1
+        self.lines.append((self.seq, " ".join(text.split())[:200]))
+
+    def since(self, seq: int) -> str:
+        return next((line for n, line in reversed(self.lines) if n > seq), "")
+
+
+SDK_LOG = _SdkLog()
+for _name in ("mcp", "client"):  # the SDK's loggers ("client" is its session's)
+    _logger = logging.getLogger(_name)
+    _logger.addHandler(SDK_LOG)
+    _logger.propagate = False
 
 
 class McpUnavailable(Exception):
@@ -120,6 +148,7 @@ class McpConnection:
         self._dead = False
         self.http_status = ""  # the last HTTP error status of a `url` server
         self.skipped: list[str] = []  # listed tools left out (bad or repeated names, over MAX_TOOLS)
+        self._log_seq = 0  # SDK log lines after this one are about this connection (mostly)
 
     @property
     def alive(self) -> bool:
@@ -136,6 +165,9 @@ class McpConnection:
         if self.http_status:  # the SDK's message does not say which HTTP error it was
             hint = " (check its `headers`)" if self.http_status.startswith(("HTTP 401", "HTTP 403")) else ""
             return f"{base}; the server answered {self.http_status}{hint}"
+        said = SDK_LOG.since(self._log_seq)
+        if said:  # e.g. "Failed to parse JSONRPC message from server" (its stdout is not JSON-RPC)
+            base = f"{base} ({said})"
         tail = self.stderr_tail()
         return f"{base}; its stderr: {tail}" if tail else base
 
@@ -178,6 +210,7 @@ class McpConnection:
     async def start(self, timeout_s: float | None = None) -> None:
         """Connect and list the tools; raises McpUnavailable with the reason."""
         timeout_s = timeout_s or self.config.startup_timeout_s
+        self._log_seq = SDK_LOG.seq
         self._ready = asyncio.get_running_loop().create_future()
         self._owner = asyncio.create_task(self._own(), name=f"mcp:{self.name}")
         try:

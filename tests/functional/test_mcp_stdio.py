@@ -112,3 +112,18 @@ async def test_a_server_flooding_stderr_keeps_only_its_tail(tmp_path) -> None:
     finally:
         await conn.close()
     assert len(conn._tail.buf) <= STDERR_KEEP  # 64 MB went through a pipe; a few KB were kept
+
+
+def test_a_server_that_does_not_speak_json_rpc_is_one_line_without_a_traceback(tmp_path) -> None:
+    import os
+    import subprocess
+
+    cfg = tmp_path / "c.toml"
+    script = "import sys, time; print('{this is not json', flush=True); sys.stdin.readline(); time.sleep(60)"
+    cfg.write_text(f"[mcp.servers.bad]\ncommand = {json.dumps(sys.executable)}\nargs = ['-c', {json.dumps(script)}]\n"
+                   "startup_timeout_s = 3\n")
+    p = subprocess.run([sys.executable, "-m", "agentui.cli", "--config", str(cfg), "--data-dir", str(tmp_path / "d"),
+                        "mcp", "list"], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 1 and "Traceback" not in p.stderr + p.stdout
+    assert "bad:" in p.stdout and "(FAILED)" in p.stdout and "Failed to parse JSONRPC message" in p.stdout
