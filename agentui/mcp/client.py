@@ -325,5 +325,5 @@ def _reason(exc: BaseException) -> str:
     """The innermost useful message of a (possibly grouped) exception."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    msg = str(exc).strip() or type(exc).__name__
+    msg = " ".join(str(exc).split()) or type(exc).__name__  # one line (pydantic's errors span several)
     return msg if len(msg) < 300 else msg[:297] + "…"

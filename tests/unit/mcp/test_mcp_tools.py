@@ -159,3 +159,19 @@ async def test_an_mcp_call_is_never_sandboxed_so_yes_cannot_approve_it(hub, tmp_
     [req] = asked
     assert req.sandboxed is False and not rec.ok and "denied" in rec.error
     assert "add" not in calls(hub)  # the server never saw the call
+
+
+def test_a_failure_reason_is_one_line() -> None:
+    from pydantic import BaseModel, ValidationError
+
+    from agentui.mcp.client import _reason
+
+    class M(BaseModel):
+        a: dict
+        b: int
+
+    try:
+        M.model_validate({"a": "not a schema", "b": "x"})
+    except ValidationError as e:
+        reason = _reason(BaseExceptionGroup("g", [e]))
+    assert "\n" not in reason and reason.startswith("2 validation errors for M") and len(reason) <= 300
