@@ -352,8 +352,7 @@ class AgentuiAcpAgent:
             await self._send(s, update)
 
         host = AcpHost(self.conn, rec.session_id, self.client_caps, None)
-        s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop),
-                          host_writes=host.writes)
+        s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop))
         host.stream = s.stream
         if rt.tools is not None:
             rt.tools.watchers.append(s.stream.watch)  # each tool call, live (#18)

@@ -51,12 +51,11 @@ def old_text(workspace: Path, target: str) -> str | None:
 
 class Stream:
     def __init__(self, tap: Any, send: Callable[[Any], Awaitable[None]],
-                 on_end: Callable[[str, str], None], *, host_writes: bool = False) -> None:
+                 on_end: Callable[[str, str], None]) -> None:
         self.tap = tap
         self.send = send
         self.on_end = on_end  # (task id, stop reason) once a task's last update is sent
         self.mapper = Mapper()
-        self.host_writes = host_writes  # the host records old texts itself (host.py)
         self.out: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.current: dict[tuple[str, str | None], str] = {}  # (task, subtask) → the call in progress
         self.old: dict[str, str | None] = {}  # call id → the file's text before a write
@@ -89,7 +88,7 @@ class Stream:
         key = (ev.task_id, ev.subtask_id)
         if ev.record is None:
             self.current[key] = ev.call_id
-            if ev.tool == "write_file" and not self.host_writes and ev.target:
+            if ev.tool == "write_file" and ev.target:  # the host replaces it with the editor's buffer
                 self.old[ev.call_id] = old_text(ev.workspace, ev.target)
             self.out.put_nowait(("update", tool_start(ev)))
             return
