@@ -263,7 +263,7 @@ class McpConnection:
         counted in `skipped`, and `mcp list`/doctor say so)."""
         name = t.name if isinstance(t.name, str) else ""
         if not _TOOL_NAME.match(name) or name in tools or len(tools) >= MAX_TOOLS:
-            self.skipped.append(name[:60] or "?")
+            self.skipped.append(name.encode("unicode_escape").decode("ascii")[:60] or "''")  # shown escaped
             return
         schema = t.input_schema if isinstance(t.input_schema, dict) else {}
         tools[name] = ToolInfo(name, (t.description or t.title or "")[:MAX_DESCRIPTION], dict(schema))

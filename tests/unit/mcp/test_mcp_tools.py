@@ -129,7 +129,7 @@ async def test_unusable_tool_names_and_too_many_tools_are_left_out_and_said(tmp_
     def f() -> str:
         return "x"
 
-    for name in ["ok", "has space", "new\nline", "x" * 100, *(f"t{i:03d}" for i in range(MAX_TOOLS + 5))]:
+    for name in ["ok", "has space", "new\nline", "x" * 100, "tidy\u202e", *(f"t{i:03d}" for i in range(MAX_TOOLS + 5))]:
         srv.add_tool(f, name=name, description="d" * 5000)
     h = McpHub({"n": CFG}, inproc={"n": srv})
     reg = default_registry()
@@ -138,7 +138,9 @@ async def test_unusable_tool_names_and_too_many_tools_are_left_out_and_said(tmp_
         mine = [n for n in reg.names() if n.startswith("n.")]
         assert len(mine) == MAX_TOOLS and "n.ok" in mine and not any(" " in n or "\n" in n for n in mine)
         [line] = problems
-        assert line.startswith("MCP server 'n': 9 tools left out") and "has space" in line
+        assert line.startswith("MCP server 'n': 10 tools left out") and "has space" in line
+        assert "\u202e" not in line and "\n" not in line  # names shown escaped (a bidi override, a newline)
+        assert "new\\nline" in line
         assert len(reg.get("n.ok").description) <= 1100  # descriptions are capped too
     finally:
         await h.aclose()
