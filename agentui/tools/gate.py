@@ -79,7 +79,7 @@ async def remembered(ctx: ToolContext, tool: str, assessment: Assessment, subjec
 
 
 async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment,
-               *, escalation: bool = False) -> str | None:
+               *, escalation: bool = False, confined: bool | None = None) -> str | None:
     """The one door for every effect: returns the denial error, or None to proceed.
 
     Hard denials refuse; remembered `never:` rules refuse and `ask:` rules ask a person; approvals
@@ -108,7 +108,9 @@ async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment
         tool=tool, command=sanitize(subject), reasons=reasons, cwd=sanitize(assessment.cwd or str(ctx.workspace)),
         patterns=() if assessment.once_only else tuple(sanitize(p) for p in assessment.patterns),
         writes=tuple(sanitize(w) for w in assessment.writes), network=tuple(sanitize(n) for n in assessment.network),
-        human_only=assessment.human_only, sandboxed=sandbox_active(ctx) and not escalation, escalation=escalation,
+        # `confined=False`: the effect happens outside our OS sandbox (an MCP server), so `--yes` never answers it
+        human_only=assessment.human_only, escalation=escalation,
+        sandboxed=(sandbox_active(ctx) if confined is None else confined and sandbox_active(ctx)) and not escalation,
     )
     asked = time.monotonic()
     try:
