@@ -28,7 +28,7 @@ _SECRET_HOME = (
     ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
     ".local/share/keyrings", ".bash_history", ".zsh_history", ".python_history", ".psql_history",
     ".mysql_history", ".config/hub", ".terraform.d/credentials.tfrc.json", ".cargo/credentials",
-    ".cargo/credentials.toml", ".gem/credentials", ".vault-token", ".config/rclone",
+    ".cargo/credentials.toml", ".gem/credentials", ".vault-token", ".config/rclone", ".config/agentui",
     "Library/Keychains", "Library/Cookies", "Library/Safari", "Library/Messages", "Library/Mail",
     "Library/Application Support/Google/Chrome", "Library/Application Support/Firefox",
     "Library/Application Support/BraveSoftware", "Library/Application Support/com.apple.TCC",
@@ -243,7 +243,9 @@ def readable_unasked(path: Path, workspace: Path) -> bool:
         return True
     if str(path) in _HARMLESS_DEVICES or str(path).startswith(("/dev/fd/", "/proc/self/fd/")):
         return True
-    return _under_any(path, _READ_ONLY_ROOTS) and not inside(path, Path("/usr/local/etc"))
+    # a home under a system root (/opt/…) is still a home: its files are the user's, not the system's
+    return _under_any(path, _READ_ONLY_ROOTS) and not inside(path, Path("/usr/local/etc")) \
+        and not inside(path, Path(os.path.realpath(home())))
 
 
 def writable_sink(raw: str) -> bool:

@@ -155,3 +155,20 @@ async def test_a_hard_link_out_of_the_workspace_needs_a_person(ws: Path, tmp_pat
     ctx = ToolContext(workspace=ws, task_id="t", confirm=yes, approvals=Approvals(), timeout_s=20)
     rec = await default_registry("linux").call("shell", {"command": "echo pwn >> hard.txt"}, ctx)
     assert not rec.ok and outside.read_text() == "ORIGINAL\n"
+
+
+def test_agentuis_own_config_is_a_secret_and_a_home_under_opt_is_still_a_home(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentui.tools.safety import paths as P
+
+    home = tmp_path / "home"
+    (home / ".config" / "agentui").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    assert P.is_secret(home / ".config" / "agentui" / "config.toml")
+    monkeypatch.setattr(P, "_READ_ONLY_ROOTS", (*P._READ_ONLY_ROOTS, str(tmp_path)))  # as if it were /opt
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (home / "private.txt").write_text("x")
+    assert not P.readable_unasked(home / "private.txt", ws)
+    assert assess(f"cat {home / 'private.txt'}", ws).verdict is Verdict.ASK
+    assert P.readable_unasked(tmp_path / "elsewhere.txt", ws)  # the rest of that root stays readable
