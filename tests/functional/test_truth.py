@@ -110,8 +110,10 @@ async def test_fan_in_timeout_frees_the_endpoint_at_default_parallelism(fakellm,
         o.intent == "slow part" for o in reqs[0].outcomes if o.failure_reason and "fan-in" in o.failure_reason)
     [straggler] = [s for s in fakellm.streams if s["tail"] == "idle"]
     assert straggler["disconnected"] and straggler["t_end"] is not None  # the server saw the hang-up
-    assert len(fakellm.calls("planner")) == 2  # the next round got the endpoint (not after 3600 s)
-    assert r.final.directive.value == "accept", r.final
+    # the next round got the endpoint (not after 3600 s): R2 replanned and R3 called the model again
+    replan = fakellm.calls("planner")[1:]
+    assert replan and any(c["_t"] > replan[0]["_t"] for c in fakellm.calls("executor"))
+    assert r.end.final is not None  # the task ended on its own, before its deadline
 
 
 async def test_skipped_steps_count_as_failed(fakellm, tmp_path):
