@@ -139,6 +139,11 @@ class HttpBackend:
         except TimeoutError as e:
             self._suspect = True
             raise Retryable(f"no answer within {deadline:g} s (timeout)") from e
+        except asyncio.CancelledError:
+            # abandoned (Esc, a fan-in timeout): a server that does not stream keeps generating
+            # the reply, so the next call waits until it is idle instead of queueing behind it (#12)
+            self._suspect = True
+            raise
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as e:
             raise Retryable(f"cannot connect to {self.url} ({type(e).__name__}: {e})") from e
         except httpx.TimeoutException as e:
@@ -185,6 +190,7 @@ class HttpBackend:
         cut: str | None = None
         usage: dict[str, Any] = {}
         model = self.model
+        sse = False  # the reply is streaming: closing it stops the server's generation
         # httpx's read timeout is per read: the wait for the first token (prompt processing) is
         # bounded by read_timeout_s, every later gap by idle_timeout_s — both by the deadline
         timeout = httpx.Timeout(None, connect=connect)
@@ -209,7 +215,7 @@ class HttpBackend:
                     raw = (await _read_bounded(r, end_at)).decode("utf-8", "replace")
                     self.streams = False  # a plain completion: remember, like the format dialect
                     return self._parse_whole(raw, role, t0)
-                self.streams = True
+                self.streams = sse = True
                 it = r.aiter_text()
                 buf = ""
                 done = False
@@ -257,6 +263,10 @@ class HttpBackend:
                                 break
                         if done:
                             break
+        except asyncio.CancelledError:
+            if not sse:  # left before a stream began, or a plain reply: the server may still be generating
+                self._suspect = True
+            raise
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise Retryable(f"cannot connect to {self.url} ({type(e).__name__}: {e})") from e
         except httpx.RemoteProtocolError as e:

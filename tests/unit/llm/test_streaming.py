@@ -179,3 +179,23 @@ async def test_a_stream_ended_before_any_token_is_asked_again(fakellm):
     got = await make(fakellm, usages).structured([{"role": "user", "content": "q"}], Answer)
     assert got.answer == "ok" and len(fakellm.calls("planner")) == 2
     assert [u.failure for u in usages] == [None] and usages[0].parse_repairs == 0
+
+
+async def test_cancelled_plain_completion_waits_for_idle_before_the_next_call():
+    """A non-streaming server keeps generating a reply whose client left (cancelled by Esc or a
+    fan-in timeout): the next call first probes that the endpoint is idle, never stacking on it."""
+    with FakeLLM(stream="ignore") as fake:
+        fake.script("planner", [Reply.fault("slow", {"answer": "late"}, delay_s=2.0),
+                                Reply.json({"answer": "next"})])
+        c = make(fake)
+        call = asyncio.create_task(c.structured([{"role": "user", "content": "q"}], Answer))
+        while not fake.calls("planner"):
+            await asyncio.sleep(0.01)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        got = await c.structured([{"role": "user", "content": "q"}], Answer)
+        assert got.answer == "next"
+        probes = fake.calls("runtime")
+        assert c.backend.idle_checks == 1 and probes and probes[0]["max_tokens"] == 1
+        assert probes[0]["_t"] < fake.calls("planner")[1]["_t"]  # probed before asking again
