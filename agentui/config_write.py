@@ -190,6 +190,36 @@ def read_api_key(account: str, *, tool: str | None = None, timeout_s: float = 5.
     return value if r.returncode == 0 and value else None
 
 
+def is_local_url(url: str) -> bool:
+    """Local servers need no key, and skipping them saves a keychain subprocess."""
+    return "127.0.0.1" in url or "localhost" in url or "[::1]" in url
+
+
+def api_key_from_keychain(loaded: Any) -> str | None:
+    """Fill `llm.api_key` from the OS keychain when none is set and the endpoint is remote: where
+    Settings stored it, under the endpoint's host. `loaded` is a LoadedConfig (its sources then
+    say "OS keychain (host)") or a Config. Returns the account used, or None. The TUI, `run`,
+    `doctor` and `tree` all read the key this way."""
+    cfg = getattr(loaded, "config", loaded)
+    url = cfg.llm.base_url or ""
+    if cfg.llm.api_key or not url or is_local_url(url) or not keychain_tool():
+        return None
+    account = key_account(url)
+    key = read_api_key(account)
+    if not key:
+        return None
+    from agentui.config import check_api_key
+
+    try:
+        cfg.llm.api_key = check_api_key(key)
+    except ValueError:  # a key with control characters is never sent (#15)
+        return None
+    sources = getattr(loaded, "sources", None)
+    if isinstance(sources, dict):
+        sources["llm.api_key"] = f"OS keychain ({account})"
+    return account
+
+
 def key_account(base_url: str | None) -> str:
     """The keychain account a key is stored under: the endpoint's host (one key per provider)."""
     import httpx

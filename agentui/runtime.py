@@ -139,6 +139,7 @@ class Runtime:
         confirm: ConfirmHandler | None = None,
         record: bool = True,
         auditor: bool = True,
+        close_memory: bool = True,
     ) -> None:
         self.config = config
         self.workspace = Path(workspace or config.tools.workspace or Path.cwd()).expanduser().resolve()
@@ -147,6 +148,9 @@ class Runtime:
         self.ids = ids or UuidIds()
         self.pool = pool
         self.memory = memory
+        # False: the caller owns `memory` and keeps it open after stop() (the tree runner's one
+        # store across iterations, or the TUI's); stop() then only drains it
+        self.close_memory = close_memory
         self.tools = tools
         self.ablation = ablation
         self.clarify = clarify or proceed_without_answer
@@ -284,9 +288,14 @@ class Runtime:
             with contextlib.suppress(Exception):
                 await self.mcp.aclose()
             self.mcp = None
-        if self.memory is not None:
+        if self.memory is not None and self.close_memory:
             with contextlib.suppress(Exception):
                 await self.memory.close()
+        elif self.memory is not None:  # a shared store: stop our Dreamer, make our writes durable
+            with contextlib.suppress(Exception):
+                if self.dreamer is not None:
+                    await self.dreamer.stop()
+                await self.memory.drain()
         if self.pool is not None:
             with contextlib.suppress(Exception):
                 await self.pool.aclose()

@@ -116,9 +116,11 @@ def _check_acp() -> Check:
 
 def run(args: argparse.Namespace) -> int:
     from agentui.cli import load_from_args
+    from agentui.config_write import api_key_from_keychain
     from agentui.paths import DataLayout
 
     loaded = load_from_args(args)
+    api_key_from_keychain(loaded)  # a key saved from Settings (remote endpoints), as the TUI reads it
     cfg = loaded.config
     checks: list[Check] = []
     file_note = "found" if loaded.file_exists else "not present; defaults apply"

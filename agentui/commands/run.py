@@ -56,8 +56,10 @@ def _task_text(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from agentui.cli import load_from_args
+    from agentui.config_write import api_key_from_keychain
 
     loaded = load_from_args(args)
+    api_key_from_keychain(loaded)  # a key saved from Settings (remote endpoints), as the TUI reads it
     text = _task_text(args)
     if not text:
         print('agentui run: give a task, e.g. agentui run "count the .py files here"', file=sys.stderr)

@@ -10,18 +10,25 @@ Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is comp
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_ERROR, EXIT_COMPLETE, EXIT_STUCK = 0, 1, 2, 3
+EXIT_USAGE = 2  # like every command: bad input or no usable LLM (nothing ran); see the README
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from agentui.cli import common_options
+
     parser.add_argument("--repo", metavar="DIR", help="the repository holding .agentui/ (default: cwd)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    p = sub.add_parser("init", help="write .agentui/ (layout, schema, config) and a one-node tree from a goal")
+    # every action also takes the global options after it: `tree step --base-url URL` as well as
+    # `tree --base-url URL step` (suppressed defaults keep a value given before the action)
+    add = functools.partial(sub.add_parser, parents=[common_options(suppress=True)])
+    p = add("init", help="write .agentui/ (layout, schema, config) and a one-node tree from a goal")
     p.add_argument("goal", nargs="+", help="the goal in plain language")
     p.add_argument("--title", help="short title (default: the goal's first line)")
     p.add_argument("--id", dest="node_id", help="root node id (default: a slug of the title)")
@@ -30,15 +37,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--guard", default="", metavar="CMD", help="guard command run after `done` (exit 0 = pass)")
     p.add_argument("--max-attempts", type=int, default=3, metavar="N", help="attempts before a leaf is stuck")
     p.add_argument("--force", action="store_true", help="replace an existing tree")
-    sub.add_parser("validate", help="check tree.json against schema.json and the invariants (all errors)")
-    sub.add_parser("select", help="print the leftmost open leaf")
-    p = sub.add_parser("status", help="the tree with node states, attempts and the run state")
+    add("validate", help="check tree.json against schema.json and the invariants (all errors)")
+    add("select", help="print the leftmost open leaf")
+    p = add("status", help="the tree with node states, attempts and the run state")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p = sub.add_parser("start", help="create branch runner/<run-id> and commit the state")
+    p = add("start", help="create branch runner/<run-id> and commit the state")
     p.add_argument("--run-id", metavar="ID", help="run id (default: UTC time + random suffix)")
     for name, text in (("step", "run one iteration on the selected leaf"),
                        ("run", "run iterations until complete, stuck, an error or --max-iterations")):
-        p = sub.add_parser(name, help=text)
+        p = add(name, help=text)
         p.add_argument("--yes", "-y", action="store_true", help="approve confirmations for commands that run inside the OS sandbox (see agentui run --help)")
         p.add_argument("--no-preflight", action="store_true", help=argparse.SUPPRESS)
         if name == "run":
@@ -145,10 +152,14 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
     import asyncio
 
     from agentui.cli import load_from_args
+    from agentui.config_write import api_key_from_keychain
     from agentui.tree.git import GitError
-    from agentui.tree.runner import TreeRunner
+    from agentui.tree.runner import NotReady, TreeRunner
 
-    runner = TreeRunner(lay, load_from_args(args).config, yes=bool(getattr(args, "yes", False)),
+    loaded = load_from_args(args)
+    if action in ("step", "run"):
+        api_key_from_keychain(loaded)  # a key saved from Settings, as `agentui run` reads it
+    runner = TreeRunner(lay, loaded.config, yes=bool(getattr(args, "yes", False)),
                         preflight=not getattr(args, "no_preflight", False))
     try:
         if action == "start":
@@ -164,6 +175,9 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
             res = asyncio.run(runner.run(getattr(args, "max_iterations", None)))
     except GitError as e:
         return _err(str(e))
+    except NotReady as e:  # no usable endpoint / memory: nothing ran, nothing was committed
+        print(f"agentui tree {action}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     if res.iteration is None:
         print(res.message)
     elif res.status in ("complete", "stuck"):
@@ -175,6 +189,9 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
 
 
 def _printer(event: dict[str, Any]) -> None:
+    if event.get("kind") == "warning":
+        print(f"warning: {event['message']}", file=sys.stderr, flush=True)
+        return
     if event.get("kind") != "iteration":
         return
     if event["phase"] == "start":

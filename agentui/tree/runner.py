@@ -32,6 +32,7 @@ from agentui.tree.agent import (
     planner_messages,
     task_text,
 )
+from agentui.tree.env import AgentEnv, NotReady, open_env
 from agentui.tree.guard import run_guard
 from agentui.tree.layout import StateError, TreeConfig, TreeLayout
 from agentui.tree.model import (
@@ -75,7 +76,7 @@ Listener = Callable[[dict[str, Any]], None]
 class TreeRunner:
     def __init__(self, layout: TreeLayout, agent_config: Any, *, clock: Clock | None = None,
                  ids: IdFactory | None = None, yes: bool = False, preflight: bool = True,
-                 confirm: Callable[[Any], Any] | None = None) -> None:
+                 confirm: Callable[[Any], Any] | None = None, memory: Any = None) -> None:
         self.lay = layout
         self.repo = layout.repo
         self.agent_config = agent_config
@@ -84,6 +85,7 @@ class TreeRunner:
         self.yes = yes
         self.preflight = preflight
         self.confirm = confirm  # asks the user (the TUI's modal); else --yes approves, no --yes denies
+        self.memory = memory  # a store the caller holds open (the TUI's); else the data dir's is opened
         self.listeners: list[Listener] = []
         self.runtime: Any = None  # the running iteration's Runtime (the TUI taps its bus)
 
@@ -108,7 +110,9 @@ class TreeRunner:
         return rid
 
     # -- step -----------------------------------------------------------------------------------
-    async def step(self) -> StepResult:  # noqa: C901, PLR0912, PLR0915 - one iteration, in order
+    async def step(self) -> StepResult:
+        """One iteration. Raises NotReady (nothing written, nothing committed) when no LLM endpoint
+        answers or the memory store cannot be used; GitError / StateError / TreeInvalid on bad state."""
         lay = self.lay
         G.require_repo(self.repo)
         G.require_step_branch(self.repo)  # refuse main/master before anything else
@@ -121,11 +125,25 @@ class TreeRunner:
         if sel.status != "open":
             return StepResult(sel.status, message=sel.line())
         G.require_clean(self.repo)
-        run_id, n = rs["run_id"], int(rs["next_iteration"])
-        it = lay.iteration_dir(run_id, n)
+        it = lay.iteration_dir(rs["run_id"], int(rs["next_iteration"]))
         if it.exists():
             raise StateError(f"{it} already exists (iteration logs are append-only); fix next_iteration "
                              f"in {lay.run_state}")
+        env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
+                             memory=self.memory)  # before anything is written: NotReady commits nothing
+        for w in env.warnings:
+            self._emit({"kind": "warning", "message": w})
+        try:
+            return await self._iterate(cfg, rs, tree, sel, env)
+        finally:
+            await env.aclose()
+
+    async def _iterate(self, cfg: TreeConfig, rs: dict[str, Any], tree: Node, sel: Any,  # noqa: C901, PLR0912, PLR0915
+                       env: AgentEnv) -> StepResult:
+        """The iteration proper, in order; every path ends in one commit."""
+        lay = self.lay
+        run_id, n = rs["run_id"], int(rs["next_iteration"])
+        it = lay.iteration_dir(run_id, n)
         it.mkdir(parents=True)
         node = sel.node
         assert node is not None
@@ -137,7 +155,8 @@ class TreeRunner:
 
         interrupted = False
         try:
-            out, guard, guard_exit, t_agent, t_guard = await self._work(tree, node, cfg, it, t0, history, failure)
+            out, guard, guard_exit, t_agent, t_guard = await self._work(tree, node, cfg, it, t0, history, failure,
+                                                                        env)
         except asyncio.CancelledError:
             # Ctrl+C: record the iteration (no attempt used), commit, then let the cancel through
             interrupted = True
@@ -193,7 +212,7 @@ class TreeRunner:
             "agent_errors": sorted(agent_errors), "commit": commit, "commit_message": msg.splitlines()[0],
             "durations_s": {"agent": round(t_agent, 3), "guard": round(t_guard, 3),
                             "total": round(time.monotonic() - t0, 3)},
-            "tokens": out.stats, "task_id": out.task_id or None,
+            "tokens": out.stats, "task_id": out.task_id or None, "memory": env.memory_kind,
         }
         atomic_write(it / "meta.json", canonical_json_text(meta))
         after_sel = select(new_tree)
@@ -206,10 +225,10 @@ class TreeRunner:
         return res
 
     async def _work(self, tree: Node, node: Node, cfg: TreeConfig, it: Path, t0: float, history: str,
-                    failure: str) -> tuple[AgentOutcome, str, int | None, float, float]:
+                    failure: str, env: AgentEnv) -> tuple[AgentOutcome, str, int | None, float, float]:
         """The agent, then the guard when it says `done`, within one deadline."""
         deadline = t0 + cfg.iteration_timeout_s
-        out = await self._agent(tree, node, cfg, it, deadline, history, failure)
+        out = await self._agent(tree, node, cfg, it, deadline, history, failure, env)
         t_agent = time.monotonic() - t0
         guard, guard_exit, t_guard = "skipped", None, 0.0
         if not out.internal and out.status == "done":
@@ -259,54 +278,40 @@ class TreeRunner:
 
     # -- the agent ------------------------------------------------------------------------------
     async def _agent(self, tree: Node, node: Node, cfg: TreeConfig, it: Path, deadline: float,
-                     history: str, failure: str) -> AgentOutcome:
-        from agentui.llm import LLMError, LLMParseError, LLMPool
+                     history: str, failure: str, env: AgentEnv) -> AgentOutcome:
+        from agentui.llm import LLMError, LLMParseError
 
         def left() -> float:
             return deadline - time.monotonic()
 
-        try:
-            pool = LLMPool(self.agent_config)
-        except LLMError as e:
-            return AgentOutcome(internal="llm", detail=str(e))
-        try:
-            if self.preflight:
-                bad = [r for r in await pool.preflight(timeout_s=max(1.0, min(10.0, left())), completion=False)
-                       if not r.ok]
-                if bad:
-                    err = bad[0].error or "no answer"
-                    return AgentOutcome(internal="llm", detail=err if bad[0].url in err
-                                        else f"LLM endpoint {bad[0].url} is not answering: {err}")
-            if cfg.decompose and depth_of(tree, node.id) < cfg.max_depth:
-                msgs = planner_messages(node, outline(tree), max_children=cfg.max_children)
-                try:
-                    d = await asyncio.wait_for(pool.for_role("tree_planner").structured(msgs, PlannerDecision),
-                                               timeout=max(0.1, left()))
-                except TimeoutError:
-                    return AgentOutcome(internal="timeout", detail="the tree planner timed out")
-                except LLMParseError as e:
-                    return AgentOutcome(internal="parse", detail=str(e))
-                except LLMError as e:
-                    return AgentOutcome(internal="llm", detail=str(e))
-                atomic_write(it / "planner_output.json", canonical_json_text(d.model_dump(mode="json")))
-                if d.decision == "decompose":
-                    probs = decomposition_problems(d, max_children=cfg.max_children)
-                    return AgentOutcome(
-                        status="decomposed", summary=d.reason or f"split {node.id}",
-                        children=[] if probs else [c.model_dump() for c in d.children], agent_errors=probs,
-                        assumptions=d.assumptions, questions=d.questions, stats=pool.totals())
-                notes = (d.assumptions, d.questions)
-            else:
-                notes = ([], [])
-            out = await self._pipeline(pool, task_text(node, history=history, failure=failure), it, left())
-            out.assumptions[:0], out.questions[:0] = notes[0], notes[1]
-            out.stats = {**pool.totals(), **({"pipeline": out.stats} if out.stats else {})}
-            return out
-        finally:
-            with contextlib.suppress(Exception):
-                await pool.aclose()
+        pool = env.pool  # opened and preflighted before the iteration (open_env)
+        if cfg.decompose and depth_of(tree, node.id) < cfg.max_depth:
+            msgs = planner_messages(node, outline(tree), max_children=cfg.max_children)
+            try:
+                d = await asyncio.wait_for(pool.for_role("tree_planner").structured(msgs, PlannerDecision),
+                                           timeout=max(0.1, left()))
+            except TimeoutError:
+                return AgentOutcome(internal="timeout", detail="the tree planner timed out")
+            except LLMParseError as e:
+                return AgentOutcome(internal="parse", detail=str(e))
+            except LLMError as e:
+                return AgentOutcome(internal="llm", detail=str(e))
+            atomic_write(it / "planner_output.json", canonical_json_text(d.model_dump(mode="json")))
+            if d.decision == "decompose":
+                probs = decomposition_problems(d, max_children=cfg.max_children)
+                return AgentOutcome(
+                    status="decomposed", summary=d.reason or f"split {node.id}",
+                    children=[] if probs else [c.model_dump() for c in d.children], agent_errors=probs,
+                    assumptions=d.assumptions, questions=d.questions, stats=pool.totals())
+            notes = (d.assumptions, d.questions)
+        else:
+            notes = ([], [])
+        out = await self._pipeline(env, task_text(node, history=history, failure=failure), it, left())
+        out.assumptions[:0], out.questions[:0] = notes[0], notes[1]
+        out.stats = {**pool.totals(), **({"pipeline": out.stats} if out.stats else {})}
+        return out
 
-    async def _pipeline(self, pool: Any, text: str, it: Path, timeout: float) -> AgentOutcome:
+    async def _pipeline(self, env: AgentEnv, text: str, it: Path, timeout: float) -> AgentOutcome:
         from agentui.contracts import ConfirmationChoice
         from agentui.runtime import Runtime
 
@@ -324,8 +329,9 @@ class TreeRunner:
                 return await self.confirm(req)
             return Answer(ConfirmationChoice.DENY, "unattended")
 
+        # the user's memory store, kept open across iterations: what one node taught helps the next
         rt = Runtime(self.agent_config, workspace=self.repo, data_dir=it / "pipeline", clock=self.clock,
-                     ids=self.ids, pool=pool, confirm=confirm)
+                     ids=self.ids, pool=env.pool, memory=env.memory, close_memory=False, confirm=confirm)
         self.runtime = rt
         try:
             await rt.start()
@@ -340,4 +346,4 @@ class TreeRunner:
         return out
 
 
-__all__ = ["StepResult", "TreeRunner"]
+__all__ = ["NotReady", "StepResult", "TreeRunner"]

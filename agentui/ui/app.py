@@ -264,14 +264,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     async def _key_from_keychain(self) -> None:
         """An API key saved from Settings lives in the OS keychain: use it when none is set (remote
         endpoints only — local servers need none, and the lookup costs a subprocess)."""
-        from agentui.config_write import key_account, keychain_tool, read_api_key
+        from agentui.config_write import api_key_from_keychain
 
-        url = self.config.llm.base_url or ""
-        if self.config.llm.api_key or not url or "127.0.0.1" in url or "localhost" in url or not keychain_tool():
-            return
-        key = await asyncio.to_thread(read_api_key, key_account(url))
-        if key:
-            self.config.llm.api_key = key
+        await asyncio.to_thread(api_key_from_keychain, self.config)
 
     def _header(self, pool: Any, latency_s: float | None = None) -> None:
         from agentui.ui.status import sandbox_label

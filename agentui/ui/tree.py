@@ -94,6 +94,7 @@ class TreeScreen(Screen[None]):
         self.busy = False
         self.iterations: list[dict[str, Any]] = []
         self.run_id: str | None = None
+        self.not_ready = ""  # why the last step could not start (no LLM), shown in the status line
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="tree-main"):
@@ -141,6 +142,9 @@ class TreeScreen(Screen[None]):
                                                                  "commit_message")), key=str(m.get("iteration")))
         run = f"run {self.run_id}" if self.run_id else "not started (agentui tree start)"
         state = f"running {self.running}" if self.running else sel.line()
+        if self.not_ready:
+            status.update(Text(self.not_ready, style="bold red"))
+            return
         status.update(f"{run} · {len(self.iterations)} iteration(s) · {state}")
 
     # -- driving the runner ------------------------------------------------------------------
@@ -153,17 +157,26 @@ class TreeScreen(Screen[None]):
     @work(exclusive=True, group="tree-runner")
     async def _drive(self, once: bool) -> None:
         from agentui.tree.git import GitError
-        from agentui.tree.runner import TreeRunner
+        from agentui.tree.runner import NotReady, TreeRunner
 
         if self.busy:
             return
         self.busy = True
-        runner = TreeRunner(self.lay, self.agent_config, confirm=getattr(self.app, "_confirm", None))
+        self.not_ready = ""
+        # the app's current configuration (Settings may have changed it) and its open memory store
+        # (the LevelDB lock is the app's; the runner shares the store instead of opening it)
+        runner = TreeRunner(self.lay, getattr(self.app, "config", None) or self.agent_config,
+                            confirm=getattr(self.app, "_confirm", None), memory=getattr(self.app, "memory", None))
         runner.listeners.append(self._on_event)
         try:
             res = await (runner.step() if once else runner.run())
             self.notify(res.line() if res.iteration else res.message or res.status, timeout=6,
                         severity="error" if res.status == "error" else "information")
+        except NotReady as e:  # no usable LLM or memory: nothing ran, nothing was committed
+            # the fix first: the status line is one row (80 columns cut the rest)
+            head = "no LLM — Ctrl+S: Settings" if e.llm else "cannot step"
+            self.not_ready = f"{head} · nothing run or committed · {e}"
+            self.notify(self.not_ready[:400], severity="error", timeout=10)
         except (GitError, StateError, TreeInvalid) as e:
             self.notify(str(e)[:300], severity="error", timeout=8)
         finally:
@@ -172,7 +185,9 @@ class TreeScreen(Screen[None]):
             self.reload()
 
     def _on_event(self, event: dict[str, Any]) -> None:
-        if event.get("kind") == "iteration":
+        if event.get("kind") == "warning":
+            self.notify(str(event.get("message", ""))[:300], severity="warning", timeout=10)
+        elif event.get("kind") == "iteration":
             self.running = event["node"] if event["phase"] == "start" else None
             if event["phase"] == "start":
                 self.query_one("#tree-bus", RichLog).clear()

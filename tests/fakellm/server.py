@@ -262,6 +262,7 @@ class FakeLLM:
                     return
                 role = self.headers.get("X-Agentui-Role", "")
                 req["_role"] = role
+                req["_auth"] = self.headers.get("Authorization")  # the API key the client sent
                 with fake._lock:
                     fake.requests.append(req)
                 rf = req.get("response_format")

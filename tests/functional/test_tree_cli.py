@@ -156,3 +156,48 @@ def test_ctrl_c_records_the_iteration_and_exits_130(fakellm, tmp_path):
     assert json.loads((repo / ".agentui/state/tree.json").read_text())["attempts"] == 0
     assert json.loads((repo / ".agentui/state/run_state.json").read_text())["next_iteration"] == 2
     assert git(repo, "status", "--porcelain") == ""
+
+
+def _started(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    assert _tree(repo, "init", "write a.txt", "--id", "a", "--guard", "test -f a.txt").returncode == 0
+    assert _tree(repo, "start", "--run-id", "r1").returncode == 0
+    return repo
+
+
+def test_step_without_an_llm_runs_and_commits_nothing(tmp_path):
+    """Was: a `chore(tree): a runner error (llm)` commit. Now `agentui run`'s message, exit 2."""
+    repo = _started(tmp_path)
+    before = subjects(repo)
+    for action in ("step", "run"):
+        r = _tree(repo, action)
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        assert r.stderr.startswith(f"agentui tree {action}: no LLM is configured: set AGENTUI_BASE_URL")
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert subjects(repo) == before and git(repo, "status", "--porcelain") == ""
+    assert not (repo / ".agentui/iterations/r1").exists()
+    assert json.loads((repo / ".agentui/state/run_state.json").read_text())["next_iteration"] == 1
+
+
+def test_global_options_after_the_action(fakellm, tmp_path):
+    """`tree step --base-url URL --model M` was "unrecognized arguments"; both placements work."""
+    import socket
+
+    repo = _started(tmp_path)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    down = f"http://127.0.0.1:{port}/v1"
+    for args in (("step", "--yes", "--base-url", down, "--model", "m"), ("--base-url", down, "step", "--yes")):
+        r = _tree(repo, *args)
+        assert r.returncode == 2 and f"agentui tree step: LLM endpoint {down}" in r.stderr, (args, r.stderr)
+        assert "unrecognized" not in r.stderr
+    file_agent(fakellm)
+    data = tmp_path / "data"
+    r = _tree(repo, "step", "--yes", "--base-url", fakellm.base_url, "--model", "fake-model", "--data-dir", str(data),
+              "--repo", str(repo))
+    assert r.returncode == 2, (r.stdout, r.stderr)  # 2 = the tree is complete
+    assert subjects(repo)[-1] == "feat(tree): a done"
+    assert (data / "memory.leveldb").is_dir()  # --data-dir after the action reached the runner
+    assert (repo / "a.txt").read_text() == "A.TXT"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import socket
 
+import pytest
+
 from agentui.tree.layout import TreeConfig, init_layout, render_config
 from agentui.tree.model import Node, load_tree, write_tree
 from agentui.tree.runner import TreeRunner
@@ -39,7 +41,9 @@ async def test_timeout_consumes_no_attempt_and_stops(fakellm, tmp_path):
     assert lay.load_run_state()["next_iteration"] == 2
 
 
-async def test_endpoint_down_is_runner_internal(tmp_path):
+async def test_endpoint_down_runs_and_commits_nothing(tmp_path):
+    """No usable endpoint: the step neither runs nor commits (was: a "runner error" commit)."""
+    from agentui.tree.runner import NotReady
     from tests.fakellm import FakeLLM
 
     s = socket.socket()
@@ -50,10 +54,26 @@ async def test_endpoint_down_is_runner_internal(tmp_path):
         repo, lay, runner = _setup(tmp_path, fake)
     runner.agent_config = runner.agent_config.model_copy(
         update={"llm": runner.agent_config.llm.model_copy(update={"base_url": f"http://127.0.0.1:{port}"})})
-    res = await runner.step()
-    assert res.status == "error" and f"127.0.0.1:{port}" in res.error
-    assert load_tree(lay.tree).attempts == 0
-    assert subjects(repo)[-1] == "chore(tree): a runner error (llm)"
+    before = (subjects(repo), lay.tree.read_bytes(), lay.run_state.read_bytes())
+    with pytest.raises(NotReady, match=f"cannot connect to http://127.0.0.1:{port}"):
+        await runner.step()
+    assert (subjects(repo), lay.tree.read_bytes(), lay.run_state.read_bytes()) == before
+    assert not (lay.iterations / "r").exists() and git(repo, "status", "--porcelain") == ""
+
+
+async def test_no_llm_configured_runs_and_commits_nothing(tmp_path):
+    from agentui.config import Config
+    from agentui.tree.runner import NotReady
+    from tests.fakellm import FakeLLM
+
+    with FakeLLM() as fake:
+        repo, lay, runner = _setup(tmp_path, fake)
+    runner.agent_config = Config.model_validate({"data_dir": str(tmp_path / "data")})  # no endpoint at all
+    before = subjects(repo)
+    with pytest.raises(NotReady, match="no LLM is configured"):
+        await runner.run()
+    assert subjects(repo) == before and lay.load_run_state()["next_iteration"] == 1
+    assert not (lay.iterations / "r").exists() and git(repo, "status", "--porcelain") == ""
 
 
 async def test_guard_spawn_error_and_missing_guard_are_runner_internal(fakellm, tmp_path):
@@ -217,3 +237,78 @@ async def test_destructive_commands_ask_the_injected_confirm_handler(fakellm, tm
     await runner.step()
     assert len(asked) == 1 and "README" in asked[0]
     assert (repo / "README").read_text() == "project\n"  # the denial held
+
+
+def _two_leaves(tmp_path, fake):
+    """Leaves a.txt and b.txt whose intents share their first three words (one memory space)."""
+    from tests.functional.pipeline import perceive
+    from tests.functional.treeharness import last_user
+
+    file_agent(fake)
+    fake.responder("perceiver", lambda req: perceive(f"write the file {_file_in(last_user(req))}"))
+    tree = Node(id="root", title="files", children=[
+        Node(id="a", order=1, title="write a.txt", goal="create a.txt", guard="test -f a.txt"),
+        Node(id="b", order=2, title="write b.txt", goal="create b.txt", guard="test -f b.txt")])
+    return _setup(tmp_path, fake, guard="true", tree=tree, decompose=False)
+
+
+def _file_in(text):
+    import re
+
+    m = re.search(r"\b([a-z0-9_]+\.txt)\b", text)
+    return m.group(1) if m else "unknown.txt"
+
+
+async def test_what_iteration_1_learned_reaches_iteration_2(fakellm, tmp_path):
+    """The user's persistent memory (data dir) across iterations: GGS's Megram from iteration 1's
+    accept is in the store and in iteration 2's planner prompt (was: a fresh in-memory store each)."""
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+    from agentui.memory import open_memory
+
+    repo, lay, runner = _two_leaves(tmp_path, fakellm)
+    res = await runner.step()
+    assert (res.node, res.agent_status, res.guard) == ("a", "done", "pass")
+    mem = open_memory(tmp_path / "data" / "memory.leveldb", SystemClock(), UuidIds())
+    learned = [m.content for m in mem.list(None, "intent:write_the_file", None)]
+    await mem.close()
+    assert learned == ["accept: write the file a.txt — the file is written"]
+    n1 = len(fakellm.calls("planner"))
+    res = await runner.step()
+    assert (res.node, res.status) == ("b", "complete")
+    prompt = fakellm.calls("planner")[n1]["messages"][1]["content"]
+    assert "what worked before: accept: write the file a.txt" in prompt
+    assert json.loads((lay.iteration_dir("r", 2) / "meta.json").read_text())["memory"] == "data dir"
+
+
+async def test_memory_in_use_gives_a_temporary_memory_and_a_warning(fakellm, tmp_path):
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+    from agentui.memory import open_memory
+
+    repo, lay, runner = _two_leaves(tmp_path, fakellm)
+    seen = []
+    runner.listeners.append(seen.append)
+    held = open_memory(tmp_path / "data" / "memory.leveldb", SystemClock(), UuidIds())  # another agentui
+    try:
+        res = await runner.step()
+    finally:
+        await held.close()
+    assert res.agent_status == "done"
+    warnings = [e["message"] for e in seen if e["kind"] == "warning"]
+    assert len(warnings) == 1 and "temporary memory" in warnings[0]
+    assert json.loads((lay.iteration_dir("r", 1) / "meta.json").read_text())["memory"] == "temporary"
+
+
+async def test_damaged_memory_store_runs_and_commits_nothing(fakellm, tmp_path):
+    from agentui.tree.runner import NotReady
+
+    repo, lay, runner = _two_leaves(tmp_path, fakellm)
+    db = tmp_path / "data" / "memory.leveldb"
+    db.mkdir(parents=True)
+    (db / "CURRENT").write_text("MANIFEST-000099\n")  # names a manifest that is not there
+    before = subjects(repo)
+    with pytest.raises(NotReady):
+        await runner.step()
+    assert subjects(repo) == before and not (lay.iterations / "r").exists()
+    assert (db / "CURRENT").read_text() == "MANIFEST-000099\n"  # never recreated (#15)

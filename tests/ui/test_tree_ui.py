@@ -92,3 +92,31 @@ async def test_f2_opens_the_goal_tree_from_the_main_app(tmp_path):
         await pilot.pause(0.2)
         assert isinstance(app.screen, TreeScreen)
         assert "no goal tree in" in str(app.screen.query_one("#tree-view", Static).render())
+
+
+async def test_f2_step_without_an_llm_commits_nothing(tmp_path):
+    """Was: F2 `s` with no endpoint made a `chore(tree): … runner error (llm)` commit."""
+    from agentui.ui.app import AgentApp
+    from tests.functional.treeharness import git, subjects
+
+    repo = make_repo(tmp_path / "repo")
+    init_layout(repo, "add a version flag", node_id="a", guard="true")
+    TreeRunner(TreeLayout(repo), None).start("r1")
+    before = subjects(repo)
+    app = AgentApp(Config.model_validate({"data_dir": str(tmp_path / "d")}), workspace=repo, preflight=False,
+                   animate=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, TreeScreen)
+        await pilot.press("s")
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if app.screen.not_ready:
+                break
+        status = str(app.screen.query_one("#tree-status", Static).render())
+        assert "no LLM is configured" in status and "Ctrl+S" in status, status
+        assert not app.screen.busy
+    assert subjects(repo) == before and git(repo, "status", "--porcelain") == ""
+    assert not (repo / ".agentui/iterations/r1").exists()

@@ -1,0 +1,78 @@
+"""What an iteration needs before it may start: a usable LLM endpoint and the user's memory store.
+
+Checked before anything is written (issue #16 leftover): with no usable endpoint a step neither
+runs nor commits, it says what `agentui run` says. The memory is the persistent MKCT store of the
+data dir, as `agentui run` opens it, so what one node taught helps the next: in use by another
+agentui → a temporary memory and a warning; damaged or unusable → refuse (never recreate it, #15).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentui.clock import Clock
+from agentui.ids import IdFactory
+
+
+class NotReady(Exception):
+    """No usable LLM endpoint, data dir or memory store: no iteration ran, nothing was committed."""
+
+    def __init__(self, message: str, *, llm: bool = True) -> None:
+        super().__init__(message)
+        self.llm = llm  # False: the data dir or memory store is the problem
+
+
+@dataclass
+class AgentEnv:
+    pool: Any
+    memory: Any
+    owns_memory: bool
+    memory_kind: str  # "data dir" | "shared" (the TUI's open store) | "temporary"
+    warnings: list[str] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.pool.aclose()
+        if self.owns_memory:
+            with contextlib.suppress(Exception):
+                await self.memory.close()
+
+
+async def open_env(config: Any, *, clock: Clock, ids: IdFactory, preflight: bool = True,
+                   memory: Any = None) -> AgentEnv:
+    """The pool (preflighted like `agentui run`: model list + one tiny completion, 10 s) and the
+    memory (`memory` when the caller holds the store open already). Raises NotReady."""
+    from agentui.llm import LLMError, LLMPool
+    from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable, open_memory
+    from agentui.paths import DataDirError, DataLayout
+
+    if config is None:
+        raise NotReady("no LLM is configured (no agent configuration was given)")
+    layout = DataLayout(config.data_path())
+    if memory is None:
+        try:
+            layout.check()
+        except DataDirError as e:
+            raise NotReady(str(e), llm=False) from None
+    try:
+        pool = LLMPool(config)
+    except LLMError as e:
+        raise NotReady(str(e)) from None
+    if preflight:
+        bad = [r for r in await pool.preflight(timeout_s=10.0, completion=True) if not r.ok]
+        if bad:
+            await pool.aclose()
+            raise NotReady("; ".join(r.error or f"{r.url} gave no answer" for r in bad))
+    if memory is not None:
+        return AgentEnv(pool, memory, owns_memory=False, memory_kind="shared")
+    try:
+        mem = open_memory(layout.memory_db, clock, ids)
+        return AgentEnv(pool, mem, owns_memory=True, memory_kind="data dir")
+    except MemoryInUse as e:
+        return AgentEnv(pool, open_memory(None, clock, ids), owns_memory=True, memory_kind="temporary",
+                        warnings=[f"{e}; this iteration uses a temporary memory"])
+    except (MemoryDamaged, MemoryUnavailable) as e:
+        await pool.aclose()
+        raise NotReady(str(e), llm=False) from None
