@@ -2,9 +2,17 @@
 
 Bounded to ≤ 12 minutes (CI's whole live run has a 90-minute cap): iterations time out at 300 s
 (one pipeline task on 2 CPU cores needs minutes; 150 s timed out under load), at most 2
-iterations, no decomposition. The assertions are about the runner, not the model's luck:
-whatever the model does, every iteration is logged and committed with its deterministic message,
-the tree stays valid, attempts stay within bounds, and a node passes only with a green guard.
+iterations, no decomposition. The 0.5B model may or may not get a node done; the test does not
+depend on its luck, but it does check that the model was really driven and that the record is
+true to what happened:
+- every iteration reached the model (LLM calls > 0: a broken model set-up cannot pass), is logged
+  and committed with its deterministic message, and the tree stays valid;
+- each recorded guard result is re-checked by running the ORIGINAL guard at that iteration's
+  commit in a scratch checkout (a "pass" means the file really is there; a "fail" that it is not);
+- attempts equal the attempt-consuming iterations (retry, done + guard fail); a node passes iff
+  one of its iterations passed its guard; a runner error leaves attempts alone;
+- the outcome (which node passed, or what each iteration ended in) is printed even on success,
+  so a CI log says whether the model completed a node.
 """
 
 from __future__ import annotations
@@ -45,7 +53,7 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
-def test_live_two_node_tree(tmp_path: Path, gguf: str) -> None:
+def test_live_two_node_tree(tmp_path: Path, gguf: str, capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
@@ -67,10 +75,10 @@ def test_live_two_node_tree(tmp_path: Path, gguf: str) -> None:
     assert tree("init", "hello file and check script", "--id", "root").returncode == 0
     lay = TreeLayout(repo)
     write_tree(lay.tree, Node(id="root", title="hello file and check script", children=[
-        Node(id="hello", order=1, title="write hello.txt", max_attempts=2, guard="test -s hello.txt",
+        Node(id="hello", order=1, title="write hello.txt", max_attempts=2, guard=GUARDS["hello"],
              goal="Create a file named hello.txt containing the text: hello",
              acceptance=["hello.txt exists and contains hello"]),
-        Node(id="answer", order=2, title="make check.sh pass", max_attempts=2, guard="sh check.sh",
+        Node(id="answer", order=2, title="make check.sh pass", max_attempts=2, guard=GUARDS["answer"],
              goal="Create a file named answer.txt whose whole content is the number 42",
              acceptance=["answer.txt contains 42"]),
     ]))
@@ -87,22 +95,60 @@ def test_live_two_node_tree(tmp_path: Path, gguf: str) -> None:
     root = load_tree(lay.tree)  # still valid whatever happened
     subjects = _git(repo, "log", "--format=%s").splitlines()[::-1]
     assert subjects[:2] == ["initial", "chore(tree): start run live"]
-    iters = sorted(int(p.name) for p in (lay.iterations / "live").iterdir())
+    base = lay.iterations / "live"
+    assert base.is_dir(), f"no iteration ran (exit {r.returncode}): {r.stderr[-800:]}"
+    iters = sorted(int(p.name) for p in base.iterdir())
     assert iters == list(range(1, len(iters) + 1)) and 1 <= len(iters) <= 2
     assert len(subjects) == 2 + len(iters)  # one commit per iteration, failures included
     assert all(MESSAGE.match(s) for s in subjects[2:]), subjects
     assert _git(repo, "status", "--porcelain") == ""
-    for n in iters:
-        meta = json.loads((lay.iterations / "live" / str(n) / "meta.json").read_text())
-        node = root.find(meta["node_id"])
-        assert node is not None and 0 <= node.attempts <= node.max_attempts
+    metas = [json.loads((base / str(n) / "meta.json").read_text()) for n in iters]
+    report = []
+    used: dict[str, int] = {"hello": 0, "answer": 0}
+    for n, meta in zip(iters, metas, strict=True):
+        nid = meta["node_id"]
+        assert nid in GUARDS, meta
+        # the model was really driven: a set-up that never reaches it cannot pass this test
+        assert meta["tokens"].get("llm_calls", 0) > 0, meta
+        assert meta["memory"] == "data dir"  # the user's store, not a throw-away one
+        outcome = f"{n}:{nid} {meta['status']}"
         if meta["runner_error"] is None:
-            assert meta["tokens"]["llm_calls"] > 0 and meta["tokens"]["prompt_tokens"] > 0
+            assert meta["tokens"]["prompt_tokens"] > 0
+            assert meta["status"] in ("done", "retry"), meta
+            if meta["status"] == "retry" or meta["guard"] == "fail":
+                used[nid] += 1
+        else:
+            outcome += f" (runner error {meta['runner_error']})"
+            assert (base / str(n) / "runner_error.log").is_file()
+        if meta["guard"] in ("pass", "fail") and meta["commit"]:
+            log = (base / str(n) / "guard.log").read_text()
+            assert f"=== exit {meta['guard_exit']} ===" in log and (meta["guard_exit"] == 0) == (meta["guard"] == "pass")
+            actual = _guard_at(repo, meta["commit"], GUARDS[nid], tmp_path / f"check{n}")
+            assert (actual == 0) == (meta["guard"] == "pass"), (meta, actual)  # the record is true
+            outcome += f", guard {meta['guard']} (re-checked at {meta['commit'][:8]}: exit {actual})"
+        report.append(outcome)
+    passed = []
     for nid in ("hello", "answer"):
-        n = root.find(nid)
-        if n.passes:  # no pass without a green guard
-            metas = [json.loads((lay.iterations / "live" / str(i) / "meta.json").read_text()) for i in iters]
-            assert any(m["node_id"] == nid and m["guard"] == "pass" for m in metas)
-    if r.returncode == 2:
+        node = root.find(nid)
+        assert node.attempts == min(used[nid], node.max_attempts), (nid, node.attempts, used)
+        assert node.passes == any(m["node_id"] == nid and m["guard"] == "pass" for m in metas)
+        if node.passes:
+            passed.append(nid)
+    if r.returncode == 2:  # complete (a "no usable LLM" exit 2 runs no iteration: caught above)
         assert root.passes and (repo / "hello.txt").is_file()
         assert (repo / "answer.txt").read_text().strip() == "42"
+    with capsys.disabled():  # the honest outcome in the CI log, pass or fail
+        print(f"\nlive tree: nodes passed by the model: {len(passed)}/2 {passed}; exit {r.returncode} in "
+              f"{wall:.0f} s; iterations: {'; '.join(report)}")
+
+
+GUARDS = {"hello": "test -s hello.txt", "answer": "sh check.sh"}
+
+
+def _guard_at(repo: Path, commit: str, guard: str, where: Path) -> int:
+    """The node's original guard, run on a scratch checkout of `commit`."""
+    _git(repo, "worktree", "add", "-q", "--detach", str(where), commit)
+    try:
+        return subprocess.run(["sh", "-c", guard], cwd=where, capture_output=True, timeout=60).returncode
+    finally:
+        _git(repo, "worktree", "remove", "--force", str(where))
