@@ -40,7 +40,15 @@ from agentui.ui.modals import ClarifyModal, ConfirmModal, steady_cursors
 from agentui.ui.replay import Replayer
 from agentui.ui.status import StatusBar
 from agentui.ui.themes import load_themes
-from agentui.ui.widgets import AuditFeed, BusView, PipelineLine, ResultPanel, StageLine, TaskInput
+from agentui.ui.widgets import (
+    AuditFeed,
+    BusView,
+    PipelineLine,
+    ResultBox,
+    ResultPanel,
+    StageLine,
+    TaskInput,
+)
 
 
 class AgentApp(Actions, BusFeed, Replayer, App[int]):
@@ -124,8 +132,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             with Vertical(id="right"):
                 yield Static("[b]audit[/b]", classes="panel-title", id="audit-title")
                 yield AuditFeed(id="audit")
-                yield Static("[b]result[/b]", classes="panel-title")
-                yield ResultPanel("[dim]no result yet[/dim]", id="result")
+                yield Static("[b]result[/b]", classes="panel-title", id="result-title")
+                with ResultBox(title_id="result-title", id="result-box"):
+                    yield ResultPanel("[dim]no result yet[/dim]", id="result")
         yield PipelineLine(id="pipeline")
         yield StageLine(animate=self.spinner_animated, now=self.feed_now, id="stage")
         yield TaskInput(id="task")
@@ -363,6 +372,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.query_one(AuditFeed).add(item)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in getattr(self.screen, "HIDES_APP_ACTIONS", ()):
+            return False
         if action == "abort" and self.screen is self.screen_stack[0]:
             # Esc shows in the footer only while a task runs (it still closes the bus filter)
             try:

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -295,8 +296,45 @@ class AuditFeed(RichLog):
             self.write(f"[{colour(theme, 'muted')}]report: {escape(item.summary)}[/]")
 
 
+class ResultBox(VerticalScroll):
+    """The result pane's scroller: a scrollbar, and its title says when text is out of sight (#17;
+    at 80×24 the cost table's last rows are below the fold)."""
+
+    can_focus = True  # Tab reaches it; ↑ ↓ PgUp PgDn then scroll
+
+    def __init__(self, *children: Any, title_id: str, **kw: Any) -> None:
+        super().__init__(*children, **kw)
+        self.title_id = title_id
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.update_hint()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.update_hint)
+
+    def hint(self) -> str:
+        below = self.max_scroll_y - round(self.scroll_y)
+        above = round(self.scroll_y)
+        if below <= 0 and above <= 0:
+            return ""
+        parts = ([f"↑ {above} line(s) above"] if above > 0 else []) + ([f"↓ {below} more"] if below > 0 else [])
+        return " · ".join(parts) + " — scroll (wheel, or Tab here and ↑ ↓)"
+
+    def update_hint(self) -> None:
+        hint = self.hint()
+        for title in self.screen.query(f"#{self.title_id}"):
+            title.update("[b]result[/b]" + (f" [dim]· {hint}[/]" if hint else ""))
+
+
 class ResultPanel(Static):
     copy_text = ""  # the final answer as plain text, for Ctrl+Y / copy
+
+    def update(self, content: Any = "", *, layout: bool = True) -> None:
+        super().update(content, layout=layout)
+        box = self.parent
+        if isinstance(box, ResultBox):  # the new text may (no longer) overflow the pane
+            self.call_after_refresh(box.update_hint)
 
     def show_final(self, f: FinalResult, stats: dict[str, Any]) -> None:
         c = colour(self.app.current_theme, "success" if f.directive.value in ("accept", "success") else "error")
