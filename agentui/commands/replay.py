@@ -18,6 +18,10 @@ def run(args: argparse.Namespace) -> int:
     from agentui.ui.app import AgentApp
 
     path = Path(args.file).expanduser()
+    if path.is_dir():
+        print(f"agentui replay: {path} is a directory; give one recording in it, e.g. "
+              f"{path / 'recordings' / '<task>.bus.jsonl'}", file=sys.stderr)
+        return 2
     if not path.is_file():
         print(f"agentui replay: {path} not found", file=sys.stderr)
         return 2

@@ -110,6 +110,8 @@ async def test_f2_step_without_an_llm_commits_nothing(tmp_path):
         await pilot.press("f2")
         await pilot.pause(0.2)
         assert isinstance(app.screen, TreeScreen)
+        shown = [b.binding.description for b in app.screen.active_bindings.values() if b.binding.show]
+        assert "Settings" in shown and "Copy" not in shown  # the key the message names fits 80 columns
         await pilot.press("s")
         for _ in range(50):
             await pilot.pause(0.1)
