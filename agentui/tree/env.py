@@ -42,8 +42,10 @@ class AgentEnv:
 
 async def open_env(config: Any, *, clock: Clock, ids: IdFactory, preflight: bool = True,
                    memory: Any = None) -> AgentEnv:
-    """The pool (preflighted like `agentui run`: model list + one tiny completion, 10 s) and the
-    memory (`memory` when the caller holds the store open already). Raises NotReady."""
+    """The pool (preflighted: the endpoint must list its models within 10 s — not `agentui run`'s
+    tiny completion too, which a server busy with the TUI's own task or a local model still loading
+    can miss; a model that then fails is a runner error of the iteration) and the memory (`memory`
+    when the caller holds the store open already). Raises NotReady."""
     from agentui.llm import LLMError, LLMPool
     from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable, open_memory
     from agentui.paths import DataDirError, DataLayout
@@ -61,7 +63,7 @@ async def open_env(config: Any, *, clock: Clock, ids: IdFactory, preflight: bool
     except LLMError as e:
         raise NotReady(str(e)) from None
     if preflight:
-        bad = [r for r in await pool.preflight(timeout_s=10.0, completion=True) if not r.ok]
+        bad = [r for r in await pool.preflight(timeout_s=10.0, completion=False) if not r.ok]
         if bad:
             await pool.aclose()
             raise NotReady("; ".join(r.error or f"{r.url} gave no answer" for r in bad))
