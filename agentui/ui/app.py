@@ -50,6 +50,10 @@ from agentui.ui.widgets import (
     TaskInput,
 )
 
+# the main screen's own keys; any screen above it hides them (Esc back first): its footer then
+# shows its own keys plus Quit, Help, Settings and the palette within 80 columns (#17)
+MAIN_SCREEN_ONLY = frozenset({"memory", "audit", "copy_answer", "history"})
+
 
 class AgentApp(Actions, BusFeed, Replayer, App[int]):
     CSS_PATH = "app.tcss"
@@ -372,8 +376,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.query_one(AuditFeed).add(item)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in getattr(self.screen, "HIDES_APP_ACTIONS", ()):
-            return False
+        if action in MAIN_SCREEN_ONLY and len(self.screen_stack) > 1:
+            return False  # over another screen: hidden and off, so each footer fits 80 columns (#17)
         if action == "abort" and self.screen is self.screen_stack[0]:
             # Esc shows in the footer only while a task runs (it still closes the bus filter)
             try:

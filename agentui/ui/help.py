@@ -22,6 +22,8 @@ EXTRA_KEYS = [
     ("c", "on a picked bus line, an open payload or a Megram: copy it to the clipboard"),
     ("Ctrl+C", "copy the selected text (select with the mouse)"),
     ("Ctrl+P", "the command palette: every action by name"),
+    ("Tab", "to the result pane; then ↑ ↓ PgUp PgDn scroll it (its title says what is out of sight)"),
+    ("g", "in Memory (Ctrl+O) and History (Ctrl+G): refresh the list"),
 ]
 
 

@@ -68,12 +68,16 @@ class MemoryScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("slash", "focus_filter", "Filter"),
-        Binding("c", "copy", "Copy Megram"),
-        Binding("s", "sort", "Sort column"),
+        Binding("c", "copy", "Copy", tooltip="copy the selected Megram"),
+        Binding("s", "sort", "Sort", tooltip="sort by the next column"),
         Binding("r", "remember", "Remember"),
         Binding("f", "forget", "Forget"),
         Binding("d", "dream", "Dream"),
-        Binding("g", "refresh", "Refresh"),
+        Binding("g", "refresh", "Refresh", show=False),
+        # still F1 / Ctrl+S (the app's priority keys run), just not in this footer: the browser's own
+        # keys and Quit fill 80 columns (#17)
+        Binding("f1", "app.help", "Help", show=False, priority=True),
+        Binding("ctrl+s", "app.settings", "Settings", show=False, priority=True),
     ]
 
     def __init__(self, memory: Any, clock: Any) -> None:

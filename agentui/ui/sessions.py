@@ -47,8 +47,8 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Replay", priority=True),
         Binding("r", "rerun", "Run again"),
-        Binding("c", "copy_goal", "Copy goal"),
-        Binding("g", "refresh", "Refresh"),
+        Binding("c", "copy_goal", "Copy", tooltip="copy the goal of the selected task"),
+        Binding("g", "refresh", "Refresh", show=False),  # in Help; the footer fits 80 columns (#17)
     ]
     LIMIT = 200
 

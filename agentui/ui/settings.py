@@ -118,8 +118,6 @@ class SettingsScreen(Screen[Config | None]):
     # Ctrl+S reaches the app's priority binding, which saves here; this one names it in the footer
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("f5", "check", "Check"),
                 Binding("ctrl+s", "save", "Save", priority=True)]
-    # app keys that make no sense over a form: hidden (and off) here so the footer fits 80 columns
-    HIDES_APP_ACTIONS = frozenset({"memory", "audit", "copy_answer", "history"})
 
     def __init__(self, config: Config, config_file: Path, workspace: Path, themes: list[str]) -> None:
         super().__init__()

@@ -85,8 +85,6 @@ class TreeScreen(Screen[None]):
         Binding("r", "run", "Run"),
         Binding("u", "reload", "Reload"),
     ]
-    # main-screen keys hidden (and off) here so the footer keeps Ctrl+S Settings at 80 columns (#17)
-    HIDES_APP_ACTIONS = frozenset({"memory", "audit", "copy_answer", "history"})
 
     def __init__(self, repo: Path, agent_config: Any) -> None:
         super().__init__()
@@ -215,7 +213,6 @@ class TreeScreen(Screen[None]):
 class IterationScreen(Screen[None]):
     DEFAULT_CSS = CSS
     BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
-    HIDES_APP_ACTIONS = TreeScreen.HIDES_APP_ACTIONS
 
     def __init__(self, lay: TreeLayout, run_id: str, n: int) -> None:
         super().__init__()

@@ -138,7 +138,7 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("replay binary", ["replay", "{root}/bin.jsonl"], {}, None, 2, "not a text recording"),
     ("replay no envelopes", ["replay", "{root}/empty.jsonl"], {}, None, 2, "no bus envelopes"),
     ("replay missing", ["replay", "{root}/nope.jsonl"], {}, None, 2, "not found"),
-    ("replay dir", ["replay", "{root}/confdir"], {}, None, 2, "not found"),
+    ("replay dir", ["replay", "{root}/confdir"], {}, None, 2, "is a directory"),
     ("bench missing suite", ["bench", "{root}/nope.json"], {}, None, 2, ""),
     ("bench suite dir", ["bench", "{root}/suite_dir"], {}, None, 2, ""),
     ("bench suite not json", ["bench", "{root}/suite_bad.json"], {}, None, 2, ""),

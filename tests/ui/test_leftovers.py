@@ -46,3 +46,26 @@ async def test_settings_footer_fits_80_columns_and_names_save():
         assert shown == ["Back", "Check", "Save", "Quit", "Help"], shown
         footer = app.export_screenshot().replace("&#160;", " ")
         assert "Save" in footer and "palette" in footer and "Hist" not in footer and "Memory" not in footer
+
+
+async def test_every_screen_footer_fits_80_columns():
+    """No key label is cut or hidden behind the palette key at 80 columns (the newcomer's
+    `^g Histor▏`; Memory, Audit, Task detail, Help and History cut theirs on main)."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _replayed(pilot)
+        for key in ("ctrl+o", "ctrl+g", "ctrl+r", "ctrl+d", "f1", "ctrl+s", "f2", None):
+            if key:
+                await pilot.press(key)
+                await pilot.pause(0.3)
+            keys = list(app.screen.query_one(Footer).query(FooterKey))
+            palette = [k for k in keys if k.description == "palette"]
+            edge = palette[0].region.x if palette else 80
+            cut = [k.description for k in keys if k not in palette and k.region.right > edge]
+            assert not cut, (type(app.screen).__name__, cut)
+            if key:
+                await pilot.press("escape")
+                await pilot.pause(0.2)
