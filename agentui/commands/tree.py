@@ -10,7 +10,6 @@ Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is comp
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 from pathlib import Path
@@ -21,13 +20,9 @@ EXIT_USAGE = 2  # like every command: bad input or no usable LLM (nothing ran); 
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from agentui.cli import common_options
-
     parser.add_argument("--repo", metavar="DIR", help="the repository holding .agentui/ (default: cwd)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    # every action also takes the global options after it: `tree step --base-url URL` as well as
-    # `tree --base-url URL step` (suppressed defaults keep a value given before the action)
-    add = functools.partial(sub.add_parser, parents=[common_options(suppress=True)])
+    add = sub.add_parser  # the CLI adds the global options to every action (`tree step --base-url URL`)
     p = add("init", help="write .agentui/ (layout, schema, config) and a one-node tree from a goal")
     p.add_argument("goal", nargs="+", help="the goal in plain language")
     p.add_argument("--title", help="short title (default: the goal's first line)")
