@@ -15,6 +15,7 @@ def _cli(*args):
 
 def test_audit_for_an_unknown_task_says_so(tmp_path):
     data = tmp_path / "data"
+    data.mkdir()  # a named data dir that does not exist is its own error (#15)
     r = _cli("--data-dir", str(data), "audit", "--task", "nosuch")
     assert r.returncode == 2 and "no anomalies" not in r.stdout, (r.stdout, r.stderr)
     assert r.stderr.strip() == (f"agentui audit: no task 'nosuch' in {data / 'tasks'} (give a task id or its "
