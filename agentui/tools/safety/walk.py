@@ -61,14 +61,7 @@ class Walker(Judge, PathChecks):
 
     # -- structure ----------------------------------------------------------------------------
     def run(self) -> None:
-        if len(self.source) > MAX_SOURCE_CHARS:
-            self.need("command is too long to check")
-            return
-        trees = parse(self.source)
-        if trees is None:
-            self.need("the command could not be parsed (bashlex), so it cannot be checked")
-            return
-        self.run_in(State((self.ws,)), trees)
+        self.run_in(State((self.ws,)))
 
     def run_in(self, state: State, trees: list[Any] | None = None) -> None:
         if trees is None:
