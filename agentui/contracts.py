@@ -407,8 +407,11 @@ class ReplanRequest(Contract):
         description="R4b's per-criterion verification of task_criteria (so a failed task criterion "
         "reaches GGS as D > 0, never as D = 0).",
     )
-    reason: Literal["gate", "task_criteria", "fan_in_timeout", "meta_validator_error", "model_output"] = "gate"
-    output_cut: str | None = Field(default=None, description="reason=model_output: DispatchManifest.planner_output_cut")
+    reason: Literal["gate", "task_criteria", "fan_in_timeout", "meta_validator_error", "model_output",
+                    "verification_output"] = "gate"
+    output_cut: str | None = Field(default=None, description=(
+        "reason=model_output: DispatchManifest.planner_output_cut; reason=verification_output: why "
+        "R4b's own reply was unusable"))
 
 
 class OutcomeSummary(Contract):

@@ -205,9 +205,34 @@ class GGS(RoleBase):
         st.L_prev = sig.L
         await self.publish(Role.PLANNER, directive, tid)
 
+    async def _unverified(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
+        """Every subtask matched its checked criteria, but R4b's replies stayed unusable (#13):
+        that is no evidence about the approach (#12 item 4), so no replan that would redo checked
+        work and no Megram — and nothing verified the task, so no success either. The task ends
+        unverified, handing over the checked results."""
+        st.requests += 1
+        D = L.distance(req.outcomes, req.task_criteria_verdicts, failure=True)
+        Om = L.resource_cost(st.requests, req.elapsed_ms, self.cfg)
+        sig = L.signals(D, 0.0, Om, st.L_prev, self.cfg)
+        why, moves = output_failure_advice(req.output_cut)
+        done = {o.intent or o.subtask_id: o.output for o in req.outcomes if o.status == OutcomeStatus.MATCHED}
+        n = len(req.outcomes)
+        self._state.pop(tid, None)
+        await self.publish(Role.USER, FinalResult(
+            task_id=tid, loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives,
+            prev_directive=st.prev, directive=TerminalDirective.ABANDON,
+            summary=(f"Not verified: {len(done)} of {n} step(s) passed their own checks, but the final "
+                     f"check could not be made — the meta-validator's replies could not be used ({why}). "
+                     "The results are below; check them yourself."),
+            partial_result={**st.last_matched, **done} or None,
+            next_moves=["Check the results yourself", *moves][:3]), tid)
+
     async def _replan(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
         if req.reason == "model_output":
             await self._model_output(tid, st, req)
+            return
+        if req.reason == "verification_output" and all(o.status == OutcomeStatus.MATCHED for o in req.outcomes):
+            await self._unverified(tid, st, req)
             return
         from agentui.memory.tags import (
             ENV_LOCAL,

@@ -4,7 +4,8 @@ Fan-in waits for every subtask of the DispatchManifest, with a timeout: missing 
 failure, not a wait forever. The code gate runs before any LLM call: one failed outcome → a
 ReplanRequest to GGS at once. With all matched, one LLM call merges the outputs and judges every
 task criterion (skeptical: when in doubt, fail); a failed task criterion reaches GGS as a real
-failure (D > 0). R4b's own LLM or parse failure becomes a ReplanRequest, never silence. An empty
+failure (D > 0). R4b's own LLM or parse failure becomes a ReplanRequest, never silence (an
+unusable reply has its own reason: GGS ends the task unverified rather than redo checked work). An empty
 manifest (R2 could not plan) is a failure GGS must see too.
 """
 
@@ -33,7 +34,7 @@ from agentui.contracts import (
     SubTaskOutcome,
     Verdict,
 )
-from agentui.llm.base import LLMInfraError
+from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles import grounding as G
 from agentui.roles.base import RoleBase, RoleContext
 
@@ -56,7 +57,8 @@ class TaskVerdict(BaseModel):
 
 
 class MergeOut(BaseModel):
-    merged_output: Any = ""
+    # typed, so llama.cpp's converter builds the grammar and `verdicts` is enforced (#13)
+    merged_output: Any = Field("", json_schema_extra={"type": "string"})
     summary: str = ""
     verdicts: list[TaskVerdict] = Field(min_length=1)
 
@@ -235,12 +237,16 @@ class MetaValidator(RoleBase):
         except LLMInfraError:
             raise  # the endpoint failed, not this role: the runtime ends the task (#12)
         except Exception as e:  # noqa: BLE001 - R4b failure → ReplanRequest, never silence
+            # unusable replies say nothing about the approach (#12 item 4): GGS must not replan
+            # verified work away on them, nor claim success — its own reason says so (#13)
+            output = isinstance(e, LLMOutputError)
             await self.publish(Role.GGS, ReplanRequest(
                 task_id=tid, intent=self._intent(fi),
                 gap_summary=f"the meta-validator could not verify the result: {e}"[:600],
                 correction_count=self._corrections(outcomes), elapsed_ms=self._elapsed_ms(tid),
                 outcomes=outcomes, task_criteria_verdicts=self._unverified(crits, str(e)),
-                reason="meta_validator_error"), tid)
+                reason="verification_output" if output else "meta_validator_error",
+                output_cut=getattr(e, "cut", None) if output else None), tid)
             return
         verdicts = []
         merged_text = out.merged_output if out.merged_output not in (None, "", [], {}) else \

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakellm.grammar import enforceable
 from tests.fakellm.streaming import stream_reply, tail_tokens
 
 FAULTS = (
@@ -121,8 +122,13 @@ class FakeLLM:
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, model: str = "fake-model",
                  reject_response_format: Iterable[str] = (), reject_status: int = 500,
-                 stream: str = "sse", single_slot: bool = False, only_listed: bool = False) -> None:
+                 stream: str = "sse", single_slot: bool = False, only_listed: bool = False,
+                 llama_cpp: bool = False) -> None:
         self.model = model
+        # like llama-cpp-python's `llama_cpp.server` (0.3.x): `json_schema` is refused (422), a
+        # `json_object` schema becomes a grammar only when its converter recognises every node —
+        # else generic JSON, silently. Each request records which one it got in `_grammar` (#13).
+        self.llama_cpp = llama_cpp
         # like Ollama or vLLM: a completion for a model not in /v1/models is a 404 "model not found"
         # (llama.cpp's server answers any name: the default)
         self.only_listed = only_listed
@@ -266,6 +272,14 @@ class FakeLLM:
                 with fake._lock:
                     fake.requests.append(req)
                 rf = req.get("response_format")
+                if isinstance(rf, dict) and fake.llama_cpp:
+                    if rf.get("type") not in ("text", "json_object"):
+                        msg = {"detail": [{"type": "literal_error", "loc": ["body", "response_format", "type"],
+                                           "msg": "Input should be 'text' or 'json_object'"}]}
+                        self._send(422, json.dumps(msg).encode())
+                        return
+                    if rf.get("type") == "json_object":
+                        req["_grammar"] = "schema" if "schema" in rf and enforceable(rf["schema"]) else "json"
                 if isinstance(rf, dict) and fake.reject_response_format:
                     kind = rf.get("type")
                     if kind == "json_object" and "schema" in rf:

@@ -256,19 +256,19 @@ async def test_task_criteria_failure_reaches_ggs_as_real_failure(fakellm, tmp_pa
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
-async def test_meta_validator_parse_failure_becomes_replan_request(fakellm, tmp_path):
+async def test_meta_validator_parse_failure_ends_unverified_without_a_replan(fakellm, tmp_path):
+    # R4b's unusable replies say nothing about the approach (#12 item 4, #13): no replan that redoes
+    # checked work, and no success either — the task ends unverified with the checked results
     (tmp_path / "ws").mkdir()
     happy(fakellm)
     fakellm._scripts["meta_validator"].clear()
     fakellm.script("meta_validator", [Reply.fault("garbage"), Reply.fault("garbage"), merge("2", "pass")])
-    fakellm.script("planner", [plan(["count given"], sub("count again", "number", mode=P))])
-    fakellm.script("executor", [finish("2")])
-    fakellm.script("agent_validator", [verdicts("pass")])
     r = await run_task(fakellm, tmp_path, "count", **FAST)
     [req] = r.of("ReplanRequest")
-    assert req.reason == "meta_validator_error" and "re-ask" in req.gap_summary
-    assert r.final.directive.value == "accept" and r.final.replans == 1
-    assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
+    assert req.reason == "verification_output" and "re-ask" in req.gap_summary
+    assert r.final.directive.value == "abandon" and r.final.replans == 0
+    assert r.final.summary.startswith("Not verified") and r.final.partial_result
+    assert fakellm.pending("meta_validator") == 1 and not r.of("PlanDirective")
 
 
 async def test_role_llm_down_mid_task_ends_with_the_infra_outcome_not_a_hang(fakellm, tmp_path):

@@ -54,7 +54,7 @@ async def test_unverified_result_is_not_success(fakellm, tmp_path):
     fakellm.responder("meta_validator", lambda _r: Reply.fault("garbage"))
     r = await run_task(fakellm, tmp_path, "largest file?", **ONE_REPLAN)
     reqs = r.of("ReplanRequest")
-    assert reqs and all(q.reason == "meta_validator_error" for q in reqs)
+    assert reqs and all(q.reason == "verification_output" for q in reqs)
     assert r.final.directive.value == "abandon"
 
 
