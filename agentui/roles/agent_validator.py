@@ -42,6 +42,7 @@ from agentui.contracts import (
 )
 from agentui.llm.base import LLMInfraError
 from agentui.roles import grounding as G
+from agentui.roles import worldcheck as W
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
 from agentui.roles.loss import NOT_RUN
@@ -56,7 +57,8 @@ ENV_PATTERNS = re.compile(
 
 SYSTEM = (
     "You are the Agent-Validator. Judge whether the executor's result meets each success criterion, "
-    "using only the evidence shown (its output and tool results). Be strict: an empty, vague or "
+    "using only the evidence shown (its output, tool results and the workspace as code found it). "
+    "The workspace facts are the truth: a claim they contradict fails. Be strict: an empty, vague or "
     "invented result fails. For each criterion give verdict pass or fail. For a pass, evidence must "
     "quote the exact text of a tool result that proves it (the executor's own words prove nothing). "
     "For a fail give failure_class \"environmental\" if the environment blocked it (missing file, "
@@ -142,16 +144,18 @@ class _Sub:
     trajectory: list[GapAttempt] = field(default_factory=list)
 
 
-def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: list[ToolCallRecord]
-                  ) -> CriterionJudgement:
+def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: list[ToolCallRecord],
+                  world: list[str] | None = None) -> CriterionJudgement:
     """A model's `pass`, kept only if code can ground it (issue #13): a criterion asking for a value
-    needs one in the output; a verifiable one needs evidence found in what the tools returned."""
+    needs one in the output; a verifiable one needs evidence found in what the tools returned (or
+    in the workspace facts code gathered)."""
     why = G.missing_value(c.criterion, output, G.tool_text(calls))
     if why is not None:
         return CriterionJudgement(verdict="fail", failure_class="logical", evidence=f"not met: {why}",
                                   what_to_do="report the actual value the tools showed in the output")
     wants_number = G.asks_for(c.criterion) == "number"
-    if c.mode == CriterionMode.VERIFIABLE and not G.grounded(v.evidence, output, calls, wants_number=wants_number):
+    if c.mode == CriterionMode.VERIFIABLE and not G.grounded(v.evidence, output, calls, wants_number=wants_number,
+                                                             world="\n".join(world or [])):
         quoted = (v.evidence or "").strip()[:120]
         return CriterionJudgement(
             verdict="fail", failure_class="logical",
@@ -223,10 +227,14 @@ class AgentValidator(RoleBase):
             return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
                                      failure_class=FailureClass.ENVIRONMENTAL, evidence=ev[:500]) for c in crits]
         crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
+        ws = self.ctx.workspace
+        # the workspace as code finds it after the step: the world, not the executor's claims (#13)
+        world = W.facts(f"{st.intent}\n{crit_lines}", ws)
+        seen = ("\n\nWorkspace now (checked by code after the step):\n" + "\n".join(world)) if world else ""
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": (
-                f"Subtask: {st.intent}\nCriteria:\n{crit_lines}\n\nEvidence:\n{_evidence_text(r)}\n\n"
+                f"Subtask: {st.intent}\nCriteria:\n{crit_lines}\n\nEvidence:\n{_evidence_text(r)}{seen}\n\n"
                 f"Give exactly {len(crits)} verdicts, in the order of the criteria.")},
         ]
         try:
@@ -243,7 +251,10 @@ class AgentValidator(RoleBase):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence="the validator gave no verdict for this criterion")
             if v.verdict == "pass":
-                v = _checked_pass(c, v, r.output, r.tool_calls)
+                v = _checked_pass(c, v, r.output, r.tool_calls, world)
+            if v.verdict == "pass" and (bad := W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws)):
+                v = CriterionJudgement(verdict="fail", failure_class="logical",
+                                       evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
             if v.verdict == "pass":
                 out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                             evidence=v.evidence[:500]))

@@ -79,13 +79,16 @@ def _values_found(text: str, hay: str, heads: str = "") -> bool:
     return all(_has_number(n, hay) for n in nums) and all(norm(p) in hay or norm(p) in heads for p in ps)
 
 
-def grounded(evidence: str, output: Any, calls: list[ToolCallRecord], *, wants_number: bool = False) -> bool:
+def grounded(evidence: str, output: Any, calls: list[ToolCallRecord], *, wants_number: bool = False,
+             world: str = "") -> bool:
     """Is a `pass` backed by what the tools returned? The model's quote must be found in a tool
-    output (or name a call that succeeded), or every value the output reports must be. When the
-    criterion asks for a number, the output's number must be one a tool printed."""
+    output (or name a call that succeeded, or quote what code found in the workspace: `world`),
+    or every value the output reports must be. When the criterion asks for a number, the output's
+    number must be one a tool printed."""
     outs, heads = tool_text(calls), call_heads(calls)
     if not outs and not heads:
         return False
+    heads = f"{heads}\n{norm(world)}" if world else heads
     out = "" if output is None else str(output)
     if wants_number and not any(_has_number(n, outs) for n in numbers(out)):
         return False

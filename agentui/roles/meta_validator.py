@@ -36,6 +36,7 @@ from agentui.contracts import (
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles import grounding as G
+from agentui.roles import worldcheck as W
 from agentui.roles.base import RoleBase, RoleContext
 
 SYSTEM = (
@@ -44,7 +45,8 @@ SYSTEM = (
     "text) and judge each task criterion against the results. When the evidence is ambiguous, "
     "fail: a wrong result delivered to the user is worse than one more round. For a failed "
     "criterion give failure_class logical (wrong result/approach) or environmental (blocked by "
-    "the environment) and the evidence.\n"
+    "the environment) and the evidence. The workspace facts were checked by code after the work: "
+    "a result they contradict fails.\n"
     'Example: {"merged_output": "docs has 4 .md files", "summary": "counted the .md files", '
     '"verdicts": [{"verdict": "pass", "evidence": "4"}]}'
 )
@@ -225,11 +227,15 @@ class MetaValidator(RoleBase):
         results = "\n".join(f"{i}. {o.intent[:150]}\n   result: {str(o.output)[:800]}"
                             for i, o in enumerate(outcomes, 1))
         crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
+        request = spec.raw_input if spec else ""
+        ws = self.ctx.workspace
+        world = W.facts(f"{request}\n{crit_lines}", ws)  # the world, not the executors' claims (#13)
+        seen = ("\n\nWorkspace now (checked by code):\n" + "\n".join(world)) if world else ""
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": (
-                f"User request (verbatim): {spec.raw_input if spec else ''}\n"
-                f"Task criteria:\n{crit_lines or '(none)'}\n\nSubtask results:\n{results}\n\n"
+                f"User request (verbatim): {request}\n"
+                f"Task criteria:\n{crit_lines or '(none)'}\n\nSubtask results:\n{results}{seen}\n\n"
                 f"Give exactly {max(1, len(crits))} verdicts, in the order of the criteria.")},
         ]
         try:
@@ -262,6 +268,9 @@ class MetaValidator(RoleBase):
                     else None)
                 if why:
                     v = TaskVerdict(verdict="fail", failure_class="logical", evidence=f"not met: {why}")
+                elif bad := W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
+                    v = TaskVerdict(verdict="fail", failure_class="logical",
+                                    evidence=f"contradicted by the workspace: {bad[0]} — {bad[1]}")
             if v.verdict == "pass":
                 verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                                  evidence=v.evidence[:500]))

@@ -4,6 +4,7 @@ replies scripted as the bench saw them, real tools in a real workspace."""
 
 from __future__ import annotations
 
+from agentui.contracts import ConfirmationChoice
 from tests.fakellm import FakeLLM, Reply
 from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub, verdicts
 
@@ -58,3 +59,82 @@ async def test_unusable_meta_validator_reply_ends_unverified_without_replanning(
     assert r.final.partial_result and "created src/app" in str(r.final.partial_result)
     assert not [m for m in r.envelopes if m.type == "Megram"]  # a model-output failure teaches nothing
     assert (tmp_path / "ws/src/app/__init__.py").is_file()  # the work was done once, and kept
+
+
+CSV = "name,age\nann,31\nbob,42\ncid,25\ndee,38\neve,29\n"
+CSV_ROWS = "How many data rows, not counting the header, are in data.csv?"
+
+
+def _csv_rows(fake: FakeLLM, tmp_path, command: str, answer: str, printed: str) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws/data.csv").write_text(CSV)
+    fake.script("perceiver", [perceive(CSV_ROWS)])
+    fake.responder("planner", lambda _r: plan(
+        ["the number of data rows in data.csv is reported"],
+        sub(f"Count the rows of data.csv with: {command}", "a single integer is reported", tools=["shell"])))
+    fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
+                   else finish(answer))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote=printed))
+    fake.responder("meta_validator", lambda _r: merge(answer, "pass"))
+
+
+async def test_a_count_that_includes_the_excluded_header_is_not_accepted(fakellm, tmp_path):
+    """csv-rows: `wc -l data.csv` printed 6, the executor answered "data.csv has 6 rows", both
+    validators passed it (6 is in the tool output), `accept`, exit 0 — the check expects 5. The
+    file itself says 6 lines, one of them the header the task excludes: the pass cannot stand."""
+    _csv_rows(fakellm, tmp_path, "wc -l data.csv", "data.csv has 6 rows", "6 data.csv")
+    r = await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
+    assert r.final.directive.value not in ("accept", "success")
+    req = r.of("ReplanRequest")[0]
+    assert req.reason == "task_criteria"
+    assert "data.csv has 6 lines" in req.task_criteria_verdicts[0].evidence
+
+
+async def test_the_right_count_of_data_rows_is_still_accepted(fakellm, tmp_path):
+    _csv_rows(fakellm, tmp_path, "tail -n +2 data.csv | wc -l", "data.csv has 5 data rows", "5")
+    r = await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
+    assert r.final.directive.value == "accept" and not r.of("ReplanRequest")
+
+
+COPY = "Copy a.txt to backup/a.txt (create the backup folder)."
+INVENTED = ("This is a backup of a.txt. It was created to keep the precious data safe, and it holds "
+            "all that a.txt had.")  # 106 characters the 1.5B model wrote instead of copying
+
+
+async def _approve(_req) -> ConfirmationChoice:  # noqa: ANN001 - the user says yes to the cp
+    return ConfirmationChoice.APPROVE
+
+
+def _copy(fake: FakeLLM, tmp_path, first: dict, quote: str, answer: str) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws/a.txt").write_text("precious data\n")
+    fake.script("perceiver", [perceive(COPY)])
+    fake.responder("planner", lambda _r: plan(
+        ["backup/a.txt is an exact copy of a.txt"],
+        sub("Copy a.txt to backup/a.txt", "backup/a.txt exists", tools=["shell", "write_file"])))
+    fake.responder("executor", lambda r: call(**first) if len(r["messages"]) == 2 else finish(answer))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote=quote))
+    fake.responder("meta_validator", lambda _r: merge(answer, "pass"))
+
+
+async def test_a_copy_whose_content_differs_is_not_accepted(fakellm, tmp_path):
+    """copy-file: the executor wrote 106 invented characters to backup/a.txt instead of copying
+    a.txt (14 bytes); R4a passed on "wrote 106 chars to …", R4b passed, `accept`. The files
+    themselves differ: the pass cannot stand, and the task cannot be accepted."""
+    assert len(INVENTED) == 106
+    _copy(fakellm, tmp_path, {"tool": "write_file", "path": "backup/a.txt", "content": INVENTED},
+          "wrote 106 chars to", "backup/a.txt has been created with 106 characters.")
+    r = await run_task(fakellm, tmp_path, COPY, **ONE_REPLAN)
+    assert (tmp_path / "ws/backup/a.txt").read_text() == INVENTED  # the bench's situation, for real
+    assert r.final.directive.value not in ("accept", "success")
+    outcome = r.of("SubTaskOutcome")[0]
+    assert outcome.status.value == "failed"
+    assert "backup/a.txt is not a copy of a.txt" in outcome.criteria_verdicts[0].evidence
+
+
+async def test_a_real_copy_is_still_accepted(fakellm, tmp_path):
+    _copy(fakellm, tmp_path, {"tool": "shell", "command": "mkdir -p backup && cp a.txt backup/a.txt"},
+          "cp a.txt backup/a.txt", "copied a.txt to backup/a.txt")
+    r = await run_task(fakellm, tmp_path, COPY, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws/backup/a.txt").read_bytes() == b"precious data\n"
+    assert r.final.directive.value == "accept"

@@ -1,0 +1,168 @@
+"""Validators judge the world, not the executor's claims (#13): what the workspace holds after a
+step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consistent with.
+
+- `facts(text, ws)`: for each workspace path a criterion or task names — exists or not, kind,
+  size, line count, first line (never a secret's content) — one line each, for the prompts.
+- `contradiction(text, output, ws)`: why a `pass` cannot stand, from the files themselves:
+  "copy A to B" with B missing or not byte-identical to A; a count that excludes part of a file
+  ("not counting the header", "excluding blank lines") answered with the file's whole line count.
+  None when code cannot tell — these checks only ever take a pass away, never grant one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from agentui.roles import grounding as G
+from agentui.tools.safety.paths import inside, is_secret
+
+MAX_READ = 2_000_000  # bytes read to count lines or compare; bigger files are described by size only
+MAX_FACTS = 4
+_EDITS = re.compile(r"\b(append|add|edit|change|modif|replac|convert|upper|lower|sort|rename|insert|"
+                    r"prepend|strip|remove|delete|then)\w*", re.I)
+_COPY = re.compile(r"\b(?:copy|copies|duplicate|back\s?up)\s+(?:the\s+file\s+)?([^\s,;]+)\s+(?:in)?to\s+"
+                   r"(?:the\s+file\s+|the\s+folder\s+)?([^\s,;()]+)", re.I)
+_EXCLUDES = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|except(?:\s+for)?|other\s+than|"
+                       r"apart\s+from|ignoring|leaving\s+out|minus)\s+(?:the\s+|any\s+|all\s+)?([\w-]+(?:\s+[\w-]+)?)",
+                       re.I)
+_NON_BLANK = re.compile(r"\bnon-?\s?(empty|blank)\b", re.I)
+_WHOLE_COUNT = re.compile(r"\b(lines?|rows?|records?|entries|entry)\b", re.I)
+
+
+def _clean(p: str) -> str:
+    return p.strip("\"'`“”‘’()[]{}").rstrip(".,;:!?")
+
+
+def _resolve(rel: str, ws: Path) -> Path | None:
+    """`rel` inside the workspace (never outside it, never a secret), else None."""
+    rel = _clean(rel).removeprefix("./")
+    if not rel:
+        return None
+    root = Path(os.path.realpath(ws))
+    p = Path(os.path.realpath(root / os.path.expanduser(rel)))
+    if not inside(p, root) or p == root or is_secret(p, rel):
+        return None
+    return p
+
+
+def _read(p: Path) -> bytes | None:
+    try:
+        if not p.is_file() or p.stat().st_size > MAX_READ:
+            return None
+        return p.read_bytes()
+    except OSError:
+        return None
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def named(text: str, ws: Path) -> list[tuple[str, Path]]:
+    """Workspace paths `text` names, in order, de-duplicated (at most MAX_FACTS)."""
+    out: list[tuple[str, Path]] = []
+    for raw in (m.rstrip(".,;:") for m in G._PATH.findall(text)):  # absolute paths kept absolute
+        p = _resolve(raw, ws)
+        if p is not None and all(q != p for _, q in out):
+            out.append((_clean(raw), p))
+    return out[:MAX_FACTS]
+
+
+def facts(text: str, ws: Path | None) -> list[str]:
+    """One line per named workspace path: what is there now."""
+    if ws is None:
+        return []
+    out = []
+    for rel, p in named(text, ws):
+        try:
+            if p.is_dir():
+                out.append(f"{rel}: a directory with {sum(1 for _ in p.iterdir())} entries")
+                continue
+            if not p.exists():
+                out.append(f"{rel}: does not exist")
+                continue
+            size = p.stat().st_size
+        except OSError as e:
+            out.append(f"{rel}: cannot be read ({e.strerror or e})")
+            continue
+        data = _read(p)
+        if data is None:
+            out.append(f"{rel}: a file of {size} bytes")
+            continue
+        lines = _lines(data)
+        first = (lines[0][:80] if lines else "")
+        n = len(lines)
+        out.append(f"{rel}: a file of {size} bytes, {n} line{'' if n == 1 else 's'}"
+                   + (f"; line 1: {first!r}" if first else ""))
+    return out
+
+
+def _copy_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    m = _COPY.search(text)
+    if m is None or _EDITS.search(text[m.end():]):
+        return None  # no copy, or the copy is changed afterwards: code cannot tell what B should hold
+    src_rel, dst_rel = _clean(m.group(1)), _clean(m.group(2))
+    src, dst = _resolve(src_rel, ws), _resolve(dst_rel, ws)
+    if src is None or dst is None or not src.is_file():
+        return None
+    if dst.is_dir() or dst_rel.endswith("/"):
+        dst, dst_rel = dst / src.name, f"{dst_rel.rstrip('/')}/{src.name}"
+    todo = f"copy the file itself (cp {src_rel} {dst_rel}), do not write new content"
+    if not dst.exists():
+        return f"{dst_rel} does not exist: {src_rel} was not copied there", todo
+    a, b = _read(src), _read(dst)
+    if a is None or b is None:
+        return None
+    if a != b:
+        return (f"{dst_rel} is not a copy of {src_rel}: it holds {len(b)} bytes, {src_rel} {len(a)}, "
+                "and the contents differ"), todo
+    return None
+
+
+def _excluded(kind: str, lines: list[str]) -> int | None:
+    """How many lines of the file the excluded `kind` covers, or None when code cannot tell."""
+    k = kind.lower()
+    if re.match(r"(header|heading|title|first\s+line|column\s+names?)", k):
+        return 1 if lines else 0
+    if re.match(r"(blank|empty)", k):
+        return sum(1 for ln in lines if not ln.strip())
+    if re.match(r"comment", k):
+        return sum(1 for ln in lines if ln.lstrip().startswith(("#", "//")))
+    return None
+
+
+def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    m = _EXCLUDES.search(text) or _NON_BLANK.search(text)
+    if m is None or G.asks_for(text) != "number" or not _WHOLE_COUNT.search(text):
+        return None
+    files = [(rel, p) for rel, p in named(text, ws) if p.is_file()]
+    if len(files) != 1:
+        return None
+    rel, p = files[0]
+    data = _read(p)
+    if data is None:
+        return None
+    lines = _lines(data)
+    n = _excluded(m.group(1), lines)  # "non-empty": group(1) is "empty", the kind left out
+    if not n:
+        return None  # unknown kind, or nothing to exclude: the whole count may be right
+    total, nums = str(len(lines)), set(G.numbers(output))
+    if total in nums and str(len(lines) - n) not in nums:
+        kind = m.group(1).lower() if m.re is _EXCLUDES else f"{m.group(1).lower()} lines"
+        return (f"{rel} has {total} lines in all and the task excludes {kind} ({n} of those lines): "
+                f"{total} counts what it leaves out"), f"count {rel} again leaving out {kind}, and report that number"
+    return None
+
+
+def contradiction(text: str, output: object, ws: Path | None) -> tuple[str, str] | None:
+    """(why, what to do) when the workspace contradicts a `pass` on `text` (a criterion with its
+    task or subtask), else None."""
+    if ws is None or not text:
+        return None
+    out = "" if output is None else str(output)
+    try:
+        return _copy_problem(text, ws) or _count_problem(text, out, ws)
+    except OSError:
+        return None

@@ -1,0 +1,63 @@
+"""worldcheck (#13): validators judge the workspace, not the executor's claims. Real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentui.roles import worldcheck as W
+
+CSV_ROWS = "How many data rows, not counting the header, are in data.csv?"
+
+
+def _ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "data.csv").write_text("name,age\nann,31\nbob,42\ncid,25\ndee,38\neve,29\n")
+    (ws / "a.txt").write_text("precious data\n")
+    (ws / "list.txt").write_text("a\n\nb\n  \nc\n")
+    return ws
+
+
+def test_a_count_of_every_line_cannot_answer_a_question_that_excludes_some(tmp_path):
+    ws = _ws(tmp_path)
+    why, todo = W.contradiction(CSV_ROWS, "data.csv has 6 rows", ws)
+    assert "data.csv has 6 lines" in why and "header" in why and "header" in todo
+    assert W.contradiction(CSV_ROWS, "5", ws) is None
+    assert W.contradiction(CSV_ROWS, "6 lines, so 5 data rows", ws) is None  # the asked-for count is there
+    assert W.contradiction("How many lines does data.csv have?", "6", ws) is None  # nothing excluded
+    assert W.contradiction("How many non-empty lines does list.txt have?", "5", ws) is not None
+    assert W.contradiction("How many non-empty lines does list.txt have?", "3", ws) is None
+
+
+def test_nothing_to_exclude_means_the_whole_count_may_be_right(tmp_path):
+    ws = _ws(tmp_path)
+    (ws / "dense.txt").write_text("a\nb\nc\n")
+    assert W.contradiction("How many lines of dense.txt, not counting blank lines?", "3", ws) is None
+    assert W.contradiction("How many lines of dense.txt, excluding the frobs?", "3", ws) is None  # unknown kind
+
+
+def test_a_copy_must_hold_the_same_bytes(tmp_path):
+    ws = _ws(tmp_path)
+    task = "Copy a.txt to backup/a.txt (create the backup folder)."
+    why, todo = W.contradiction(task, "done", ws)
+    assert why == "backup/a.txt does not exist: a.txt was not copied there" and "cp a.txt backup/a.txt" in todo
+    (ws / "backup").mkdir()
+    (ws / "backup/a.txt").write_text("x" * 106)
+    why, _ = W.contradiction(task, "done", ws)
+    assert why.startswith("backup/a.txt is not a copy of a.txt: it holds 106 bytes, a.txt 14")
+    (ws / "backup/a.txt").write_bytes((ws / "a.txt").read_bytes())
+    assert W.contradiction(task, "done", ws) is None
+    assert W.contradiction("Copy a.txt into backup/", "done", ws) is None  # into a folder: same name there
+    assert W.contradiction("Copy a.txt to b.txt, then append a line to b.txt", "done", ws) is None
+
+
+def test_facts_say_what_is_there_and_never_leave_the_workspace(tmp_path):
+    ws = _ws(tmp_path)
+    (tmp_path / "outside.txt").write_text("secret-ish\n")
+    (ws / "src/app").mkdir(parents=True)
+    (ws / ".env").write_text("TOKEN=hunter2\n")
+    lines = W.facts(f"data.csv, src/app, missing.txt and {tmp_path}/outside.txt", ws)
+    assert lines == ["data.csv: a file of 44 bytes, 6 lines; line 1: 'name,age'",
+                     "src/app: a directory with 0 entries", "missing.txt: does not exist"]
+    assert W._resolve("../outside.txt", ws) is None and W._resolve(".env", ws) is None
+    assert W.facts("data.csv", None) == [] and W.contradiction(CSV_ROWS, "6", None) is None
