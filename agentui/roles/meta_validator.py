@@ -35,6 +35,7 @@ from agentui.contracts import (
     Verdict,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
+from agentui.llm.schema import LENGTHS
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
 from agentui.roles.base import RoleBase, RoleContext
@@ -255,6 +256,11 @@ class MetaValidator(RoleBase):
                 output_cut=getattr(e, "cut", None) if output else None), tid)
             return
         verdicts = []
+        # a merged answer the grammar cut at its maxLength is not the whole answer: the subtasks'
+        # own outputs are (#13: the schema is enforced on llama.cpp now)
+        cut = isinstance(out.merged_output, str) and len(out.merged_output) == LENGTHS["merged_output"]
+        if cut:
+            out.merged_output = ""
         merged_text = out.merged_output if out.merged_output not in (None, "", [], {}) else \
             " ".join(str(o.output) for o in outcomes)
         hay = G.tool_text(c for o in outcomes for c in o.tool_calls)

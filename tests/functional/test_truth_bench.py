@@ -138,3 +138,16 @@ async def test_a_real_copy_is_still_accepted(fakellm, tmp_path):
     r = await run_task(fakellm, tmp_path, COPY, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws/backup/a.txt").read_bytes() == b"precious data\n"
     assert r.final.directive.value == "accept"
+
+
+async def test_a_merged_answer_cut_at_the_grammar_limit_gives_way_to_the_subtask_outputs(fakellm, tmp_path):
+    """The enforced grammar caps merged_output at its maxLength: a string of exactly that length
+    was cut mid-answer, so the user gets the subtasks' own outputs instead."""
+    from agentui.llm.schema import LENGTHS
+
+    _make_tree(fakellm)
+    long = " ".join(f"part{i}" for i in range(200))[:LENGTHS["merged_output"]]  # distinct words, no loop
+    fakellm.responder("meta_validator", lambda _r: merge(long, "pass"))
+    r = await run_task(fakellm, tmp_path, MAKE_TREE)
+    assert r.final.directive.value == "accept"
+    assert r.final.output == "created src/app, tests and src/app/__init__.py"
