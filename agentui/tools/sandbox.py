@@ -58,10 +58,24 @@ def secret_locations(home: Path | None = None) -> tuple[Path, ...]:
 
 @functools.lru_cache(maxsize=4)
 def _bwrap_works(program: str) -> str:
-    """"" when a trivial bwrap run succeeds here, else why not (user namespaces off, seccomp …)."""
+    """"" when bwrap runs here with every option a real tool run uses, else why not.
+
+    The probe is `bwrap_argv` itself (workspace bind, /proc, a masked dir and file, no network): a
+    machine where only a bare bwrap works (no /proc mount in a container, user namespaces off) would
+    otherwise be reported "active" while every command fails.
+    """
+    import tempfile
+
     try:
-        proc = subprocess.run([program, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true"],
-                              capture_output=True, timeout=10, text=True)
+        with tempfile.TemporaryDirectory(prefix="agentui-bwrap-probe-") as tmp:
+            root = Path(tmp)
+            ws, secret_dir, secret_file = root / "ws", root / "dir", root / "file"
+            ws.mkdir()
+            secret_dir.mkdir()
+            secret_file.write_text("")
+            policy = Policy(ws, writable=(), hidden=(secret_dir, secret_file))
+            proc = subprocess.run(bwrap_argv(program, policy, ["true"], ws), capture_output=True, timeout=10,
+                                  text=True, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]

@@ -76,3 +76,23 @@ def test_doctor_notes_a_model_missing_from_the_list_that_still_answers(fakellm, 
     r = _doctor("--data-dir", str(tmp_path), "--base-url", fakellm.base_url, "--model", "nosuch")
     assert r.returncode == 0, r.stdout
     assert "nosuch is not in the server's model list" in " ".join(r.stdout.split())
+
+
+def test_doctor_says_truthfully_whether_the_sandbox_is_active(fakellm, tmp_path):
+    """The sandbox line follows the machine: active only when bwrap really runs here (#14)."""
+    import shutil
+
+    from agentui.tools.sandbox import detect
+
+    def line(**env: str) -> str:
+        r = _doctor("--json", "--data-dir", str(tmp_path), "--base-url", fakellm.base_url, env_extra=env)
+        return next(c["detail"] for c in json.loads(r.stdout)["checks"] if c["name"] == "sandbox")
+
+    here = detect() if sys.platform.startswith("linux") and shutil.which("bwrap") else None
+    if here is not None and here.active:
+        assert line().startswith("OS sandbox active (bubblewrap)")
+    assert line(AGENTUI_SANDBOX="off").startswith("no OS sandbox (turned off by AGENTUI_SANDBOX=off)")
+    if sys.platform.startswith("linux"):
+        empty = tmp_path / "empty-bin"
+        empty.mkdir()
+        assert line(PATH=str(empty)).startswith("no OS sandbox (bubblewrap (bwrap) is not installed)")

@@ -165,3 +165,44 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def _bwrap_active() -> bool:
+    import shutil
+
+    from agentui.tools.sandbox import detect
+
+    return sys.platform.startswith("linux") and shutil.which("bwrap") is not None and detect("linux").active
+
+
+def _through_run(fake, tmp_path, name: str, *flags: str) -> str:
+    """`run --yes` of a command whose path is only known at run time (the gate cannot see it is
+    ~/.ssh, so --yes approves it within the sandbox): everything agentui printed and kept."""
+    ws, home, data = tmp_path / name / "ws", tmp_path / name / "home", tmp_path / name / "d"
+    ws.mkdir(parents=True)
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("FAKE_KEY_MARKER_0x5eed\n")
+    (ws / "where.txt").write_text(str(home / ".ssh" / "id_rsa"))
+    fake.responder("perceiver", lambda _r: perceive("show the file named in where.txt"))
+    fake.responder("planner", lambda _r: plan(["shown"], sub("cat it", "its text", tools=["shell"])))
+    fake.responder("executor", lambda r: call("shell", command='cat "$(cat where.txt)"') if len(r["messages"]) == 2
+                   else finish("done"))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote="done"))
+    fake.responder("meta_validator", lambda _r: merge("done", "pass"))
+    r = _run(["--json", "--yes", *flags, "--workspace", str(ws), "--data-dir", str(data), "show it"],
+             _env(fake, HOME=str(home)))
+    kept = "".join(p.read_text(errors="replace") for p in data.rglob("*") if p.is_file() and p.suffix == ".jsonl")
+    return r.stdout + r.stderr + kept
+
+
+def test_run_yes_runs_inside_the_os_sandbox(fakellm, tmp_path):
+    """The OS sandbox on the real `run` path (#14): ~/.ssh is hidden from an approved command. The same
+    run with --unconfined (the explicit no-sandbox mode) leaks the key, so this test sees the difference."""
+    import pytest
+
+    if not _bwrap_active():
+        pytest.skip("no working bubblewrap on this machine")
+    confined = _through_run(fakellm, tmp_path, "confined")
+    # it ran (--yes approved it inside the sandbox) and found no key: ~/.ssh is an empty tmpfs there
+    assert "No such file or directory" in confined and "FAKE_KEY_MARKER_0x5eed" not in confined
+    assert "FAKE_KEY_MARKER_0x5eed" in _through_run(fakellm, tmp_path, "unconfined", "--unconfined")

@@ -143,3 +143,36 @@ async def test_safe_commands_run_inside_the_sandbox(tmp_path: Path, home: Path) 
     assert not rec.ok and "secret" in (rec.error or "")
     rec = await default_registry("linux").call("shell", {"command": "ls -la && echo ok > new.txt"}, ctx)
     assert rec.ok
+
+
+@needs_bwrap
+def test_detect_probes_with_the_options_real_runs_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bwrap that runs bare but cannot mount /proc (a container without it) is not "active": every
+    tool run would fail. The old probe (`--ro-bind / / --dev /dev --unshare-net true`) said active."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/bash\nfor a in "$@"; do [ "$a" = --proc ] && '
+                    f'{{ echo "bwrap: Can\'t mount proc on /newroot/proc: Operation not permitted" >&2; exit 1; }}; '
+                    f'done\nexec {BWRAP.program} "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    info = detect("linux")
+    assert not info.active and "Can't mount proc" in info.detail
+    assert "the safety gate is the only line" in sandbox_status(info)
+
+
+def test_tui_header_label_follows_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI header reads the registry's sandbox: what the tool processes really run in (#14, #17)."""
+    from agentui.tools.registry import ToolRegistry
+    from agentui.ui.status import sandbox_label
+
+    class Rt:
+        tools = ToolRegistry()
+
+    Rt.tools.sandbox = BWRAP
+    assert sandbox_label(Rt()) == (("sandbox: bwrap", True) if BWRAP.active else ("no OS sandbox (gate only)", False))
+    Rt.tools.unconfined = True
+    assert sandbox_label(Rt()) == ("no OS sandbox (gate only)", False)
+    monkeypatch.setenv("AGENTUI_SANDBOX", "off")
+    Rt.tools = ToolRegistry()
+    assert sandbox_label(Rt()) == ("no OS sandbox (gate only)", False)
