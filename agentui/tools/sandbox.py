@@ -1,4 +1,5 @@
-"""The OS sandbox every tool process runs in (issue #14): bubblewrap on Linux, sandbox-exec on macOS.
+"""The OS sandbox every tool process runs in (issue #14): bubblewrap on Linux (Landlock where bwrap
+cannot run, e.g. user namespaces restricted), sandbox-exec on macOS.
 
 Inside it a process may write only the workspace and the temp dirs, cannot read the secret stores
 (~/.ssh, ~/.aws, keychains, browser profiles …: hidden or denied), and has no network unless its
@@ -9,6 +10,7 @@ approval included it. With no sandbox on the machine, the safety gate is the onl
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -20,12 +22,13 @@ from pathlib import Path
 from agentui.tools.safety import paths as P
 
 MACOS_SANDBOX_EXEC = "/usr/bin/sandbox-exec"
-DISABLE_ENV = "AGENTUI_SANDBOX"  # "off" turns the sandbox off (the status line then says so)
+DISABLE_ENV = "AGENTUI_SANDBOX"  # "off" turns the sandbox off, "landlock" skips bwrap (the status line says so)
+LANDLOCK_SCRIPT = Path(__file__).with_name("landlock.py")
 
 
 @dataclass(frozen=True)
 class SandboxInfo:
-    kind: str  # "bwrap" | "sandbox-exec" | "none"
+    kind: str  # "bwrap" | "landlock" | "sandbox-exec" | "none"
     program: str | None
     detail: str
 
@@ -81,32 +84,72 @@ def _bwrap_works(program: str) -> str:
     return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
 
 
+@functools.lru_cache(maxsize=4)
+def _landlock_works(python: str) -> str:
+    """"" when the Landlock wrapper confines a trivial run here, else why not."""
+    from agentui.tools import landlock
+
+    abi = landlock.abi_version()
+    if abi < landlock.MIN_ABI:
+        return (f"Landlock ABI {abi} has no network control (needs {landlock.MIN_ABI}, Linux 6.7+)" if abi
+                else "Landlock is not enabled in this kernel")
+    try:
+        proc = subprocess.run(landlock_argv(python, Policy(Path(P.temp_roots()[0]), writable=(), hidden=()),
+                                            ["true"]), capture_output=True, timeout=10, text=True,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+
+
+def _landlock(why_not_bwrap: str) -> SandboxInfo:
+    from agentui.tools import landlock
+
+    problem = _landlock_works(sys.executable)
+    if problem:
+        return SandboxInfo("none", None, f"{why_not_bwrap}; {problem}")
+    return SandboxInfo("landlock", sys.executable, f"Landlock ABI {landlock.abi_version()}; {why_not_bwrap}")
+
+
 def detect(platform: str = sys.platform) -> SandboxInfo:
     """The sandbox this machine offers (probed once per process)."""
-    if os.environ.get(DISABLE_ENV, "").lower() in ("off", "0", "no", "false"):
+    choice = os.environ.get(DISABLE_ENV, "").lower()
+    if choice in ("off", "0", "no", "false"):
         return SandboxInfo("none", None, f"turned off by {DISABLE_ENV}=off")
     if platform == "darwin":
         if os.path.exists(MACOS_SANDBOX_EXEC):
             return SandboxInfo("sandbox-exec", MACOS_SANDBOX_EXEC, "macOS sandbox-exec")
         return SandboxInfo("none", None, "sandbox-exec not found")
     if platform.startswith("linux"):
+        if choice == "landlock":
+            return _landlock(f"bubblewrap skipped by {DISABLE_ENV}=landlock")
         program = shutil.which("bwrap")
         if program is None:
-            return SandboxInfo("none", None, "bubblewrap (bwrap) is not installed")
+            return _landlock("bubblewrap (bwrap) is not installed")
         problem = _bwrap_works(program)
         if problem:
-            return SandboxInfo("none", None, f"bwrap cannot run here: {problem}")
+            return _landlock(f"bwrap cannot run here: {problem}")
         return SandboxInfo("bwrap", program, "bubblewrap")
     return SandboxInfo("none", None, f"no sandbox for {platform}")
 
 
 def sandbox_status(info: SandboxInfo | None = None) -> str:
-    """One line for doctor and the TUI header."""
+    """One line for doctor and the TUI header (what this kind of sandbox really stops)."""
     info = info or detect()
+    if info.kind == "landlock":
+        return (f"OS sandbox active ({info.detail}): writes only the workspace and temp dirs, "
+                "secret stores unreadable, no TCP unless approved (UDP and file times are not confined)")
     if info.active:
         return (f"OS sandbox active ({info.detail}): writes only the workspace and temp dirs, "
                 "secret stores hidden, no network unless approved")
     return f"no OS sandbox ({info.detail}): the safety gate is the only line"
+
+
+def landlock_argv(python: str, policy: Policy, argv: list[str]) -> list[str]:
+    """Landlock: our wrapper script restricts itself, then execs argv (isolated Python: fast, no site)."""
+    spec = {"writable": [str(p) for p in (*policy.writable, policy.workspace)],
+            "hidden": [str(p) for p in policy.hidden], "network": policy.network}
+    return [python, "-I", "-S", str(LANDLOCK_SCRIPT), json.dumps(spec), "--", *argv]
 
 
 def bwrap_argv(program: str, policy: Policy, argv: list[str], cwd: Path) -> list[str]:
@@ -153,6 +196,8 @@ def wrap(info: SandboxInfo, policy: Policy, argv: list[str], cwd: Path) -> list[
     """`argv` confined by the machine's sandbox (unchanged when there is none)."""
     if info.kind == "bwrap" and info.program:
         return bwrap_argv(info.program, policy, argv, cwd)
+    if info.kind == "landlock" and info.program:
+        return landlock_argv(info.program, policy, argv)
     if info.kind == "sandbox-exec" and info.program:
         return [info.program, "-p", macos_profile(policy), *argv]
     return list(argv)
@@ -161,7 +206,7 @@ def wrap(info: SandboxInfo, policy: Policy, argv: list[str], cwd: Path) -> list[
 _BLOCKED = re.compile(
     r"Read-only file system|Operation not permitted|Permission denied|Could not resolve host|"
     r"Network is unreachable|Temporary failure in name resolution|Name or service not known|"
-    r"nodename nor servname|sandbox-exec|bwrap:",
+    r"nodename nor servname|sandbox-exec|bwrap:|landlock:",
     re.IGNORECASE,
 )
 

@@ -175,7 +175,7 @@ def _bwrap_active() -> bool:
     return sys.platform.startswith("linux") and shutil.which("bwrap") is not None and detect("linux").active
 
 
-def _through_run(fake, tmp_path, name: str, *flags: str) -> str:
+def _through_run(fake, tmp_path, name: str, *flags: str, **env_extra: str) -> str:
     """`run --yes` of a command whose path is only known at run time (the gate cannot see it is
     ~/.ssh, so --yes approves it within the sandbox): everything agentui printed and kept."""
     ws, home, data = tmp_path / name / "ws", tmp_path / name / "home", tmp_path / name / "d"
@@ -190,7 +190,7 @@ def _through_run(fake, tmp_path, name: str, *flags: str) -> str:
     fake.responder("agent_validator", lambda _r: verdicts("pass", quote="done"))
     fake.responder("meta_validator", lambda _r: merge("done", "pass"))
     r = _run(["--json", "--yes", *flags, "--workspace", str(ws), "--data-dir", str(data), "show it"],
-             _env(fake, HOME=str(home)))
+             _env(fake, HOME=str(home), **env_extra))
     kept = "".join(p.read_text(errors="replace") for p in data.rglob("*") if p.is_file() and p.suffix == ".jsonl")
     return r.stdout + r.stderr + kept
 
@@ -206,3 +206,16 @@ def test_run_yes_runs_inside_the_os_sandbox(fakellm, tmp_path):
     # it ran (--yes approved it inside the sandbox) and found no key: ~/.ssh is an empty tmpfs there
     assert "No such file or directory" in confined and "FAKE_KEY_MARKER_0x5eed" not in confined
     assert "FAKE_KEY_MARKER_0x5eed" in _through_run(fakellm, tmp_path, "unconfined", "--unconfined")
+
+
+def test_run_yes_runs_inside_landlock(fakellm, tmp_path):
+    """Where bwrap cannot run, Landlock confines the same run (#14): the key stays unreadable."""
+    import pytest
+
+    from agentui.tools.sandbox import _landlock_works
+
+    problem = _landlock_works(sys.executable) if sys.platform.startswith("linux") else "not Linux"
+    if problem:
+        pytest.skip(f"no usable Landlock here: {problem}")
+    confined = _through_run(fakellm, tmp_path, "landlock", AGENTUI_SANDBOX="landlock")
+    assert "Permission denied" in confined and "FAKE_KEY_MARKER_0x5eed" not in confined

@@ -4,7 +4,9 @@ and the escalation that asks once more before running unconfined."""
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from agentui.tools import Approvals, GateRequest, ToolContext, default_registry
 from agentui.tools.sandbox import (
     Policy,
     SandboxInfo,
+    _landlock_works,
     blocked_by_sandbox,
     bwrap_argv,
     detect,
@@ -25,6 +28,9 @@ from agentui.tools.sandbox import (
 
 BWRAP = detect("linux") if shutil.which("bwrap") else SandboxInfo("none", None, "bwrap not installed")
 needs_bwrap = pytest.mark.skipif(not BWRAP.active, reason=f"no working bubblewrap here: {BWRAP.detail}")
+_LL_PROBLEM = _landlock_works(sys.executable) if sys.platform.startswith("linux") else "not Linux"
+LANDLOCK = SandboxInfo("landlock", sys.executable, "test") if not _LL_PROBLEM else SandboxInfo("none", None, _LL_PROBLEM)
+needs_landlock = pytest.mark.skipif(not LANDLOCK.active, reason=f"no usable Landlock here: {_LL_PROBLEM}")
 
 
 @pytest.fixture
@@ -157,8 +163,9 @@ def test_detect_probes_with_the_options_real_runs_use(tmp_path: Path, monkeypatc
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
     info = detect("linux")
-    assert not info.active and "Can't mount proc" in info.detail
-    assert "the safety gate is the only line" in sandbox_status(info)
+    assert info.kind == ("landlock" if LANDLOCK.active else "none") and "Can't mount proc" in info.detail
+    if not LANDLOCK.active:
+        assert "the safety gate is the only line" in sandbox_status(info)
 
 
 def test_tui_header_label_follows_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,3 +183,68 @@ def test_tui_header_label_follows_the_registry(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("AGENTUI_SANDBOX", "off")
     Rt.tools = ToolRegistry()
     assert sandbox_label(Rt()) == ("no OS sandbox (gate only)", False)
+
+
+@needs_landlock
+def test_landlock_confines_for_real(tmp_path: Path, home: Path) -> None:
+    """Where bwrap cannot run, Landlock: the workspace and temp dirs writable, nothing else; secret
+    stores unreadable; TCP refused (a listener on this machine proves the network is otherwise there)."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (outside / "victim.txt").write_text("ORIGINAL\n")
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    script = (f"echo in > inside.txt; echo out >> {outside}/victim.txt; echo new > {outside}/new.txt; "
+              f"cat {home}/.ssh/id_rsa; cat {home}/.netrc; echo hi > {home}/.bashrc; echo t > /dev/null && "
+              f"echo devnull-ok; exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")
+    try:
+        argv = wrap(LANDLOCK, Policy(ws, writable=()), ["/bin/bash", "-c", script], ws)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=ws)
+    finally:
+        listener.close()
+    assert (ws / "inside.txt").read_text() == "in\n" and "devnull-ok" in proc.stdout
+    assert (outside / "victim.txt").read_text() == "ORIGINAL\n" and not (outside / "new.txt").exists()
+    assert not (home / ".bashrc").exists()
+    assert "FAKE PRIVATE KEY" not in proc.stdout and "password" not in proc.stdout
+    assert "connected" not in proc.stdout and "Permission denied" in proc.stderr
+    with_net = wrap(LANDLOCK, Policy(ws, network=True, writable=()), ["/bin/bash", "-c", script.split("; exec")[0]
+                                                                         + "; echo net-allowed"], ws)
+    assert "net-allowed" in subprocess.run(with_net, capture_output=True, text=True, timeout=30, cwd=ws).stdout
+
+
+@needs_landlock
+async def test_landlock_escalation_asks_before_running_unconfined(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    monkeypatch.setattr("agentui.tools.safety.paths.temp_roots", lambda: ())  # only the workspace is writable
+    monkeypatch.setenv("OUT", str(outside))
+    ctx = ToolContext(workspace=ws, task_id="t", confirm=(deny := Answers(True, False)), approvals=Approvals(),
+                      sandbox=LANDLOCK)
+    rec = await default_registry("linux").call("shell", {"command": 'echo x > "$OUT/f.txt"'}, ctx)
+    assert not rec.ok and "the OS sandbox blocked it" in (rec.error or "") and not (outside / "f.txt").exists()
+    assert deny.requests[0].sandboxed and deny.requests[1].escalation
+
+
+def test_landlock_argv_and_status(tmp_path: Path, home: Path) -> None:
+    import json
+
+    argv = wrap(SandboxInfo("landlock", "/py", "Landlock ABI 7"), Policy(tmp_path, writable=()), ["ls"], tmp_path)
+    assert argv[:3] == ["/py", "-I", "-S"] and argv[-2:] == ["--", "ls"]
+    spec = json.loads(argv[4])
+    assert spec["writable"] == [str(tmp_path)] and str(home / ".ssh") in spec["hidden"] and spec["network"] is False
+    line = sandbox_status(SandboxInfo("landlock", "/py", "Landlock ABI 7"))
+    assert line.startswith("OS sandbox active (Landlock ABI 7)") and "UDP" in line  # says what it does not stop
+
+
+def test_landlock_wrapper_refuses_to_run_unconfined(tmp_path: Path) -> None:
+    """Asked to confine and unable to (a bad policy here): the command never runs."""
+    from agentui.tools.sandbox import LANDLOCK_SCRIPT
+
+    marker = tmp_path / "ran"
+    proc = subprocess.run([sys.executable, "-I", "-S", str(LANDLOCK_SCRIPT), "{}", "--", "touch", str(marker)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 126 and not marker.exists()
+    assert proc.stderr.startswith("landlock: cannot confine") and "Traceback" not in proc.stderr
