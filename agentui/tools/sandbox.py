@@ -95,7 +95,7 @@ def _landlock_works(python: str) -> str:
                 else "Landlock is not enabled in this kernel")
     try:
         proc = subprocess.run(landlock_argv(python, Policy(Path(P.temp_roots()[0]), writable=(), hidden=()),
-                                            ["true"]), capture_output=True, timeout=10, text=True,
+                                            [python, "-I", "-S", "-c", ""]), capture_output=True, timeout=10, text=True,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
