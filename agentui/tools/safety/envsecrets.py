@@ -14,12 +14,20 @@ import re
 from collections.abc import Mapping
 
 _SECRET = re.compile(
-    r"(^|_)(API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|SECRETS|TOKEN|TOKENS|PASSWORD|PASSWD|PASS|"
+    r"(^|_)(API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|KEY|SECRET|SECRETS|TOKEN|TOKENS|PASSWORD|PASSWD|PASS|"
     r"CREDENTIALS?|AUTH|PAT|SESSION|COOKIE|DSN)(_|$)"
     r"|^(DATABASE|DB|REDIS|MONGO|MONGODB|POSTGRES|POSTGRESQL|PG|MYSQL|AMQP|RABBITMQ|SENTRY)_(URL|URI|DSN)$",
     re.IGNORECASE,
 )
 _AGENT_KEY = re.compile(r"AGENTUI_(\w+_)?API_KEY")
+# Values shaped like a credential whatever the variable is called (`OPENAI=sk-…`, `CI_X=ghp_…`):
+# provider key prefixes, AWS key ids, Slack/GitLab/HF/Stripe tokens, JWTs, PEM blocks, URLs with a password.
+_SECRET_VALUE = re.compile(
+    r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpors]-|hf_|AIza|ya29\.|npm_|pypi-)"
+    r"[A-Za-z0-9_\-]{16,}"
+    r"|^(AKIA|ASIA)[0-9A-Z]{16}$|^eyJ[A-Za-z0-9_\-]{10,}\.eyJ|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r"|^[a-z][a-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@",
+)
 
 
 def agent_key(name: str) -> bool:
@@ -27,14 +35,18 @@ def agent_key(name: str) -> bool:
     return bool(_AGENT_KEY.fullmatch(name))
 
 
-def secret_name(name: str) -> bool:
-    return bool(_SECRET.search(name))
+def secret_name(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """A variable named like a secret, or (when set here) holding a value shaped like one."""
+    if _SECRET.search(name):
+        return True
+    value = (os.environ if environ is None else environ).get(name, "")
+    return bool(value) and bool(_SECRET_VALUE.search(value))
 
 
 def secret_vars(environ: Mapping[str, str] | None = None) -> list[str]:
     """The secret-looking variables a tool process would get (agentui's own keys are dropped)."""
     env = os.environ if environ is None else environ
-    return sorted(k for k, v in env.items() if v and secret_name(k) and not agent_key(k))
+    return sorted(k for k, v in env.items() if v and secret_name(k, env) and not agent_key(k))
 
 
 def dumps_environment(name: str, texts: list[str]) -> bool:

@@ -59,6 +59,22 @@ def test_secrets_in_the_environment_need_a_person(ws: Path, command: str, monkey
     assert a.verdict is Verdict.ASK and a.human_only and a.once_only, (command, a)
 
 
+@pytest.mark.parametrize(("var", "value"), [
+    ("OPENAI_KEY", "not-shaped-like-anything"),  # named `…_KEY`
+    ("CONF", "ghp_0123456789abcdefghijklmnopqrstuvwx"),  # an innocent name, a GitHub token's shape
+    ("OPENAI", "sk-proj-0123456789abcdefghijkl"),
+    ("HTTPS_PROXY", "http://alice:hunter2@proxy.example:3128"),  # a URL carrying a password
+    ("SETTINGS", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----"),
+])
+@pytest.mark.parametrize("command", ["env", "printenv", "export -p", "echo $VAR", "printenv VAR"])
+def test_a_secret_under_any_variable_name_needs_a_person(ws: Path, command: str, var: str, value: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names alone miss secrets (`OPENAI_KEY`, a token in `CONF`): the value's shape counts too (#14)."""
+    monkeypatch.setenv(var, value)
+    a = assess(command.replace("VAR", var), ws)
+    assert a.verdict is Verdict.ASK and a.human_only, (command, var, a)
+
+
 def test_a_clean_environment_can_be_listed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for k in list(os.environ):
         if any(s in k.upper() for s in ("KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL", "SESSION", "PAT",
