@@ -104,6 +104,21 @@ def test_bwrap_confines_for_real(tmp_path: Path, home: Path) -> None:
     assert "Read-only file system" in proc.stderr
 
 
+@needs_bwrap
+def test_bwrap_has_no_network_unless_approved(tmp_path: Path) -> None:
+    """A listener on this machine answers outside the sandbox; inside (no approval) it cannot be reached."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    listener = socket.create_server(("127.0.0.1", 0))
+    probe = f"exec 3<>/dev/tcp/127.0.0.1/{listener.getsockname()[1]} && echo connected"
+    try:
+        out = {net: subprocess.run(wrap(BWRAP, Policy(ws, network=net, writable=()), ["/bin/bash", "-c", probe], ws),
+                                   capture_output=True, text=True, timeout=30).stdout for net in (False, True)}
+    finally:
+        listener.close()
+    assert "connected" not in out[False] and "connected" in out[True]
+
+
 class Answers:
     def __init__(self, *answers: bool) -> None:
         self.answers = list(answers)
