@@ -32,7 +32,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--guard", default="", metavar="CMD", help="guard command run after `done` (exit 0 = pass)")
     p.add_argument("--max-attempts", type=int, default=3, metavar="N", help="attempts before a leaf is stuck")
     p.add_argument("--force", action="store_true", help="replace an existing tree")
-    add("validate", help="check tree.json against schema.json and the invariants (all errors)")
+    p = add("validate", help="check tree.json against schema.json and the invariants (all errors)")
+    p.add_argument("--write-schema", action="store_true",
+                   help="first rewrite state/schema.json from this agentui's built-in schema")
     add("select", help="print the leftmost open leaf")
     p = add("status", help="the tree with node states, attempts and the run state")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         if not lay.exists():
             return _err(f"no tree at {lay.tree}; start with: agentui tree init \"your goal\" --guard \"make test\"")
         if action == "validate":
-            return _validate(lay)
+            return _validate(lay, write_schema=bool(getattr(args, "write_schema", False)))
         if action == "select":
             from agentui.tree.model import load_tree, select
 
@@ -109,11 +111,25 @@ def _init(args: argparse.Namespace, repo: Path) -> int:
     return EXIT_OK
 
 
-def _validate(lay: Any) -> int:
-    from agentui.tree.model import load_tree
+def _validate(lay: Any, *, write_schema: bool = False) -> int:
+    from agentui.tree.model import TreeInvalid, guard_problem, guard_problems, load_tree
 
-    root = load_tree(lay.tree)  # raises TreeInvalid with every error
-    lay.load_config()
+    if write_schema:
+        lay.write_schema()
+        print(f"wrote {lay.schema}")
+    problems = lay.schema_problems()
+    try:
+        root = load_tree(lay.tree)  # raises TreeInvalid with every error
+        tree_errors = guard_problems(root)  # a guard no shell can run: step would record a runner error
+    except TreeInvalid as e:
+        root, tree_errors = None, e.errors
+    cfg = lay.load_config()
+    if guard_problem(cfg.guard):
+        problems.append(f"config.toml: guard {guard_problem(cfg.guard)}")
+    if problems:  # reported together, each line naming its file
+        raise TreeInvalid([f"tree.json: {x}" for x in tree_errors] + problems, str(lay.state))
+    if tree_errors or root is None:
+        raise TreeInvalid(tree_errors, str(lay.tree))
     lay.load_run_state()
     nodes = list(root.walk())
     passed = sum(1 for _, n in nodes if n.passes)

@@ -27,7 +27,8 @@ from agentui.tree.model import Node
 
 
 class ChildSpec(BaseModel):
-    title: str = Field(min_length=1, max_length=120, description="short imperative title")
+    # no min_length: an empty title is an invalid decomposition (agent error → retry), not a parse error
+    title: str = Field(max_length=120, description="short imperative title")
     goal: str = Field("", max_length=600, description="what this child must achieve")
     acceptance: list[str] = Field(default_factory=list, max_length=4, description="checkable criteria")
 

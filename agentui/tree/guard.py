@@ -26,9 +26,21 @@ class GuardRun:
 
 
 def cap(data: bytes, limit: int) -> str:
-    text = data[:limit].decode("utf-8", errors="replace")
-    if len(data) > limit:
-        text += f"\n[truncated {len(data) - limit} bytes]\n"
+    """At most `limit` bytes of UTF-8 in the log: invalid bytes become U+FFFD (3 bytes each), so
+    the kept prefix is the longest one whose decoded text still fits, and the rest is counted."""
+    keep = min(len(data), limit)
+    text = data[:keep].decode("utf-8", errors="replace")
+    if len(text.encode("utf-8")) > limit:
+        lo, hi = 0, keep  # the longest prefix whose text fits (binary search: text grows with the prefix)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if len(data[:mid].decode("utf-8", errors="replace").encode("utf-8")) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        keep, text = lo, data[:lo].decode("utf-8", errors="replace")
+    if len(data) > keep:
+        text += f"\n[truncated {len(data) - keep} bytes]\n"
     return text
 
 
@@ -46,8 +58,9 @@ async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: i
         proc = await asyncio.create_subprocess_shell(
             command, cwd=repo, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    except OSError as e:
-        return GuardRun("error", None, f"$ {command}\ncould not start: {e}\n", time.monotonic() - t0,
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the command (it cannot reach exec)
+        shown = command.replace("\0", "\\0")
+        return GuardRun("error", None, f"$ {shown}\ncould not start: {e}\n", time.monotonic() - t0,
                         f"guard could not start: {e}")
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)

@@ -22,7 +22,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentui.tree.model import Node, TreeInvalid, atomic_write, canonical_json_text, write_tree
+from agentui.tree.model import (
+    MAX_TREE_DEPTH,
+    Node,
+    TreeInvalid,
+    atomic_write,
+    canonical_json_text,
+    write_tree,
+)
 from agentui.tree.schema import ID_PATTERN, SCHEMA
 
 DIR = ".agentui"
@@ -38,7 +45,7 @@ class TreeConfig(BaseModel):
     max_iterations: int = Field(50, ge=1, description="`run` stops after this many iterations")
     max_attempts: int = Field(3, ge=1, description="max_attempts for nodes the runner creates")
     decompose: bool = Field(True, description="let the planner split a leaf into children")
-    max_depth: int = Field(3, ge=0, description="leaves at this depth are never decomposed")
+    max_depth: int = Field(3, ge=0, le=MAX_TREE_DEPTH - 1, description="leaves at this depth are never decomposed")
     max_children: int = Field(6, ge=1, description="at most this many children per decomposition")
 
 
@@ -113,14 +120,33 @@ class TreeLayout:
             probs = sorted(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors())
             raise StateError(f"{self.config}: " + "; ".join(probs)) from None
 
+    # -- schema.json ----------------------------------------------------------------------------
+    def schema_problems(self) -> list[str]:
+        """schema.json must be the schema the tree is checked against (the built-in one): a deleted,
+        broken or edited copy would document rules that are not the ones applied."""
+        fix = "restore it with `agentui tree validate --write-schema`"
+        try:
+            doc = json.loads(self.schema.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return [f"schema.json: missing; {fix}"]
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+            return [f"schema.json: not readable JSON ({str(e).splitlines()[0][:120]}); {fix}"]
+        if doc != SCHEMA:
+            return [f"schema.json: differs from this agentui's tree schema ({SCHEMA['$id']}), which is the one "
+                    f"applied; {fix}"]
+        return []
+
+    def write_schema(self) -> None:
+        atomic_write(self.schema, canonical_json_text(SCHEMA))
+
     # -- run state ------------------------------------------------------------------------------
     def load_run_state(self) -> dict[str, Any] | None:
         if not self.run_state.is_file():
             return None
         try:
             doc = json.loads(self.run_state.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise StateError(f"{self.run_state}: not valid JSON ({e}); run `agentui tree start` again") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:  # ValueError: JSON, or an int too long
+            raise StateError(f"{self.run_state}: not valid JSON ({str(e).splitlines()[0][:120] or type(e).__name__}); run `agentui tree start` again") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("run_id"), str) \
                 or not isinstance(doc.get("next_iteration"), int):
             raise StateError(f"{self.run_state}: needs run_id and next_iteration; run `agentui tree start` again")

@@ -129,35 +129,99 @@ class TreeInvalid(Exception):
         super().__init__(f"{source}: " + "; ".join(self.errors))
 
 
+MAX_TREE_DEPTH = 100  # levels of nodes (root = 1); deeper trees are refused before any recursive check
+
+
 def invariant_errors(root: Node) -> list[str]:
     """Semantic checks the schema cannot express, all collected, sorted."""
+    return raw_invariant_errors(root.to_dict())
+
+
+def raw_invariant_errors(doc: Any) -> list[str]:
+    """The invariants on the parsed JSON itself, so they are reported alongside schema errors
+    (runner-decisions.md: all errors collected and reported together). Fields of the wrong type are
+    skipped here: the schema reports those."""
     errors: list[str] = []
-    seen: dict[str, str] = {}
-    for path, n in root.walk():
-        if n.id in seen:
-            errors.append(f"duplicate id '{n.id}' at {path} (first at {seen[n.id]})")
-        else:
-            seen[n.id] = path
-        if n.max_attempts <= 0:
-            errors.append(f"{path}: max_attempts must be > 0 (is {n.max_attempts})")
-        if not 0 <= n.attempts <= max(n.max_attempts, 0):
-            errors.append(f"{path}: attempts {n.attempts} outside 0..max_attempts {n.max_attempts}")
-        keys = [c.key() for c in n.children]
-        if keys != sorted(keys):
+    seen: dict[str, tuple[str, str]] = {}
+    stack: list[tuple[Any, str, str]] = [(doc, "", "$")]
+    while stack:
+        d, parent, jpath = stack.pop()
+        if not isinstance(d, dict):
+            continue
+        nid = d.get("id")
+        path = f"{parent}/{_label(nid)}" if parent else _label(nid)
+        if isinstance(nid, str):
+            if nid in seen:
+                # two nodes with one id have the same id path: the JSON paths tell them apart
+                errors.append(f"duplicate id '{nid}' at {path} ({jpath}; first at {seen[nid][1]})")
+            else:
+                seen[nid] = (path, jpath)
+        ma, at = _int(d.get("max_attempts")), _int(d.get("attempts"))
+        if ma is not None and ma <= 0:
+            errors.append(f"{path}: max_attempts must be > 0 (is {ma})")
+        if ma is not None and at is not None and not 0 <= at <= max(ma, 0):
+            errors.append(f"{path}: attempts {at} outside 0..max_attempts {ma}")
+        kids = d.get("children")
+        if not isinstance(kids, list):
+            continue
+        keys = [(_int(c.get("order")), c.get("id")) for c in kids if isinstance(c, dict)]
+        if len(keys) == len(kids) and all(o is not None and isinstance(i, str) for o, i in keys) \
+                and keys != sorted(keys):
             errors.append(f"{path}: children must be sorted by (order, id)")
+        # reversed so the depth-first visit (and so "first at") follows the stored order
+        stack.extend((c, path, f"{jpath}.children[{i}]") for i, c in reversed(list(enumerate(kids))))
     return sorted(errors)
 
 
+def guard_problem(command: str) -> str:
+    """Why a guard command can never be spawned ('' = it can be tried)."""
+    return "contains a NUL character (no shell command can hold one)" if "\0" in command else ""
+
+
+def guard_problems(root: Node) -> list[str]:
+    """Guards `validate` rejects; `step` records the same as a runner error (guard), no attempt used."""
+    return sorted(f"{p}: guard {guard_problem(n.guard)}" for p, n in root.walk() if n.guard and guard_problem(n.guard))
+
+
+def _label(nid: Any) -> str:
+    return nid if isinstance(nid, str) and nid else "?"
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def depth_error(doc: Any) -> str | None:
+    """Iteratively, so a hostile tree cannot exhaust the recursion limit of the checks after it."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        d, depth = stack.pop()
+        if not isinstance(d, dict) or not isinstance(d.get("children"), list):
+            continue
+        if depth >= MAX_TREE_DEPTH and d["children"]:
+            return f"the tree is deeper than {MAX_TREE_DEPTH} levels (the limit); flatten it"
+        stack.extend((c, depth + 1) for c in d["children"])
+    return None
+
+
 def parse_tree(text: str, *, source: str = "tree.json", canonicalize: bool = False) -> Node:
-    """Parse + schema + invariants. `canonicalize` sorts siblings before the invariant check
-    (for trees the agent edited; the runner rewrites them canonically)."""
+    """Parse + schema + invariants, every error reported together. `canonicalize` sorts siblings
+    before the invariant check (for trees the agent edited; the runner rewrites them canonically)."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise TreeInvalid([f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"], source) from None
+    except RecursionError:
+        raise TreeInvalid([f"not valid JSON: nested deeper than Python's parser allows (the tree's limit is "
+                           f"{MAX_TREE_DEPTH} levels)"], source) from None
+    except ValueError as e:  # e.g. an integer longer than Python's 4300-digit conversion limit
+        raise TreeInvalid([f"not valid JSON: {str(e).split(';')[0]}"], source) from None
+    deep = depth_error(doc)
+    if deep:
+        raise TreeInvalid([deep], source)
     errs = schema_errors(doc)
     if errs:
-        raise TreeInvalid(errs, source)
+        raise TreeInvalid(errs + raw_invariant_errors(doc), source)
     root = Node.from_dict(doc)
     if canonicalize:
         root.sort_children()

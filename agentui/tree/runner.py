@@ -42,6 +42,7 @@ from agentui.tree.model import (
     canonical_json_text,
     canonical_text,
     depth_of,
+    guard_problem,
     load_tree,
     select,
     write_tree,
@@ -115,7 +116,7 @@ class TreeRunner:
         answers or the memory store cannot be used; GitError / StateError / TreeInvalid on bad state."""
         lay = self.lay
         G.require_repo(self.repo)
-        G.require_step_branch(self.repo)  # refuse main/master before anything else
+        branch = G.require_step_branch(self.repo)  # refuse main/master before anything else
         cfg = lay.load_config()
         rs = lay.load_run_state()
         if rs is None:
@@ -134,13 +135,14 @@ class TreeRunner:
         for w in env.warnings:
             self._emit({"kind": "warning", "message": w})
         try:
-            return await self._iterate(cfg, rs, tree, sel, env)
+            return await self._iterate(cfg, rs, tree, sel, env, branch)
         finally:
             await env.aclose()
 
     async def _iterate(self, cfg: TreeConfig, rs: dict[str, Any], tree: Node, sel: Any,  # noqa: C901, PLR0912, PLR0915
-                       env: AgentEnv) -> StepResult:
-        """The iteration proper, in order; every path ends in one commit."""
+                       env: AgentEnv, branch: str) -> StepResult:
+        """The iteration proper, in order; every path ends in one commit — unless HEAD left `branch`
+        meanwhile: then nothing is committed (never onto main/master, issue #16 git policy)."""
         lay = self.lay
         run_id, n = rs["run_id"], int(rs["next_iteration"])
         it = lay.iteration_dir(run_id, n)
@@ -162,6 +164,12 @@ class TreeRunner:
             interrupted = True
             out, guard, guard_exit = AgentOutcome(internal="interrupted", detail="interrupted (Ctrl+C)"), "skipped", None
             t_agent, t_guard = time.monotonic() - t0, 0.0
+        except Exception as e:  # noqa: BLE001 — a runner bug must still end the iteration (logged, no attempt)
+            out, guard, guard_exit = AgentOutcome(internal="internal", detail=f"{type(e).__name__}: {e}"), "skipped", None
+            t_agent, t_guard = time.monotonic() - t0, 0.0
+        moved = self._branch_moved(branch)
+        if moved:
+            out, guard, guard_exit = AgentOutcome(internal="git", detail=moved), "skipped", None
 
         agent_errors = list(out.agent_errors)
         if out.internal:
@@ -201,6 +209,9 @@ class TreeRunner:
                                children=len(after.children) - len(node.children))
         commit, git_error = None, ""
         try:
+            moved = moved or self._branch_moved(branch)  # the last look before a commit lands somewhere
+            if moved:
+                raise G.GitError(moved)
             commit = G.commit_all(self.repo, msg)
         except G.GitError as e:
             git_error = str(e)
@@ -224,10 +235,25 @@ class TreeRunner:
             raise asyncio.CancelledError
         return res
 
+    def _branch_moved(self, branch: str) -> str:
+        """Why the iteration must not commit here ('' when HEAD is still on the run's branch)."""
+        try:
+            now = G.current_branch(self.repo)
+        except G.GitError as e:
+            return str(e)
+        if now == branch:
+            return ""
+        where = f"'{now}'" if now else "a detached HEAD"
+        return (f"HEAD moved from '{branch}' to {where} during the iteration; nothing was committed — "
+                f"`git checkout {branch}` (the iteration's files come along), commit, then step again")
+
     async def _work(self, tree: Node, node: Node, cfg: TreeConfig, it: Path, t0: float, history: str,
                     failure: str, env: AgentEnv) -> tuple[AgentOutcome, str, int | None, float, float]:
         """The agent, then the guard when it says `done`, within one deadline."""
         deadline = t0 + cfg.iteration_timeout_s
+        bad = guard_problem(node.guard or cfg.guard)
+        if bad:  # it could never be spawned: say so before the agent spends the iteration
+            return AgentOutcome(internal="guard", detail=f"guard {bad}"), "skipped", None, 0.0, 0.0
         out = await self._agent(tree, node, cfg, it, deadline, history, failure, env)
         t_agent = time.monotonic() - t0
         guard, guard_exit, t_guard = "skipped", None, 0.0

@@ -201,3 +201,35 @@ def test_global_options_after_the_action(fakellm, tmp_path):
     assert subjects(repo)[-1] == "feat(tree): a done"
     assert (data / "memory.leveldb").is_dir()  # --data-dir after the action reached the runner
     assert (repo / "a.txt").read_text() == "A.TXT"
+
+
+def test_validate_checks_schema_json_and_rejects_hostile_trees(tmp_path):
+    """schema.json deleted, broken or edited is an error with its fix; a 5000-digit int, a 3000-deep
+    tree and a NUL guard are one clear error each, never the crash handler (held-out corpus)."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    assert _tree(repo, "init", "ship", "--guard", "true").returncode == 0
+    schema = repo / ".agentui/state/schema.json"
+    for content in (None, "{ broken", json.dumps({"type": "object"})):
+        if content is None:
+            schema.unlink()
+        else:
+            schema.write_text(content)
+        r = _tree(repo, "validate")
+        assert r.returncode == 1 and "schema.json: " in r.stderr and "--write-schema" in r.stderr, r.stderr
+    r = _tree(repo, "validate", "--write-schema")
+    assert r.returncode == 0 and r.stdout.startswith("wrote "), r.stderr
+    tree = repo / ".agentui/state/tree.json"
+    good = tree.read_text()
+    one = ('{{"id":"n{}","order":0,"title":"t","goal":"g","acceptance":[],"passes":false,"attempts":0,'
+           '"max_attempts":1,"children":[')
+    deep = "".join(one.format(i) for i in range(3000)) + "]}" * 3000
+    for bad, why in ((good.replace('"attempts": 0', '"attempts": ' + "9" * 5000), "4300 digits"),
+                     (deep, "100 levels"), (good.replace('"children"', '"guard": "true\\u0000x", "children"'), "NUL")):
+        tree.write_text(bad)
+        for action in ("validate", "select", "status"):
+            r = _tree(repo, action)
+            out = r.stdout + r.stderr
+            assert "unexpected error" not in out and "Traceback" not in out, (action, out[-300:])
+            if action == "validate" or why != "NUL":
+                assert r.returncode == 1 and why in out, (action, why, out[-300:])

@@ -312,3 +312,46 @@ async def test_damaged_memory_store_runs_and_commits_nothing(fakellm, tmp_path):
         await runner.step()
     assert subjects(repo) == before and not (lay.iterations / "r").exists()
     assert (db / "CURRENT").read_text() == "MANIFEST-000099\n"  # never recreated (#15)
+
+
+async def test_head_moved_to_main_during_the_iteration_commits_nothing(fakellm, tmp_path):
+    """The branch is checked again before the commit: an iteration never lands on main (held-out corpus)."""
+    file_agent(fakellm)
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="test -f a.txt && git checkout -q main", decompose=False)
+    res = await runner.step()
+    assert (res.status, res.agent_status, res.commit) == ("error", "error", None)
+    assert "HEAD moved from 'runner/r' to 'main'" in res.error
+    assert git(repo, "log", "--format=%s", "main").splitlines() == ["initial"]
+    assert git(repo, "log", "--format=%s", "runner/r").splitlines()[0] == "chore(tree): start run r"
+    assert load_tree(lay.tree).attempts == 0  # no attempt consumed
+    it = lay.iteration_dir("r", 1)
+    assert (it / "runner_error.log").read_text().startswith("runner error (git): HEAD moved")
+    meta = json.loads((it / "meta.json").read_text())
+    assert (meta["runner_error"], meta["commit"]) == ("git", None)
+    assert lay.load_run_state()["next_iteration"] == 2
+
+
+async def test_unspawnable_guard_is_a_committed_runner_error_each_step(fakellm, tmp_path):
+    """A guard with a NUL (validate rejects it) ends the iteration as runner error (guard) before the
+    agent runs: committed, no attempt, and the next step is iteration 2 (was: a crash, no commit)."""
+    tree = Node(id="a", title="write a.txt", goal="write a.txt", guard="true\0false")
+    file_agent(fakellm)
+    repo, lay, runner = _setup(tmp_path, fakellm, tree=tree, decompose=False)
+    for n in (1, 2):
+        res = await runner.step()
+        assert (res.status, res.iteration, res.agent_status) == ("error", n, "error")
+        assert subjects(repo)[-1] == "chore(tree): a runner error (guard)"
+        it = lay.iteration_dir("r", n)
+        assert "NUL character" in (it / "runner_error.log").read_text()
+        assert json.loads((it / "meta.json").read_text())["runner_error"] == "guard"
+    assert load_tree(lay.tree).attempts == 0 and not fakellm.calls("perceiver")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+async def test_empty_child_title_is_an_invalid_decomposition_not_a_parse_error(fakellm, tmp_path):
+    file_agent(fakellm, decompose=lambda _u: [{"title": ""}, {"title": "x"}])
+    repo, lay, runner = _setup(tmp_path, fakellm)
+    res = await runner.step()
+    a = load_tree(lay.tree)
+    assert (res.agent_status, a.attempts, a.children) == ("retry", 1, [])
+    assert "a child has an empty title" in (lay.iteration_dir("r", 1) / "agent_error.log").read_text()

@@ -54,7 +54,7 @@ def test_invariants_unique_ids_attempt_bounds_sorted_children_all_reported() -> 
     errs = invariant_errors(t)
     assert errs == sorted(errs)
     assert errs == [
-        "duplicate id 'b' at root/b (first at root/b)",
+        "duplicate id 'b' at root/b ($.children[2]; first at $.children[0])",
         "root/a: attempts 4 outside 0..max_attempts 3",
         "root/b: max_attempts must be > 0 (is 0)",
         "root: children must be sorted by (order, id)",
@@ -121,3 +121,48 @@ def test_node_roundtrip_keeps_optional_guard() -> None:
     n.guard = "pytest -q"
     assert Node.from_dict(n.to_dict()).guard == "pytest -q"
     assert "guard" not in leaf("b").to_dict()
+
+
+def test_schema_and_invariant_errors_are_reported_together_sorted() -> None:
+    """Schema errors no longer hide the invariants that can still be checked (#16, held-out corpus)."""
+    doc = parent("root", leaf("b", 2, attempts=9, max_attempts=3), leaf("a", 1, max_attempts=0),
+                 leaf("b", 3)).to_dict()
+    doc["extra"] = 1
+    del doc["children"][1]["goal"]
+    with pytest.raises(TreeInvalid) as e:
+        parse_tree(json.dumps(doc))
+    assert e.value.errors == [
+        "$.children[1]: missing required field 'goal'",
+        "$: unknown field 'extra' (additionalProperties is false)",
+        "duplicate id 'b' at root/b ($.children[2]; first at $.children[0])",
+        "root/a: max_attempts must be > 0 (is 0)",
+        "root/b: attempts 9 outside 0..max_attempts 3",
+        "root: children must be sorted by (order, id)",
+    ]
+
+
+def test_hostile_json_is_an_invalid_state_not_a_crash() -> None:
+    huge = json.dumps(leaf("a").to_dict()).replace('"attempts": 0', '"attempts": ' + "9" * 5000)
+    with pytest.raises(TreeInvalid) as e:
+        parse_tree(huge)
+    assert e.value.errors[0].startswith("not valid JSON: Exceeds the limit (4300 digits)")
+
+    def deep(n: int) -> str:
+        one = ('{{"id":"n{}","order":0,"title":"t","goal":"g","acceptance":[],"passes":false,"attempts":0,'
+               '"max_attempts":1,"children":[')
+        return "".join(one.format(i) for i in range(n)) + "]}" * n
+
+    for n in (3000, 101):  # past json's own recursion guard, and just past our documented limit
+        with pytest.raises(TreeInvalid) as e:
+            parse_tree(deep(n))
+        assert "100 levels" in e.value.errors[0], n
+    assert parse_tree(deep(100)).id == "n0"  # the limit itself is fine
+
+
+def test_guard_with_a_nul_character_is_reported() -> None:
+    from agentui.tree.model import guard_problems
+
+    t = parent("root", leaf("a"), leaf("b", 1))
+    t.children[1].guard = "true\0false"
+    assert guard_problems(parse_tree(json.dumps(t.to_dict()))) == [
+        "root/b: guard contains a NUL character (no shell command can hold one)"]

@@ -1,0 +1,34 @@
+"""The guard as a real subprocess: spawn failures and the on-disk output cap (#16)."""
+
+from __future__ import annotations
+
+import os
+
+from agentui.tree.guard import cap, run_guard
+
+
+async def test_binary_output_is_capped_in_bytes_written(tmp_path) -> None:
+    """Invalid UTF-8 becomes U+FFFD (3 bytes each): the cap holds for the bytes in guard.log."""
+    (tmp_path / "blob").write_bytes(os.urandom(30_000))
+    g = await run_guard("cat blob; cat blob >&2; exit 1", tmp_path, timeout_s=30, output_cap=10_000)
+    assert g.outcome == "fail"
+    body = g.log.encode("utf-8")
+    assert len(body) < 2 * 10_000 + 500 and body.count(b"[truncated ") == 2
+    out, err = g.log.split("=== stdout ===\n")[1].split("=== stderr ===\n")
+    for stream in out, err:
+        kept = stream.split("\n[truncated ")[0]
+        assert 9_000 < len(kept.encode("utf-8")) <= 10_000
+
+
+def test_cap_counts_the_bytes_left_out() -> None:
+    assert cap(b"abc", 10) == "abc"
+    assert cap(b"x" * 12, 10) == "x" * 10 + "\n[truncated 2 bytes]\n"
+    out = cap(b"\xff" * 12, 10)  # each kept byte shows as 3 bytes: 3 kept, 9 left out
+    assert out == "\ufffd" * 3 + "\n[truncated 9 bytes]\n"
+    assert cap("é".encode() * 10, 9) == "é" * 4 + "\n[truncated 12 bytes]\n"
+
+
+async def test_a_guard_that_cannot_be_spawned_is_an_error_not_a_crash(tmp_path) -> None:
+    g = await run_guard("true\0false", tmp_path, timeout_s=30, output_cap=100)
+    assert (g.outcome, g.exit_code) == ("error", None)
+    assert "could not start" in g.error and "\0" not in g.log and "true\\0false" in g.log
