@@ -1,7 +1,7 @@
 """`agentui tree`: the deterministic goal-tree runner (issue #16).
 
     agentui tree init "GOAL" [--title T] [--id ID] [--acceptance A]... [--guard CMD]
-    agentui tree validate | select | status [--json]
+    agentui tree validate [--write-schema] | select | status [--json]
     agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes]
 
 Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck.
