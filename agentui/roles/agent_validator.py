@@ -252,7 +252,8 @@ class AgentValidator(RoleBase):
                                        evidence="the validator gave no verdict for this criterion")
             if v.verdict == "pass":
                 v = _checked_pass(c, v, r.output, r.tool_calls, world)
-            if v.verdict == "pass" and (bad := W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws)):
+            if v.verdict == "pass" and (bad := W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws,
+                                                                   made=c.criterion)):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
             if v.verdict == "pass":

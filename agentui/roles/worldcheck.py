@@ -4,7 +4,8 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
 - `facts(text, ws)`: for each workspace path a criterion or task names — exists or not, kind,
   size, line count, first line (never a secret's content) — one line each, for the prompts.
 - `contradiction(text, output, ws)`: why a `pass` cannot stand, from the files themselves:
-  "copy A to B" with B missing or not byte-identical to A; a count that excludes part of a file
+  "copy A to B" with B missing or not byte-identical to A; "create / write X" with X missing
+  (unless something in the text may take a path away); a count that excludes part of a file
   ("not counting the header", "excluding blank lines") answered with the file's whole line count.
   None when code cannot tell — these checks only ever take a pass away, never grant one.
 """
@@ -28,6 +29,14 @@ _EXCLUDES = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|except
                        r"apart\s+from|ignoring|leaving\s+out|minus)\s+(?:the\s+|any\s+|all\s+)?([\w-]+(?:\s+[\w-]+)?)",
                        re.I)
 _NON_BLANK = re.compile(r"\bnon-?\s?(empty|blank)\b", re.I)
+#: effect verbs after which every workspace path the text names must be there (#13)
+_MAKES = re.compile(r"\b(creat\w*|writ\w*|wrote|save[ds]?|saving|make|makes|made|touch\w*|mkdir|store[ds]?|"
+                    r"copy|copie[ds]|generat\w*|produc\w*|append\w*|add|adds|added|put|puts)\b", re.I)
+#: ...unless something may take a path away, or the text is about a path's absence
+_UNMAKES = re.compile(r"\b(delet\w*|remov\w*|rm|mv|mov\w*|renam\w*|clean\w*|purg\w*|wipe\w*|trunc\w*|"
+                      r"missing|absent|gone|not|no|never|nonexist\w*|without|unless|if|whether|would|could)\b|n't\b",
+                      re.I)
+_NOT_A_PATH = re.compile(r"^(?:e\.g|i\.e|etc|vs|www\..*|[\w-]+\.(?:com|org|net|io|dev|ai|edu|gov|co)(?:/.*)?)$", re.I)
 _WHOLE_COUNT = re.compile(r"\b(lines?|rows?|records?|entries|entry)\b", re.I)
 
 
@@ -63,7 +72,10 @@ def _lines(data: bytes) -> list[str]:
 def named(text: str, ws: Path) -> list[tuple[str, Path]]:
     """Workspace paths `text` names, in order, de-duplicated (at most MAX_FACTS)."""
     out: list[tuple[str, Path]] = []
-    for raw in (m.rstrip(".,;:") for m in G._PATH.findall(text)):  # absolute paths kept absolute
+    for m in G._PATH.finditer(text):  # absolute paths kept absolute
+        raw = m.group(0).rstrip(".,;:")
+        if text[max(0, m.start() - 3):m.start()].endswith(":") or _NOT_A_PATH.match(raw):
+            continue  # a URL, a domain, an abbreviation
         p = _resolve(raw, ws)
         if p is not None and all(q != p for _, q in out):
             out.append((_clean(raw), p))
@@ -121,6 +133,18 @@ def _copy_problem(text: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
+def _missing_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    """A text that says to create or write paths, with nothing that could take one away: each path
+    it names must exist afterwards."""
+    if not _MAKES.search(text) or _UNMAKES.search(text):
+        return None
+    for rel, p in named(text, ws):
+        if not os.path.lexists(p):
+            return (f"{rel} does not exist in the workspace",
+                    f"create {rel} (inside the workspace, at exactly that path) and check it is there")
+    return None
+
+
 def _excluded(kind: str, lines: list[str]) -> int | None:
     """How many lines of the file the excluded `kind` covers, or None when code cannot tell."""
     k = kind.lower()
@@ -156,13 +180,16 @@ def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
-def contradiction(text: str, output: object, ws: Path | None) -> tuple[str, str] | None:
+def contradiction(text: str, output: object, ws: Path | None, *, made: str | None = None
+                  ) -> tuple[str, str] | None:
     """(why, what to do) when the workspace contradicts a `pass` on `text` (a criterion with its
-    task or subtask), else None."""
+    task or subtask), else None. Paths must exist after `made` (default `text`) says to create or
+    write them: a subtask's own criterion, as its intent may describe a later step's effect."""
     if ws is None or not text:
         return None
     out = "" if output is None else str(output)
     try:
-        return _copy_problem(text, ws) or _count_problem(text, out, ws)
+        return (_copy_problem(text, ws) or _missing_problem(text if made is None else made, ws)
+                or _count_problem(text, out, ws))
     except OSError:
         return None

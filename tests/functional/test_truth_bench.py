@@ -151,3 +151,22 @@ async def test_a_merged_answer_cut_at_the_grammar_limit_gives_way_to_the_subtask
     r = await run_task(fakellm, tmp_path, MAKE_TREE)
     assert r.final.directive.value == "accept"
     assert r.final.output == "created src/app, tests and src/app/__init__.py"
+
+
+async def test_a_write_to_the_wrong_place_is_not_accepted(fakellm, tmp_path):
+    """The executor wrote status.txt at the workspace root, not out/status.txt as asked, and said
+    it was done; both validators passed the write ("wrote 2 chars"). The file the task names is
+    not there: the task is not accepted."""
+    task = "Write the text ok into out/status.txt."
+    fakellm.script("perceiver", [perceive(task)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["out/status.txt holds the text ok"], sub("Write ok into out/status.txt", "the text ok is written",
+                                                  tools=["write_file"])))
+    fakellm.responder("executor", lambda r: call("write_file", path="status.txt", content="ok")
+                      if len(r["messages"]) == 2 else finish("wrote ok into out/status.txt"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote 2 chars"))
+    fakellm.responder("meta_validator", lambda _r: merge("wrote ok into out/status.txt", "pass"))
+    r = await run_task(fakellm, tmp_path, task, **ONE_REPLAN)
+    assert (tmp_path / "ws/status.txt").read_text() == "ok" and not (tmp_path / "ws/out").exists()
+    assert r.final.directive.value not in ("accept", "success")
+    assert "out/status.txt does not exist" in r.of("ReplanRequest")[0].task_criteria_verdicts[0].evidence

@@ -48,6 +48,7 @@ def test_a_copy_must_hold_the_same_bytes(tmp_path):
     (ws / "backup/a.txt").write_bytes((ws / "a.txt").read_bytes())
     assert W.contradiction(task, "done", ws) is None
     assert W.contradiction("Copy a.txt into backup/", "done", ws) is None  # into a folder: same name there
+    (ws / "b.txt").write_text("precious data\nmore\n")  # copied, then changed as asked
     assert W.contradiction("Copy a.txt to b.txt, then append a line to b.txt", "done", ws) is None
 
 
@@ -61,3 +62,20 @@ def test_facts_say_what_is_there_and_never_leave_the_workspace(tmp_path):
                      "src/app: a directory with 0 entries", "missing.txt: does not exist"]
     assert W._resolve("../outside.txt", ws) is None and W._resolve(".env", ws) is None
     assert W.facts("data.csv", None) == [] and W.contradiction(CSV_ROWS, "6", None) is None
+
+
+def test_what_a_task_says_to_create_must_be_there(tmp_path):
+    ws = _ws(tmp_path)
+    task = "Write the text ok into out/status.txt."
+    why, todo = W.contradiction(task, "done", ws)
+    assert why == "out/status.txt does not exist in the workspace" and "out/status.txt" in todo
+    (ws / "out").mkdir()
+    (ws / "out/status.txt").write_text("ok")
+    assert W.contradiction(task, "done", ws) is None
+    # something may take a path away, or the text is about absence: code cannot tell
+    assert W.contradiction("Delete junk.txt and create keep.txt", "done", ws) is None
+    assert W.contradiction("Check whether config.yaml exists", "no", ws) is None
+    # a subtask's intent may name a later step's file: only its criterion says what must be there
+    assert W.contradiction("the input is read\nRead a.txt to write b.txt next", "ok", ws, made="the input is read") is None
+    # URLs and abbreviations are not workspace paths
+    assert W.contradiction("Save https://example.org/a.html, e.g. with curl, to a.txt", "done", ws) is None
