@@ -3,7 +3,8 @@
 A suite is a JSON list of ``{id, description, init, check}``:
 - ``init``: bash run in a fresh temporary workspace before the task;
 - ``check``: a bash script run in the workspace afterwards (exit 0 = pass), or
-  ``{"expected": V, "match": "integer" | "string"}`` compared with the final answer.
+  ``{"expected": V, "match": "integer" | "string"}`` compared with the final answer of a run that
+  ended in success (exit 0); an abandoned run's failure summary never passes a value check.
 
 Each task runs as its own `agentui run --json --yes` process (fresh workspace, fresh data dir, a
 hard timeout), so one task can neither hang the suite nor leak state into the next. Per task we
@@ -108,9 +109,11 @@ def matches_expected(check: ExpectedCheck, answer: str) -> bool:
     return str(check.expected).strip().casefold() in answer.casefold()
 
 
-def run_check(task: SuiteTask, workspace: Path, answer: str, timeout: float = 60) -> bool:
+def run_check(task: SuiteTask, workspace: Path, answer: str, timeout: float = 60, *, succeeded: bool = True) -> bool:
     if isinstance(task.check, ExpectedCheck):
-        return matches_expected(task.check, answer)
+        # A value is checked only in an answer the run stood behind: an abandoned run's failure
+        # summary ("2/2 subtasks failed") must not pass a task whose expected value is 2.
+        return succeeded and matches_expected(task.check, answer)
     env = {**os.environ, "AGENTUI_ANSWER": answer}
     try:
         proc = subprocess.run(["bash", "-c", task.check], cwd=workspace, env=env,
@@ -196,7 +199,7 @@ def run_task(
         rec["replans"] = int(final.get("replans", 0) or 0)
         rec.update(_stats_totals(doc.get("stats") or {}))
         rec["answer"] = answer_text(final)[:500]
-        rec["passed"] = run_check(task, workspace, answer_text(final))
+        rec["passed"] = run_check(task, workspace, answer_text(final), succeeded=proc.returncode == 0)
         return rec
     finally:
         rec["wall_s"] = round(time.monotonic() - t0, 2)

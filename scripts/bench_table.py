@@ -21,6 +21,18 @@ def outcome(r: dict) -> str:
     return f"fail — {r.get('directive') or '?'}"
 
 
+def truth(records: list[dict]) -> str:
+    """Does the run's own verdict agree with the check script? (exit 0 = it claimed success.)"""
+    ended = [r for r in records if r.get("exit_code") is not None]
+    false_ok = sorted(r["id"] for r in ended if r["exit_code"] == 0 and not r.get("passed"))
+    false_fail = sorted(r["id"] for r in ended if r["exit_code"] != 0 and r.get("passed"))
+    line = (f"Reported vs. checked: {len(ended) - len(false_ok) - len(false_fail)} of {len(ended)} finished runs agree; "
+            f"success claimed for a failed check: {len(false_ok)}")
+    line += f" ({', '.join(false_ok)})" if false_ok else ""
+    line += f"; failure reported though the check passed: {len(false_fail)}"
+    return line + (f" ({', '.join(false_fail)})." if false_fail else ".")
+
+
 def table(records: list[dict]) -> str:
     by_id: dict[str, dict] = {}
     for r in records:
@@ -45,6 +57,7 @@ def table(records: list[dict]) -> str:
     if n:
         rows.append(f"\nPer task: {tot['calls'] / n:.1f} LLM calls, {tot['prompt'] / n:,.0f} prompt tokens, "
                     f"{tot['wall'] / n:.0f} s.")
+        rows.append(truth(list(by_id.values())))
     return "\n".join(rows)
 
 

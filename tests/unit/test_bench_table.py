@@ -32,6 +32,20 @@ def test_rows_totals_and_the_last_record_of_an_id_wins(tmp_path):
     assert lines[3] == "| b | fail — abandon | 3 | 1,466 | 108 | 2 | 2 | 65 |"
     assert lines[4] == "| **2 tasks** | **1 passed (50%)** | 9 | 4,224 | 337 | 2 | 2 | 120 |"
     assert "4.5 LLM calls, 2,112 prompt tokens" in r.stdout
+    assert lines[-1] == ("Reported vs. checked: 0 of 0 finished runs agree; success claimed for a failed check: 0; "
+                         "failure reported though the check passed: 0.")
+
+
+def test_truth_line_names_runs_whose_exit_code_disagrees_with_the_check(tmp_path):
+    recs = [{"id": "ok", "passed": True, "exit_code": 0}, {"id": "liar", "passed": False, "exit_code": 0},
+            {"id": "modest", "passed": True, "exit_code": 1}, {"id": "honest", "passed": False, "exit_code": 1},
+            {"id": "killed", "passed": False, "error": "timed out after 900 s"}]
+    f = tmp_path / "r.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    r = _run(str(f))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == ("Reported vs. checked: 2 of 4 finished runs agree; success claimed for a "
+                                         "failed check: 1 (liar); failure reported though the check passed: 1 (modest).")
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

@@ -133,3 +133,15 @@ def test_terminating_bench_kills_the_running_task(tmp_path, fakellm):
         except ProcessLookupError:
             alive = False
         assert not alive, f"task process {pid} survived"
+
+
+def test_a_value_check_never_passes_on_a_run_that_did_not_succeed(tmp_path: Path) -> None:
+    # Seen on the 1.5B bench: wall-missing-dir (expected 2) "passed" on the abandon summary "2/2 subtasks failed".
+    t = SuiteTask(id="x", description="d", check={"expected": 2, "match": "integer"})
+    summary = "Abandoned: budget exhausted. 2/2 subtasks failed"
+    assert run_check(t, tmp_path, summary)  # the matcher alone is fooled by the summary ...
+    assert not run_check(t, tmp_path, summary, succeeded=False)  # ... so only a successful run's answer counts
+    assert run_check(t, tmp_path, "there are 2 files", succeeded=True)
+    script = SuiteTask(id="y", description="d", check="test -f made.txt")
+    (tmp_path / "made.txt").write_text("")
+    assert run_check(script, tmp_path, "", succeeded=False)  # the workspace's state counts however the run ended
