@@ -43,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     if args.task:
         events = [e for e in events if (e.task_id or "").startswith(args.task)]
         approvals = [a for a in approvals if a.task_id.startswith(args.task)]
+        if not events and not approvals and not _task_known(layout, args.task):  # no such task, not "no anomalies"
+            from agentui.cli import UsageError
+
+            raise UsageError(f"agentui audit: no task {args.task!r} in {layout.tasks_dir} (give a task id or "
+                             "its prefix, as `agentui audit` or Ctrl+G history lists them)")
     stats = alog.stats()
     totals = stats.get("totals", {})
     report = build_report({"messages_seen": totals.get("messages_seen", 0),
@@ -108,3 +113,10 @@ def _show_approvals(con, approvals: list, n: int) -> None:  # noqa: ANN001 - a r
         pattern = f" [pattern: {'; '.join(a.patterns)}]" if a.patterns else ""
         con.print(f"[{colour[a.decision]}]{a.ts or '-'} {a.decision:8} {a.scope or '-':7}[/] by {a.by:11} "
                   f"{escape(a.task_id[:12] or '-')} {escape(a.tool)}: {escape(a.command[:160])}{escape(pattern)}")
+
+
+def _task_known(layout, prefix: str) -> bool:  # noqa: ANN001 - a DataLayout
+    """A task with this id (prefix) ran here: its task log exists (a task without anomalies or
+    approvals has neither events nor approval records)."""
+    d = layout.tasks_dir
+    return bool(prefix) and d.is_dir() and any(p.name.startswith(prefix) for p in d.glob("*.jsonl"))

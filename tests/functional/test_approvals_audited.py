@@ -75,7 +75,12 @@ async def test_every_gate_outcome_reaches_the_audit_log(fakellm, tmp_path):
     assert text.returncode == 0, text.stderr
     assert "approvals 5:" in text.stdout and "[pattern: git init]" in text.stdout
     assert "refused" in text.stdout and "hard-deny" in text.stdout and "by stored" in text.stdout
-    assert "approvals: none recorded" in cli(tmp_path / "data", "audit", "--task", "nosuchtask").stdout
+    # an id no task here has is an error, not "none recorded" (a known task without approvals:
+    # test_newcomer_cli.test_audit_for_an_unknown_task_says_so)
+    unknown = cli(tmp_path / "data", "audit", "--task", "nosuchtask")
+    assert unknown.returncode == 2 and "none recorded" not in unknown.stdout
+    assert unknown.stderr.strip().startswith("agentui audit: no task 'nosuchtask' in ")
+    assert len(unknown.stderr.strip().splitlines()) == 1 and "Traceback" not in unknown.stderr
 
 
 async def test_remembered_tool_rules_reach_the_gate(fakellm, tmp_path):
