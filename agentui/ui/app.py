@@ -240,8 +240,13 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                 self.llm_error = str(e)
         latency: float | None = None
         if pool is not None and self.do_preflight and self._pool is None:
-            self.stage("checking the LLM endpoint…", busy=True)
-            results = await pool.preflight(timeout_s=10.0, completion=False)
+            self.stage("checking the LLM endpoint (a tiny completion)…", busy=True)
+
+            def busy(url: str, wait_s: float) -> None:
+                self.stage(f"{url} is up but busy with another generation; waiting up to {wait_s:g} s", busy=True)
+
+            # the preflight `doctor` and `run` share (#12 item 5): healthy only once a completion answered
+            results = await pool.preflight(timeout_s=10.0, completion=True, wait_busy=busy)
             bad = [r for r in results if not r.ok]
             latency = max((r.latency_s for r in results), default=None)
             if bad:
