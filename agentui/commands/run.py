@@ -89,9 +89,9 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
 
     from agentui.contracts import ConfirmationChoice
     from agentui.describe import STYLE, line
+    from agentui.gcpolicy import settle
     from agentui.llm import LLMError, LLMPool
     from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable, open_memory
-    from agentui.gcpolicy import settle
     from agentui.paths import DataLayout
     from agentui.runtime import Runtime
 
