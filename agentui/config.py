@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -98,6 +99,11 @@ def check_base_url(url: str | None) -> str | None:
     return text
 
 
+# one rule per value wherever an endpoint is configured ([llm] and its tiers): checked on load and on assignment
+BaseUrl = Annotated[str | None, AfterValidator(check_base_url)]
+ApiKey = Annotated[str | None, AfterValidator(check_api_key)]
+
+
 class _Section(BaseModel):
     # inf / nan are never a meaningful weight, limit or interval (#15)
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
@@ -116,19 +122,9 @@ class _Section(BaseModel):
 class TierConfig(_Section):
     """Per-tier override of the shared endpoint; unset fields fall back to `[llm]`."""
 
-    base_url: str | None = None
+    base_url: BaseUrl = None
     model: str | None = None
-    api_key: str | None = None
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, v: str | None) -> str | None:
-        return check_base_url(v)
-
-    @field_validator("api_key")
-    @classmethod
-    def _key(cls, v: str | None) -> str | None:
-        return check_api_key(v)
+    api_key: ApiKey = None
 
 
 class RoleBudgets(_Section):
@@ -148,9 +144,9 @@ class LLMConfig(_Section):
     provider: Literal["auto", "http", "local"] = Field(
         "auto", description="auto: configured URL, else Ollama on localhost, else a local GGUF"
     )
-    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, with or without /v1")
+    base_url: BaseUrl = Field(None, description="OpenAI-compatible endpoint, with or without /v1")
     model: str | None = None
-    api_key: str | None = None
+    api_key: ApiKey = None
     gguf: str | None = Field(None, description="path to a GGUF for the `local` provider")
     connect_timeout_s: float = Field(5.0, gt=0)
     read_timeout_s: float = Field(120.0, gt=0, description="wait for the first token (prompt processing)")
@@ -173,16 +169,6 @@ class LLMConfig(_Section):
         """Completion tokens a call of `role` may use: its budget, capped by max_tokens."""
         own = getattr(self.budgets, role, None) if role in RoleBudgets.model_fields else None
         return min(own, self.max_tokens) if isinstance(own, int) else self.max_tokens
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, v: str | None) -> str | None:
-        return check_base_url(v)
-
-    @field_validator("api_key")
-    @classmethod
-    def _key(cls, v: str | None) -> str | None:
-        return check_api_key(v)
 
 
 class RolesConfig(_Section):
