@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from agentui.contracts import FinalResult, PerceiverReply
+from tests.live.harness import cpu_config
 
 pytestmark = pytest.mark.live
 
-REPO = Path(__file__).resolve().parents[2]
 TASK_BUDGET_S = 900  # hard ceiling per task on 2 CPU cores
 
 TASKS = [
@@ -31,26 +31,12 @@ TASKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def gguf() -> str:
-    env_path = os.environ.get("AGENTUI_LIVE_GGUF")
-    if env_path:
-        return env_path
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "fetch_model.py")], capture_output=True,
-                          text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip().splitlines()[-1]
-
-
 @pytest.mark.parametrize(("name", "init", "task"), TASKS, ids=[t[0] for t in TASKS])
 def test_live_task_ends_in_valid_final_result(tmp_path: Path, gguf: str, name: str, init: str, task: str) -> None:
     ws, data = tmp_path / "ws", tmp_path / "data"
     ws.mkdir()
     subprocess.run(["bash", "-c", init], cwd=ws, check=True)
-    # a CPU-sized configuration: fewer executor steps and corrections, a time budget for ~2 cores
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[llm]\nmax_tokens = 384\n[pipeline]\nexecutor_max_steps = 4\ncorrection_budget = 1\n"
-                   "[ggs]\ntime_budget_ms = 1200000\n", encoding="utf-8")
+    cfg = cpu_config(tmp_path)
     env = {**os.environ, "AGENTUI_PROVIDER": "local", "AGENTUI_GGUF": gguf, "AGENTUI_CONFIG": str(cfg)}
     t0 = time.monotonic()
     proc = subprocess.run(

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,68 +21,19 @@ import httpx
 import pytest
 
 from agentui.contracts import FinalResult
+from tests.live.harness import MODEL_ALIAS, llama_server
 
 pytestmark = pytest.mark.live
 
-REPO = Path(__file__).resolve().parents[2]
 TASK_DEADLINE_S = 900  # the task's own --timeout (the in-process live tests allow 900 s too); the process gets a minute more
 IDLE_ANSWER_S = 5.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def gguf() -> str:
-    env_path = os.environ.get("AGENTUI_LIVE_GGUF")
-    if env_path:
-        return env_path
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "fetch_model.py")], capture_output=True,
-                          text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip().splitlines()[-1]
-
-
-@pytest.fixture(scope="module")
-def server(gguf: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server(gguf: str) -> Iterator[str]:
     pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (make test-live)")
-    port = _free_port()
-    log_path = Path(tempfile.gettempdir()) / f"agentui-live-llama-server-{port}.log"  # kept for a post-mortem
-    log = log_path.open("w")
-    # n_ctx 4096: the server's default 2048 is smaller than an executor prompt with tool output
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "qwen2.5-coder-0.5b",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-         "--n_threads", str(os.cpu_count() or 2), "--verbose", "False"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, f"llama_cpp.server exited; see {log_path}"
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "llama_cpp.server did not come up within 180 s"
-            time.sleep(1)
-        # up = answers a completion: the first one warms the model (page cache, kernels) and can
-        # take longer than agentui's 10 s preflight on a busy 2-core machine
-        httpx.post(f"{url}/chat/completions", timeout=180, json={
-            "max_tokens": 1, "messages": [{"role": "user", "content": "ok"}]}).raise_for_status()
+    with llama_server(gguf) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def test_http_server_default_config_ends_in_final_result_and_leaves_it_idle(tmp_path: Path, server: str) -> None:
@@ -111,7 +60,7 @@ def test_http_server_default_config_ends_in_final_result_and_leaves_it_idle(tmp_
     # no orphaned generation: the server answers a one-token completion at once
     t1 = time.monotonic()
     r = httpx.post(f"{server}/chat/completions", timeout=IDLE_ANSWER_S, json={
-        "model": "qwen2.5-coder-0.5b", "max_tokens": 1, "stream": False,
+        "model": MODEL_ALIAS, "max_tokens": 1, "stream": False,
         "messages": [{"role": "user", "content": "ok"}]})
     idle_answer = time.monotonic() - t1
     assert r.status_code == 200 and idle_answer < IDLE_ANSWER_S

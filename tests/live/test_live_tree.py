@@ -29,24 +29,14 @@ import pytest
 
 from agentui.tree.layout import TreeConfig, TreeLayout, render_config
 from agentui.tree.model import Node, load_tree, write_tree
+from tests.live.harness import cpu_config
 
 pytestmark = pytest.mark.live
 
-REPO = Path(__file__).resolve().parents[2]
+GGUF_ENV = ("AGENTUI_LIVE_GGUF", "AGENTUI_GGUF")  # read by conftest.gguf
 BUDGET_S = 720
 MESSAGE = re.compile(r"^(feat\(tree\): \S+ done|fix\(tree\): \S+ guard failed \d/\d|chore\(tree\): \S+ retry \d/\d"
                      r"|chore\(tree\): \S+ runner error \(\w+\))$")
-
-
-@pytest.fixture(scope="module")
-def gguf() -> str:
-    env_path = os.environ.get("AGENTUI_LIVE_GGUF") or os.environ.get("AGENTUI_GGUF")
-    if env_path:
-        return env_path
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "fetch_model.py")], capture_output=True,
-                          text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip().splitlines()[-1]
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -63,10 +53,7 @@ def test_live_two_node_tree(tmp_path: Path, gguf: str, capsys: pytest.CaptureFix
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "initial")
     env = {**os.environ, "AGENTUI_PROVIDER": "local", "AGENTUI_GGUF": gguf}
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[llm]\nmax_tokens = 384\n[pipeline]\nexecutor_max_steps = 4\ncorrection_budget = 1\n"
-                   "[ggs]\ntime_budget_ms = 1200000\n", encoding="utf-8")
-    env["AGENTUI_CONFIG"] = str(cfg)
+    env["AGENTUI_CONFIG"] = str(cpu_config(tmp_path))
 
     def tree(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), *args],
