@@ -117,7 +117,7 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
                      "headers": sorted(cfg.headers),  # names only: values may be secrets
                      "ok": None if r is None else r.ok, "tools": [] if r is None else r.tools,
                      "latency_s": None if r is None else round(r.latency_s, 3),
-                     "detail": "" if r is None else r.detail})
+                     "detail": "" if r is None else r.detail, "warnings": [] if r is None else r.warnings})
     if args.json:
         print(json.dumps({"file": str(loaded.file), "servers": rows}, ensure_ascii=False))
     else:
@@ -127,6 +127,8 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
             print(f"{row['name']}: {row['server']} ({state})")
             if row["ok"] is False:
                 print(f"  {row['detail']}")
+            for w in row["warnings"]:  # tools left out (#18)
+                print(f"  warning: {w}")
             for t in row["tools"]:
                 mark = "runs without asking" if t in row["allow"] else "asks first"
                 print(f"  {row['name']}.{t} — {mark}")

@@ -1,4 +1,4 @@
-"""One MCP server connection on the `mcp` SDK (the only module here that imports it).
+"""One MCP server connection on the `mcp` SDK (with listing.py, the only modules that import it).
 
 The SDK's `Client` is an async context manager built on anyio task groups, so one owner task
 enters it, lists the tools, and holds it open until `close()`; calls run from any task on the same
@@ -148,6 +148,7 @@ class McpConnection:
         self._dead = False
         self.http_status = ""  # the last HTTP error status of a `url` server
         self.skipped: list[str] = []  # listed tools left out (bad or repeated names, over MAX_TOOLS)
+        self.invalid: list[tuple[str, str]] = []  # (tool, why): left out, the SDK would reject them
         self._log_seq = 0  # SDK log lines after this one are about this connection (mostly)
 
     @property
@@ -226,11 +227,23 @@ class McpConnection:
     async def _own(self) -> None:
         from mcp import Client
 
+        from agentui.mcp.listing import ToolListFilter
+
         assert self._ready is not None
+        client: Any = None
+
+        def version() -> str | None:
+            with contextlib.suppress(Exception):
+                return str(client.protocol_version or "") or None
+            return None
+
         try:
             async with contextlib.AsyncExitStack() as stack:
-                client = await stack.enter_async_context(Client(await self._transport(stack),
-                                                                read_timeout_seconds=None))
+                transport = await self._transport(stack)
+                # one tool with an invalid schema must not fail the whole listing (#18); the
+                # in-process server (tests) is served without JSON-RPC, and validates its own tools
+                listing = None if self.inproc is not None else ToolListFilter(transport, version)
+                client = await stack.enter_async_context(Client(listing or transport, read_timeout_seconds=None))
                 tools: dict[str, ToolInfo] = {}
                 cursor: str | None = None
                 for _page in range(MAX_PAGES):
@@ -241,6 +254,7 @@ class McpConnection:
                     if not cursor:
                         break
                 self.tools = list(tools.values())
+                self.invalid = list(listing.dropped) if listing is not None else []
                 self.protocol_version = str(client.protocol_version or "")
                 self._client = client
                 if not self._ready.done():

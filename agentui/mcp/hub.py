@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentui.config import McpServerConfig
@@ -28,6 +28,7 @@ class ServerReport:
     tools: list[str]
     latency_s: float
     detail: str
+    warnings: list[str] = field(default_factory=list)  # one line per tool left out for its definition
 
 
 def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -119,10 +120,16 @@ class McpHub:
                 return ServerReport(name, False, [], time.monotonic() - started, str(exc))
             self.connections[name] = conn
             names = [t.name for t in conn.tools]
-            left = (f"; {len(conn.skipped)} tools left out (names must be letters, digits, _ . - and "
-                    f"unique, at most {MAX_TOOLS}): {', '.join(conn.skipped[:5])}") if conn.skipped else ""
+            left = [f"{len(conn.skipped)} tools left out (names must be letters, digits, _ . - and "
+                    f"unique, at most {MAX_TOOLS}): {', '.join(conn.skipped[:5])}"] if conn.skipped else []
+            if conn.invalid:
+                left.append(f"{len(conn.invalid)} tools left out (their definition is invalid): "
+                            f"{', '.join(t for t, _ in conn.invalid[:5])}")
+            warnings = [f"MCP server '{name}': {left[0]}"] if conn.skipped else []
+            warnings += [f"MCP server '{name}': tool '{t}' left out: {why}" for t, why in conn.invalid]
             return ServerReport(name, True, names, time.monotonic() - started,
-                                f"{len(names)} tools, protocol {conn.protocol_version or '?'}{left}")
+                                "; ".join([f"{len(names)} tools, protocol {conn.protocol_version or '?'}", *left]),
+                                warnings)
 
         self.reports = list(await asyncio.gather(*(one(n, c) for n, c in self.servers.items())))
         return self.reports
@@ -145,9 +152,8 @@ class McpHub:
         """Start the servers and register their tools; returns one problem line per failed server."""
         reports = await self.start()
         self.register(registry)
-        return [f"MCP server '{r.name}' {r.detail} (its tools are unavailable)" if not r.ok
-                else f"MCP server '{r.name}': {r.detail.split('; ', 1)[1]}"
-                for r in reports if not r.ok or "tools left out" in r.detail]
+        return [line for r in reports for line in (
+            r.warnings if r.ok else [f"MCP server '{r.name}' {r.detail} (its tools are unavailable)"])]
 
     async def aclose(self) -> None:
         for conn in list(self.connections.values()):

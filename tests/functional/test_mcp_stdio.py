@@ -127,3 +127,40 @@ def test_a_server_that_does_not_speak_json_rpc_is_one_line_without_a_traceback(t
                        env={**os.environ, "PYTHONPATH": ROOT})
     assert p.returncode == 1 and "Traceback" not in p.stderr + p.stdout
     assert "bad:" in p.stdout and "(FAILED)" in p.stdout and "Failed to parse JSONRPC message" in p.stdout
+
+
+async def test_a_tool_with_an_invalid_schema_is_left_out_with_one_warning_and_the_others_work(tmp_path) -> None:
+    # a hand-written server: the SDK's own refuses to send these schemas; the SDK's client rejects the
+    # whole tools/list for any one of them
+    bad = McpServerConfig(command=sys.executable, args=["-m", "tests.mcpserver.raw", "--bad-schemas"], cwd=ROOT,
+                          allow=["echo"])
+    hub = McpHub({"b": bad})
+    reg = default_registry()
+    problems = await asyncio.wait_for(hub.attach(reg), 30)
+    try:
+        assert sorted(n for n in reg.names() if n.startswith("b.")) == ["b.echo"]
+        assert [p.split(":")[0] for p in problems] == ["MCP server 'b'"] * 4  # one warning per bad tool
+        for tool in ("s_string", "s_banana", "s_missing", "s_array"):
+            [line] = [p for p in problems if f"tool '{tool}'" in p]
+            assert "invalid input schema" in line and "left out" in line and "\n" not in line
+        assert hub.reports[0].ok and hub.reports[0].tools == ["echo"]
+        rec = await reg.call("b.echo", {"text": "still usable"}, ToolContext(workspace=tmp_path, timeout_s=20))
+        assert rec.ok and rec.evidence == "still usable"
+    finally:
+        await hub.aclose()
+
+
+def test_mcp_list_names_each_tool_left_out_for_its_schema(tmp_path) -> None:
+    import os
+    import subprocess
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"[mcp.servers.b]\ncommand = {json.dumps(sys.executable)}\n"
+                   f"args = ['-m', 'tests.mcpserver.raw', '--bad-schemas']\ncwd = {json.dumps(ROOT)}\n")
+    p = subprocess.run([sys.executable, "-m", "agentui.cli", "--config", str(cfg), "--data-dir", str(tmp_path / "d"),
+                        "mcp", "list"], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 0 and "Traceback" not in p.stderr + p.stdout, p.stdout + p.stderr
+    warned = [ln for ln in p.stdout.splitlines() if ln.startswith("  warning: MCP server 'b': tool '")]
+    assert len(warned) == 4 and "s_banana' left out: invalid input schema (inputSchema.type" in "".join(warned)
+    assert "  b.echo — asks first" in p.stdout
