@@ -295,6 +295,11 @@ class McpConfig(_Section):
         return self
 
 
+class AcpConfig(_Section):
+    permission_timeout_s: float = Field(300.0, ge=0, description="an editor's unanswered permission "
+                                        "request is a denial after this; 0 waits until the turn is cancelled")
+
+
 class Config(_Section):
     data_dir: str | None = None
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -306,6 +311,7 @@ class Config(_Section):
     audit: AuditConfig = Field(default_factory=AuditConfig)
     ui: UIConfig = Field(default_factory=UIConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    acp: AcpConfig = Field(default_factory=AcpConfig)
 
     def data_path(self) -> Path:
         return Path(self.data_dir).expanduser() if self.data_dir else default_data_dir()

@@ -587,9 +587,10 @@ class ConfirmationRequest(Contract):
     escalation: bool = False
 
 
-AnsweredBy = Literal["user", "yes", "unconfined", "unattended", "error"]
+AnsweredBy = Literal["user", "yes", "unconfined", "unattended", "error", "timeout"]
 """Who answered a ConfirmationRequest: a person (TTY, TUI, ACP client), `--yes` (inside the OS
-sandbox), `--unconfined`, nobody (non-interactive: denied), or a prompt that failed (denied)."""
+sandbox), `--unconfined`, nobody (non-interactive: denied), a prompt that failed (denied), or an
+ACP client that did not answer within `acp.permission_timeout_s` (denied)."""
 
 
 class ConfirmationDecision(Contract):
@@ -617,7 +618,7 @@ class ApprovalRecord(Contract):
     scope: Literal["once", "task", "session", "project"] | None = None
     patterns: list[str] = Field(default_factory=list,
                                 description="the patterns stored (task/session/project) or that covered it")
-    by: Literal["user", "yes", "unconfined", "unattended", "error", "stored", "hard-deny", "memory-rule"]
+    by: Literal["user", "yes", "unconfined", "unattended", "error", "timeout", "stored", "hard-deny", "memory-rule"]
     reasons: list[str] = Field(default_factory=list)
     cwd: str = ""
     sandboxed: bool = False

@@ -339,7 +339,7 @@ class AgentuiAcpAgent:
                 s.answer = None
 
         async def confirm(req: ConfirmationRequest) -> ConfirmationChoice:
-            return await ask_permission(self.conn, s, req)
+            return await ask_permission(self.conn, s, req, cfg.acp.permission_timeout_s)
 
         rt = Runtime(cfg, workspace=rec.cwd, data_dir=self.layout.root, clock=self.clock, ids=self.ids,
                      pool=pool, memory=self._memory_store(), clarify=clarify, confirm=confirm)

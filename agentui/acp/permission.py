@@ -2,11 +2,13 @@
 
 allow once → approve, allow always → always for this task, reject once → deny, reject always →
 deny and never ask again in this session. The request refers to the live tool call it is about.
-No answer (an error, a cancelled request) is a denial, never a crash.
+No answer (an error, a cancelled request, none within `acp.permission_timeout_s`) is a denial,
+never a crash.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from acp import helpers as h
@@ -14,6 +16,7 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from agentui.acp.mapping import tool_kind
 from agentui.contracts import ConfirmationChoice, ConfirmationRequest
+from agentui.tools.answers import Answer
 
 OPTIONS = [  # the gate's choices on ACP's four option kinds
     PermissionOption(option_id="approve", name="Allow once", kind="allow_once"),
@@ -24,7 +27,9 @@ OPTIONS = [  # the gate's choices on ACP's four option kinds
 ]
 
 
-async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest) -> ConfirmationChoice:
+async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest,
+                         timeout_s: float = 0) -> ConfirmationChoice | Answer:
+    """The client's answer; after `timeout_s` (0: none) without one, a denial by "timeout"."""
     key = (req.tool, req.command)
     if key in s.denied_always:
         return ConfirmationChoice.DENY
@@ -36,8 +41,11 @@ async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest) -> Confirm
         kind=tool_kind(req.tool), status="pending",  # type: ignore[arg-type]
         raw_input={"tool": req.tool, "command": req.command, "cwd": req.cwd, "reasons": req.reasons},
         content=[h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
+    asked = conn.request_permission(session_id=s.id, tool_call=call, options=OPTIONS)
     try:
-        resp = await conn.request_permission(session_id=s.id, tool_call=call, options=OPTIONS)
+        resp = await (asyncio.wait_for(asked, timeout_s) if timeout_s > 0 else asked)
+    except TimeoutError:  # an editor that never answers must not hold the task until cancel
+        return Answer(ConfirmationChoice.DENY, "timeout")
     except Exception:  # noqa: BLE001 - no answer is a denial, never a crash
         return ConfirmationChoice.DENY
     outcome = getattr(resp, "outcome", None)

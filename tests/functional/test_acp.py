@@ -137,6 +137,37 @@ async def test_reject_always_denies_without_asking_again_in_the_session(fakellm,
     assert any(t.startswith("GGS ") for t in client.texts("agent_thought_chunk"))
 
 
+class Silent(Client):
+    """An editor that never answers a permission request."""
+
+    async def request_permission(self, session_id, tool_call, options, **_kw):  # noqa: ANN001, ANN201
+        self.permissions.append((tool_call, options))
+        await asyncio.Event().wait()
+
+
+async def test_an_unanswered_permission_request_is_a_denial_after_the_timeout(fakellm, tmp_path):
+    w = ws(tmp_path)
+    (w / "keep.txt").write_text("precious")
+    fakellm.responder("perceiver", lambda _r: perceive("delete keep.txt"))
+    fakellm.responder("planner", lambda _r: plan(["keep.txt removed"], sub("remove keep.txt", "file gone")))
+    fakellm.responder("executor", lambda r: call("shell", command="rm keep.txt")
+                      if len(r["messages"]) == 2 else infeasible("the deletion was not approved"))
+    client = Silent()
+    async with agent(fakellm, tmp_path, client, ggs={"max_replans": 1}, acp={"permission_timeout_s": 1}) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        # before the timeout existed this turn waited for the editor until cancelled
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("delete keep.txt")]), 60)
+    assert resp.stop_reason == "end_turn" and client.permissions
+    assert (w / "keep.txt").read_text() == "precious"
+    assert client.texts("agent_message_chunk")[-1].startswith("abandon")
+    assert [u.status for u in client.of("tool_call_update")][:1] == ["failed"]
+    [log] = (tmp_path / "data" / "tasks").glob("*.jsonl")
+    asked = [json.loads(x) for x in log.read_text().splitlines() if '"confirmation"' in x]
+    assert asked and all((d["decision"], d["by"]) == ("deny", "timeout") for d in asked)
+    approvals = [json.loads(x) for x in (tmp_path / "data" / "audit" / "approvals.jsonl").read_text().splitlines()]
+    assert approvals and all((a["decision"], a["by"]) == ("denied", "timeout") for a in approvals)
+
+
 async def test_a_clarifying_question_ends_the_turn_and_the_next_prompt_answers_it(fakellm, tmp_path):
     fakellm.script("perceiver", [Reply.json({"kind": "clarify", "question": "Which folder?"}),
                                  Reply.json({"kind": "task", "intent": "clean src", "scope": "src"})])
