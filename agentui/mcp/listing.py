@@ -99,13 +99,27 @@ class ToolListFilter:
         return dataclasses.replace(item, message=fixed)
 
 
-class _Read:
+class _Stream:
+    """One of the inner transport's streams, passed through (with its other attributes)."""
+
     def __init__(self, inner: Any, owner: ToolListFilter) -> None:
         self._inner, self._owner = inner, owner
 
     def __getattr__(self, name: str) -> Any:  # e.g. `last_context`, read by the SDK's dispatcher
         return getattr(self._inner, name)
 
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Any:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+class _Read(_Stream):
     async def receive(self) -> Any:
         return self._owner.received(await self._inner.receive())
 
@@ -115,34 +129,8 @@ class _Read:
     async def __anext__(self) -> Any:
         return self._owner.received(await self._inner.__anext__())
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> _Read:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)
-
-
-class _Write:
-    def __init__(self, inner: Any, owner: ToolListFilter) -> None:
-        self._inner, self._owner = inner, owner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
+class _Write(_Stream):
     async def send(self, item: Any, /) -> None:
         self._owner.sent(item)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _Write:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)

@@ -112,13 +112,19 @@ async def test_a_prompt_turn_is_a_task_with_plan_tool_calls_thoughts_permission_
         < kinds.index("tool_call_update") < kinds.index("agent_message_chunk")
 
 
-async def test_reject_always_denies_without_asking_again_in_the_session(fakellm, tmp_path):
+def delete_keep(fake, tmp_path: Path) -> Path:  # noqa: ANN001
+    """A workspace with keep.txt and a model that asks to `rm keep.txt`, then gives up once denied."""
     w = ws(tmp_path)
     (w / "keep.txt").write_text("precious")
-    fakellm.responder("perceiver", lambda _r: perceive("delete keep.txt"))
-    fakellm.responder("planner", lambda _r: plan(["keep.txt removed"], sub("remove keep.txt", "file gone")))
-    fakellm.responder("executor", lambda r: call("shell", command="rm keep.txt")
-                      if len(r["messages"]) == 2 else infeasible("the user denied the deletion"))
+    fake.responder("perceiver", lambda _r: perceive("delete keep.txt"))
+    fake.responder("planner", lambda _r: plan(["keep.txt removed"], sub("remove keep.txt", "file gone")))
+    fake.responder("executor", lambda r: call("shell", command="rm keep.txt")
+                   if len(r["messages"]) == 2 else infeasible("the user denied the deletion"))
+    return w
+
+
+async def test_reject_always_denies_without_asking_again_in_the_session(fakellm, tmp_path):
+    w = delete_keep(fakellm, tmp_path)
     client = Client(answers=["deny_always"])
     async with agent(fakellm, tmp_path, client, ggs={"max_replans": 1}) as conn:
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
@@ -146,12 +152,7 @@ class Silent(Client):
 
 
 async def test_an_unanswered_permission_request_is_a_denial_after_the_timeout(fakellm, tmp_path):
-    w = ws(tmp_path)
-    (w / "keep.txt").write_text("precious")
-    fakellm.responder("perceiver", lambda _r: perceive("delete keep.txt"))
-    fakellm.responder("planner", lambda _r: plan(["keep.txt removed"], sub("remove keep.txt", "file gone")))
-    fakellm.responder("executor", lambda r: call("shell", command="rm keep.txt")
-                      if len(r["messages"]) == 2 else infeasible("the deletion was not approved"))
+    w = delete_keep(fakellm, tmp_path)
     client = Silent()
     async with agent(fakellm, tmp_path, client, ggs={"max_replans": 1}, acp={"permission_timeout_s": 1}) as conn:
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
