@@ -15,11 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from typing import Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentui.config_checks import ApiKey, BaseUrl, check_api_key, check_base_url  # noqa: F401 - re-exported
 from agentui.paths import default_config_file, default_data_dir
 
 
@@ -41,67 +40,6 @@ class Tier(StrEnum):
     @property
     def rank(self) -> int:
         return {Tier.TOOL: 0, Tier.BRAIN: 1}[self]
-
-
-def check_api_key(key: str | None) -> str | None:
-    """An API key goes into an HTTP header: no control characters, Latin-1 only (#15)."""
-    if key is None:
-        return None
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
-        raise ValueError("the API key contains a control character (a pasted newline?); set it again")
-    try:
-        key.encode("latin-1")
-    except UnicodeEncodeError:
-        raise ValueError("the API key has characters an HTTP header cannot carry; set it again") from None
-    return key
-
-
-def _is_ip(host: str) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(host)
-        return True
-    except ValueError:
-        return False
-
-
-def check_base_url(url: str | None) -> str | None:
-    """An endpoint URL, checked here so no command meets a bad one later (#15): http(s), a host,
-    a port in 1–65535. The value is kept as given (the client adds ``/v1`` when missing)."""
-    if url is None:
-        return None
-    text = url.strip()
-    example = "give an http(s) URL such as http://127.0.0.1:8080/v1"
-    if not text:
-        raise ValueError(f"the endpoint URL is empty; {example}")
-    parts = urlsplit(text if "://" in text else "http://" + text)
-    if parts.scheme not in ("http", "https"):
-        raise ValueError(f"{url!r} is not an http(s) URL; {example}")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"{url!r} has an invalid port (ports are 1–65535); {example}") from None
-    if not parts.hostname:
-        raise ValueError(f"{url!r} has no host; {example}")
-    host = parts.hostname
-    try:  # names (IDNA, as httpx will encode them), IPv4, IPv6 (unbracketed here)
-        ok = _is_ip(host) or (
-            bool(re.fullmatch(r"[\w~-]+(\.[\w~-]+)*\.?", host)) and bool(host.encode("idna")))
-    except UnicodeError:
-        ok = False
-    if not ok:
-        raise ValueError(f"{url!r} has an invalid host {host!r}; {example}")
-    if port == 0:
-        raise ValueError(f"{url!r} has port 0 (ports are 1–65535); {example}")
-    if any(c.isspace() for c in text):
-        raise ValueError(f"{url!r} contains spaces; {example}")
-    return text
-
-
-# one rule per value wherever an endpoint is configured ([llm] and its tiers): checked on load and on assignment
-BaseUrl = Annotated[str | None, AfterValidator(check_base_url)]
-ApiKey = Annotated[str | None, AfterValidator(check_api_key)]
 
 
 class _Section(BaseModel):
