@@ -25,6 +25,15 @@ _MODELS: dict[str, Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask — taskset, a container's cpuset),
+    not the machine's count: llama.cpp threads beyond them spin against each other."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # macOS has no sched_getaffinity
+        return max(1, os.cpu_count() or 2)
+
+
 def _load(path: str, n_ctx: int) -> Any:
     with _MODELS_LOCK:
         if path in _MODELS:
@@ -36,7 +45,7 @@ def _load(path: str, n_ctx: int) -> Any:
                 "the local provider needs llama-cpp-python: pip install 'agentui[local]' "
                 "(make test-live installs it)"
             ) from e
-        threads = max(1, (os.cpu_count() or 2))
+        threads = usable_cpus()
         model = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
         _MODELS[path] = model
         return model
