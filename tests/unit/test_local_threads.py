@@ -18,8 +18,8 @@ def test_usable_cpus_is_at_least_one_and_at_most_the_machine() -> None:
 def test_usable_cpus_follows_the_affinity_mask() -> None:
     cpu = sorted(os.sched_getaffinity(0))[0]
     code = (
-        "import os; os.sched_setaffinity(0, {%d}); "
-        "from agentui.llm.local import usable_cpus; print(usable_cpus())" % cpu
+        f"import os; os.sched_setaffinity(0, {{{cpu}}}); "
+        "from agentui.llm.local import usable_cpus; print(usable_cpus())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1"
