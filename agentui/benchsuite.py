@@ -145,15 +145,23 @@ def run_task(
     timeout: float,
     run_args: Sequence[str] = (),
     ablation: str | None = None,
-    keep: bool = False,
+    keep: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Run one suite task in a fresh workspace and data dir; return its result record."""
-    root = Path(tempfile.mkdtemp(prefix=f"agentui-bench-{task.id}-"))
+    """Run one suite task in a fresh workspace and data dir; return its result record.
+
+    With `keep` (a directory), the task's workspace and data dir (task log, audit, memory) are made
+    under it and left there for reading afterwards; the record names the path.
+    """
+    if keep is not None:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix=f"agentui-bench-{task.id}-", dir=keep))
     workspace, data = root / "ws", root / "data"
     workspace.mkdir()
     rec: dict[str, Any] = {"id": task.id, "passed": False, "directive": None, "replans": 0,
                            "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                            "parse_repairs": 0, "tool_calls": 0, "wall_s": 0.0, "error": None}
+    if keep is not None:
+        rec["kept"] = str(root)
     t0 = time.monotonic()
     try:
         init = subprocess.run(["bash", "-c", task.init], cwd=workspace, capture_output=True, text=True, timeout=60)
@@ -203,7 +211,7 @@ def run_task(
         return rec
     finally:
         rec["wall_s"] = round(time.monotonic() - t0, 2)
-        if not keep:
+        if keep is None:
             shutil.rmtree(root, ignore_errors=True)
 
 
@@ -231,12 +239,13 @@ def run_suite(
     ablation: str | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[SuiteTask], None] | None = None,
+    keep: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     results = []
     for t in tasks:
         if on_start:
             on_start(t)
-        r = run_task(t, timeout=timeout, run_args=run_args, ablation=ablation)
+        r = run_task(t, timeout=timeout, run_args=run_args, ablation=ablation, keep=keep)
         results.append(r)
         if on_result:
             on_result(r)

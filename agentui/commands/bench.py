@@ -17,6 +17,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=positive_float, default=600.0, metavar="S", help="per-task timeout (default 600)")
     parser.add_argument("--ablation", choices=["naive-retry"],
                         help="naive-retry: replace GGS by 'replan with the failure text'")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep each task's workspace and data dir (task log, audit) under DIR")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -52,6 +54,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"agentui bench: unknown task id(s): {', '.join(unknown)}", file=sys.stderr)
             return 2
         tasks = [t for t in tasks if t.id in wanted]
+    if args.keep is not None:
+        from pathlib import Path
+
+        try:
+            Path(args.keep).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            print(f"agentui bench: --keep {args.keep}: cannot use it as a directory "
+                  f"({e.strerror or e}); give a directory path", file=sys.stderr)
+            return 2
     run_args: list[str] = []
     for flag in ("config", "base_url", "model", "api_key"):
         val = getattr(args, flag, None)
@@ -72,14 +83,15 @@ def run(args: argparse.Namespace) -> int:
                 progress.advance(bar)
                 mark = "[green]pass[/]" if r["passed"] else "[red]fail[/]"
                 err.print(f"{mark} {r['id']}: {r['directive'] or r['error']} "
-                          f"({r['llm_calls']} calls, {r['wall_s']:.1f} s)")
+                          f"({r['llm_calls']} calls, {r['wall_s']:.1f} s)"
+                          + (f" — kept in {r['kept']}" if r.get("kept") else ""))
                 if out_fh:
                     out_fh.write(canonical_line({**r, "ablation": args.ablation}) + "\n")
                     out_fh.flush()
 
             try:
                 results = run_suite(tasks, timeout=args.timeout, run_args=run_args, ablation=args.ablation,
-                                    on_result=on_result, on_start=on_start)
+                                    on_result=on_result, on_start=on_start, keep=args.keep)
             except KeyboardInterrupt:
                 sig = caught[0] if caught else signal.SIGINT
                 err.print(f"bench: interrupted ({signal.Signals(sig).name}); the running task was stopped")

@@ -34,3 +34,38 @@ def test_bench_runs_a_suite_and_reports(fakellm, tmp_path):
     assert by_id["count"]["passed"] is True and by_id["count"]["directive"] == "accept"
     assert by_id["count"]["llm_calls"] == 6 and by_id["count"]["prompt_tokens"] > 0
     assert by_id["file"]["passed"] is False  # the check script, not the model's claim, decides
+
+
+def test_bench_keep_leaves_each_tasks_workspace_and_task_log(fakellm, tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([
+        {"id": "count", "description": "How many lines does notes.txt have?",
+         "init": "printf 'a\\nb\\nc\\n' > notes.txt", "check": {"expected": 3, "match": "integer"}},
+    ]))
+    fakellm.script("perceiver", [perceive("count lines")])
+    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number"))])
+    fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="3")])
+    fakellm.script("meta_validator", [merge("notes.txt has 3 lines", "pass")])
+    out, keep = tmp_path / "results.jsonl", tmp_path / "kept"
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "COLUMNS": "160"}
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--out", str(out),
+                        "--timeout", "60", "--keep", str(keep)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert "bench: 1 passed, 0 failed" in r.stdout, r.stdout + r.stderr
+    row = json.loads(out.read_text())
+    kept = row["kept"]
+    assert kept.startswith(str(keep)) and f"kept in {kept}" in r.stderr.replace("\n", "")
+    assert (tmp_path / kept / "ws" / "notes.txt").read_text() == "a\nb\nc\n"
+    assert list((tmp_path / kept / "data").rglob("*.jsonl")), "the task log is kept"
+
+
+def test_bench_keep_that_is_a_file_is_one_line_exit_2(tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([{"id": "t", "description": "x", "init": "true", "check": "true"}]))
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--keep", str(blocker)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--keep" in r.stderr and "directory" in r.stderr
