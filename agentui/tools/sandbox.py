@@ -111,15 +111,53 @@ def _landlock(why_not_bwrap: str) -> SandboxInfo:
     return SandboxInfo("landlock", sys.executable, f"Landlock ABI {landlock.abi_version()}; {why_not_bwrap}")
 
 
-def detect(platform: str = sys.platform) -> SandboxInfo:
+@functools.lru_cache(maxsize=4)
+def _sandbox_exec_works(program: str) -> str:
+    """"" when sandbox-exec runs our generated profile here AND it confines, else why not.
+
+    Like the bwrap probe: `true` must run under the real profile (a profile macOS rejects would make
+    every command fail), and a write next to the workspace must be refused (a sandbox-exec that
+    runs but does not confine would be reported "active" while nothing is stopped).
+    """
+    import tempfile
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="agentui-sbx-probe-") as tmp:
+            root = Path(os.path.realpath(tmp))
+            ws, secret_dir = root / "ws", root / "secret"
+            ws.mkdir()
+            secret_dir.mkdir()
+            profile = macos_profile(Policy(ws, writable=(), hidden=(secret_dir,)))
+            ok = subprocess.run([program, "-p", profile, "/usr/bin/true"], capture_output=True, timeout=10,
+                                text=True, stdin=subprocess.DEVNULL, cwd=ws)
+            if ok.returncode != 0:
+                return (ok.stderr.strip().splitlines() or [f"exit {ok.returncode}"])[-1]
+            # temp dirs are writable by design, so the write that must fail goes to $HOME
+            outside = P.home() / f".agentui-sandbox-probe-{os.getpid()}"
+            try:
+                subprocess.run([program, "-p", profile, "/bin/sh", "-c", 'echo x > "$1"', "sh", str(outside)],
+                               capture_output=True, timeout=10, text=True, stdin=subprocess.DEVNULL, cwd=ws)
+                if outside.exists():
+                    return "its profile did not stop a write outside the workspace"
+            finally:
+                outside.unlink(missing_ok=True)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return ""
+
+
+def detect(platform: str = sys.platform, *, sandbox_exec: str = MACOS_SANDBOX_EXEC) -> SandboxInfo:
     """The sandbox this machine offers (probed once per process)."""
     choice = os.environ.get(DISABLE_ENV, "").lower()
     if choice in ("off", "0", "no", "false"):
         return SandboxInfo("none", None, f"turned off by {DISABLE_ENV}=off")
     if platform == "darwin":
-        if os.path.exists(MACOS_SANDBOX_EXEC):
-            return SandboxInfo("sandbox-exec", MACOS_SANDBOX_EXEC, "macOS sandbox-exec")
-        return SandboxInfo("none", None, "sandbox-exec not found")
+        if not os.path.exists(sandbox_exec):
+            return SandboxInfo("none", None, "sandbox-exec not found")
+        problem = _sandbox_exec_works(sandbox_exec)
+        if problem:
+            return SandboxInfo("none", None, f"sandbox-exec cannot confine here: {problem}")
+        return SandboxInfo("sandbox-exec", sandbox_exec, "macOS sandbox-exec")
     if platform.startswith("linux"):
         if choice == "landlock":
             return _landlock(f"bubblewrap skipped by {DISABLE_ENV}=landlock")

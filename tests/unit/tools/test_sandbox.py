@@ -263,3 +263,34 @@ def test_landlock_wrapper_refuses_to_run_unconfined(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 126 and not marker.exists()
     assert proc.stderr.startswith("landlock: cannot confine") and "Traceback" not in proc.stderr
+
+
+def _fake_sandbox_exec(tmp_path: Path, body: str) -> str:
+    fake = tmp_path / "fakebin" / "sandbox-exec"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text('#!/bin/bash\n[ "$1" = -p ] && [ -n "$2" ] || { echo "usage" >&2; exit 64; }\nshift 2\n' + body)
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_macos_detect_is_truthful_about_a_rejected_profile(tmp_path: Path, home: Path) -> None:
+    """A sandbox-exec that rejects our profile would make every tool run fail: not "active" (#14)."""
+    fake = _fake_sandbox_exec(tmp_path, 'echo "sandbox-exec: syntax error in profile" >&2\nexit 65\n')
+    info = detect("darwin", sandbox_exec=fake)
+    assert info.kind == "none" and "syntax error in profile" in info.detail
+    assert "the safety gate is the only line" in sandbox_status(info)
+
+
+def test_macos_detect_is_truthful_about_a_profile_that_does_not_confine(tmp_path: Path, home: Path) -> None:
+    fake = _fake_sandbox_exec(tmp_path, 'exec "$@"\n')
+    info = detect("darwin", sandbox_exec=fake)
+    assert info.kind == "none" and "did not stop a write outside the workspace" in info.detail
+    assert not [p for p in home.iterdir() if p.name.startswith(".agentui-sandbox-probe")]
+
+
+def test_macos_detect_active_when_the_profile_runs_and_confines(tmp_path: Path, home: Path) -> None:
+    fake = _fake_sandbox_exec(tmp_path, '[ "$1" = /usr/bin/true ] && exit 0\n'
+                                        'echo "sh: Operation not permitted" >&2\nexit 1\n')
+    info = detect("darwin", sandbox_exec=fake)
+    assert info.kind == "sandbox-exec" and info.program == fake and info.active
+    assert detect("darwin", sandbox_exec=str(tmp_path / "absent")).detail == "sandbox-exec not found"
