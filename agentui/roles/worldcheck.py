@@ -6,7 +6,8 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
 - `contradiction(text, output, ws)`: why a `pass` cannot stand, from the files themselves:
   "copy A to B" with B missing or not byte-identical to A; "create / write X" with X missing
   (unless something in the text may take a path away); a count that excludes part of a file
-  ("not counting the header", "excluding blank lines") answered with the file's whole line count.
+  ("not counting the header", "excluding blank lines") answered with the file's whole line count;
+  a "which file / what path" question answered only with workspace paths that do not exist.
   None when code cannot tell — these checks only ever take a pass away, never grant one.
 """
 
@@ -180,6 +181,35 @@ def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
+def _somewhere(name: str, ws: Path, limit: int = 5000) -> bool:
+    """A bare file name exists somewhere below the workspace (bounded walk)."""
+    seen = 0
+    for _dir, dirs, files in os.walk(ws):
+        dirs[:] = [d for d in dirs if d not in (".git", "node_modules", ".venv")]
+        if name in files or name in dirs:
+            return True
+        seen += len(files) + len(dirs)
+        if seen > limit:
+            return True  # too big to tell: never take a pass away on a guess
+    return False
+
+
+def _answer_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """A question about which file/path, answered only with workspace paths that do not exist
+    (an answer invented, or read off an `echo` of the model's own guess)."""
+    if G.asks_for(text) != "path" or _MAKES.search(text) or _UNMAKES.search(text):
+        return None
+    answered = named(output, ws)
+    if not answered:
+        return None  # no workspace path in the answer: grounding's missing-value rule decides
+    for rel, p in answered:
+        if os.path.lexists(p) or ("/" not in rel and _somewhere(p.name, ws)):
+            return None  # the answer names something real: code cannot tell it is the wrong one
+    rel = answered[0][0]
+    return (f"the answer names {rel}, which does not exist in the workspace",
+            "look at the files that are there (ls, grep -l …) and answer with one of them")
+
+
 def contradiction(text: str, output: object, ws: Path | None, *, made: str | None = None
                   ) -> tuple[str, str] | None:
     """(why, what to do) when the workspace contradicts a `pass` on `text` (a criterion with its
@@ -190,6 +220,6 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
     out = "" if output is None else str(output)
     try:
         return (_copy_problem(text, ws) or _missing_problem(text if made is None else made, ws)
-                or _count_problem(text, out, ws))
+                or _count_problem(text, out, ws) or _answer_problem(text, out, ws))
     except OSError:
         return None

@@ -170,3 +170,37 @@ async def test_a_write_to_the_wrong_place_is_not_accepted(fakellm, tmp_path):
     assert (tmp_path / "ws/status.txt").read_text() == "ok" and not (tmp_path / "ws/out").exists()
     assert r.final.directive.value not in ("accept", "success")
     assert "out/status.txt does not exist" in r.of("ReplanRequest")[0].task_criteria_verdicts[0].evidence
+
+
+FIND_TODO = "Which file in this folder contains the word TODO? Answer with the file name."
+
+
+def _find_todo(fake: FakeLLM, tmp_path, command: str, answer: str) -> None:
+    (tmp_path / "ws").mkdir()
+    for name, text in (("a.txt", "all done\n"), ("b.txt", "TODO: fix the parser\n"), ("c.txt", "nothing\n")):
+        (tmp_path / "ws" / name).write_text(text)
+    fake.script("perceiver", [perceive(FIND_TODO)])
+    fake.responder("planner", lambda _r: plan(
+        ["the name of the file containing TODO is reported"],
+        sub(f"Output the name of the file containing TODO with: {command}", "the file name is output",
+            tools=["shell"])))
+    fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
+                   else finish(answer))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote=answer.split()[-1]))
+    fake.responder("meta_validator", lambda _r: merge(answer, "pass"))
+
+
+async def test_an_answer_naming_a_file_that_is_not_there_is_not_accepted(fakellm, tmp_path):
+    """find-todo, in-process 1.5B: `find -name '*TODO*'` found nothing, the next step echoed the
+    model's guess …/TODO.txt, both validators passed it (it is in the echo's output), `accept`,
+    exit 0 — the check expects b.txt. TODO.txt does not exist: the task is not accepted."""
+    _find_todo(fakellm, tmp_path, "echo TODO.txt", "The file is TODO.txt")
+    r = await run_task(fakellm, tmp_path, FIND_TODO, **ONE_REPLAN)
+    assert not (tmp_path / "ws/TODO.txt").exists()
+    assert r.final.directive.value not in ("accept", "success")
+
+
+async def test_an_answer_naming_the_real_file_is_still_accepted(fakellm, tmp_path):
+    _find_todo(fakellm, tmp_path, "grep -l TODO *.txt", "The file is b.txt")
+    r = await run_task(fakellm, tmp_path, FIND_TODO, **ONE_REPLAN)
+    assert r.final.directive.value == "accept"

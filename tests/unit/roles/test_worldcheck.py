@@ -79,3 +79,23 @@ def test_what_a_task_says_to_create_must_be_there(tmp_path):
     assert W.contradiction("the input is read\nRead a.txt to write b.txt next", "ok", ws, made="the input is read") is None
     # URLs and abbreviations are not workspace paths
     assert W.contradiction("Save https://example.org/a.html, e.g. with curl, to a.txt", "done", ws) is None
+
+
+def test_a_which_file_answer_must_name_a_file_that_is_there(tmp_path):
+    """find-todo on the 1.5B model: `find -name '*TODO*'` found nothing, the plan's next step echoed
+    the model's guess `…/ws/TODO.txt`, and R4a/R4b accepted a file that does not exist (#13)."""
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    for name, text in (("a.txt", "all done\n"), ("b.txt", "TODO: fix the parser\n"), ("sub/c.txt", "x\n")):
+        (ws / name).write_text(text)
+    q = "Which file in this folder contains the word TODO? Answer with the file name."
+    why, todo = W.contradiction(q, f"The command found the file '{ws}/TODO.txt' containing the word 'TODO'.", ws)
+    assert "TODO.txt" in why and "does not exist" in why and "answer with one of them" in todo
+    assert W.contradiction(q, "TODO.txt", ws) is not None
+    assert W.contradiction(q, "b.txt", ws) is None
+    assert W.contradiction(q, f"{ws}/b.txt", ws) is None
+    assert W.contradiction(q, "c.txt", ws) is None  # a bare name found deeper in the tree is real
+    assert W.contradiction(q, "b.txt (not TODO.txt)", ws) is None  # names something real: cannot tell
+    assert W.contradiction(q, "no file contains it", ws) is None  # no path: the missing-value rule decides
+    assert W.contradiction("Which file did you delete?", "old.log", ws) is None  # a path may be gone
+    assert W.contradiction("Create notes.md and give its path", "notes.md", ws) is not None  # made, missing
