@@ -85,6 +85,7 @@ async def run_process(
             spawn.cancel()
             raise asyncio.CancelledError() from None
         await kill_group(proc)
+        close_transport(proc)
         raise
     readers = [asyncio.create_task(_read_capped(proc.stdout))]
     if not merge_stderr:
@@ -105,6 +106,7 @@ async def run_process(
         await kill_group(proc)
         for task in readers:
             task.cancel()
+        close_transport(proc)
         raise
     return ProcessResult(
         returncode=proc.returncode,
@@ -128,6 +130,15 @@ async def kill_group(proc: asyncio.subprocess.Process, grace_s: float = KILL_GRA
             await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
         except (TimeoutError, asyncio.CancelledError):
             pass
+
+
+def close_transport(proc: asyncio.subprocess.Process) -> None:
+    """Close the process's pipes now, while the loop runs. A cancelled run leaves them open (a killed
+    child's EOF is not read yet); closed later by the garbage collector, after the loop, they print
+    "Exception ignored … Event loop is closed" with a traceback on stderr (#15: SIGTERM/SIGHUP)."""
+    transport = getattr(proc, "_transport", None)  # asyncio exposes no public close for it
+    if transport is not None:
+        transport.close()
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -66,6 +66,7 @@ async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: i
         out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
     except asyncio.CancelledError:
         _kill_group(proc.pid)  # Ctrl+C: the guard's whole process group goes too
+        await _reap(proc)
         raise
     except TimeoutError:
         _kill_group(proc.pid)
@@ -79,6 +80,16 @@ async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: i
         # the shell could not find the command: a broken guard, not a failing one
         return GuardRun("error", code, log, time.monotonic() - t0, f"guard command not found: {command}")
     return GuardRun("pass" if code == 0 else "fail", code, log, time.monotonic() - t0)
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait (briefly) for the killed leader, so no zombie outlives the step, then close its pipes
+    while the loop still runs (a grandchild may hold them open)."""
+    from agentui.tools.shell import KILL_GRACE_S, close_transport
+
+    with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE_S)
+    close_transport(proc)
 
 
 def _kill_group(pid: int) -> None:

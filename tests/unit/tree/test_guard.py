@@ -32,3 +32,25 @@ async def test_a_guard_that_cannot_be_spawned_is_an_error_not_a_crash(tmp_path) 
     g = await run_guard("true\0false", tmp_path, timeout_s=30, output_cap=100)
     assert (g.outcome, g.exit_code) == ("error", None)
     assert "could not start" in g.error and "\0" not in g.log and "true\\0false" in g.log
+
+
+async def test_a_cancelled_guard_is_killed_and_reaped_before_the_step_goes_on(tmp_path) -> None:
+    """Ctrl+C during the guard: its group is killed and its shell reaped before the runner commits
+    and exits — a zombie left to init showed as "guard still running" in a held-out case (#16)."""
+    import asyncio
+    from pathlib import Path
+
+    pidfile = tmp_path / "pid"
+    task = asyncio.create_task(run_guard(f"echo $$ > {pidfile}; sleep 60", tmp_path, timeout_s=60,
+                                         output_cap=1000))
+    for _ in range(300):
+        if pidfile.is_file() and pidfile.read_text().strip():
+            break
+        await asyncio.sleep(0.02)
+    pid = int(pidfile.read_text())
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    assert not Path(f"/proc/{pid}").exists(), "the guard's shell is not reaped (a zombie or still running)"
