@@ -57,8 +57,10 @@ def common_options(*, suppress: bool = False) -> argparse.ArgumentParser:
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("configuration")
-    g.add_argument("--config", metavar="FILE", help="config file (default: platform config dir/config.toml)")
-    g.add_argument("--data-dir", metavar="DIR", help="data directory (memory, audit log, task logs)")
+    g.add_argument("--config", metavar="FILE", type=non_empty_path,
+                   help="config file (default: platform config dir/config.toml)")
+    g.add_argument("--data-dir", metavar="DIR", type=non_empty_path,
+                   help="data directory (memory, audit log, task logs)")
     g.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint for both tiers")
     g.add_argument("--model", metavar="M", help="model name for both tiers")
     g.add_argument("--api-key", metavar="KEY", help="API key for the endpoint")
@@ -68,6 +70,13 @@ def _nested(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The action parsers under a subcommand (`memory stats`, `tree init`, `mcp add`)."""
     return [p for a in parser._actions if isinstance(a, argparse._SubParsersAction)
             for p in dict.fromkeys(a.choices.values())]
+
+
+def non_empty_path(text: str) -> str:
+    """argparse type: a path that is not empty (`--data-dir "$UNSET"` used the default store)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: give a path (or leave the flag out for the default)")
+    return text
 
 
 def positive_float(text: str) -> float:

@@ -22,7 +22,7 @@ SIGNALS = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "S
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from agentui.cli import positive_float
+    from agentui.cli import non_empty_path, positive_float
 
     parser.add_argument("task", nargs="*", help='the goal in plain language ("-" reads it from stdin)')
     parser.add_argument("--json", action="store_true", help="print only the FinalResult and stats as JSON")
@@ -32,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unconfined", action="store_true",
                         help="DANGEROUS: approve every confirmation and run tools without the OS sandbox "
                              "(the hard deny-list and secret paths still refuse/ask)")
-    parser.add_argument("--workspace", "-w", metavar="DIR", help="directory the tools work in (default: cwd)")
+    parser.add_argument("--workspace", "-w", metavar="DIR", type=non_empty_path, help="directory the tools work in (default: cwd)")
     parser.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
                         help="cancel the task after S seconds (default 900)")
     parser.add_argument("--verbose", "-v", action="store_true", help="also show LLM usage lines")

@@ -297,6 +297,12 @@ def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
     ``before`` is what a normal open saw (None: it could not open), ``lenient_before`` what an open
     without paranoid checks saw, ``after`` what the repaired store holds; ``log_tail_dropped_bytes``
     the bytes per log that were no whole record (the repair drops them)."""
+    if path.exists() and not path.is_dir():
+        raise MemoryUnavailable(f"{path} is a file, not a LevelDB store: nothing to repair and nothing "
+                                "changed — move it aside, and agentui makes a new store there")
+    if path.is_dir() and not is_store(path) and any(path.iterdir()):
+        raise MemoryUnavailable(f"{path} is not a LevelDB store (no CURRENT, MANIFEST or table files): "
+                                "nothing to repair and nothing changed — move it aside or use another --data-dir")
     if not path.is_dir() or not is_store(path):
         raise MemoryUnavailable(f"no memory store at {path} to repair")
     probe = _lock_state(path)

@@ -41,6 +41,8 @@ def world(tmp_path_factory) -> dict[str, Path]:
     (root / "inf.toml").write_text("[ggs]\nalpha = inf\n")
     (root / "float_int.toml").write_text("[llm]\nmax_tokens = 1e12\n")
     os.mkfifo(root / "fifo.toml")
+    (root / "filestore").mkdir()
+    (root / "filestore" / "memory.leveldb").write_text("x")
     (root / "foreign" / "memory.leveldb").mkdir(parents=True)
     (root / "foreign" / "memory.leveldb" / "README").write_text("not a store\n")
     damaged = root / "damaged"
@@ -160,6 +162,15 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("memory remember empty space", ["memory", "remember", "--space", "", "x"], {}, None, 2, "--space is empty"),
     ("memory foreign dir", ["--data-dir", "{root}/foreign", "memory", "stats"], {}, None, 2, "not a LevelDB store"),
     ("export out no parent", ["memory", "export", "--out", "{root}/no/such/x.jsonl"], {}, None, 2, "does not exist"),
+    # an empty path flag (`--data-dir "$UNSET"`) used the default store / reported the default config missing
+    ("data-dir empty", ["--data-dir", "", "memory", "stats"], {}, None, 2, "--data-dir: is empty"),
+    ("data-dir blank after action", ["memory", "list", "--data-dir", " "], {}, None, 2, "--data-dir: is empty"),
+    ("config empty", ["--config", "", "memory", "stats"], {}, None, 2, "--config: is empty"),
+    ("run workspace empty", ["run", "--workspace", "", "x"], {}, None, 2, "--workspace/-w: is empty"),
+    ("memory repair store is a file", ["--data-dir", "{root}/filestore", "memory", "repair"], {}, None, 2,
+     "is a file, not a LevelDB store"),
+    ("memory repair foreign dir", ["--data-dir", "{root}/foreign", "memory", "repair"], {}, None, 2,
+     "is not a LevelDB store"),
 ]
 
 
