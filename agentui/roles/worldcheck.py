@@ -7,7 +7,10 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   "copy A to B" with B missing or not byte-identical to A; "create / write X" with X missing
   (unless something in the text may take a path away); a count that excludes part of a file
   ("not counting the header", "excluding blank lines") answered with the file's whole line count;
-  a "which file / what path" question answered only with workspace paths that do not exist.
+  a "which file / what path" question answered only with workspace paths that do not exist;
+  "the names of all .md files … into F" with F not listing exactly those files (sorted when asked);
+  "add a line saying 'X' at the end of F" with F's last line not X, or F holding nothing but X
+  when the task says to keep the existing lines.
   None when code cannot tell — these checks only ever take a pass away, never grant one.
 """
 
@@ -181,6 +184,85 @@ def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
+_LISTING = re.compile(r"\bnames?\s+of\s+(?:all|every|each)\s+(?:the\s+)?\*?(\.[A-Za-z0-9]{1,8})\s+files?\b", re.I)
+_RECURSIVE = re.compile(r"\b(recursiv\w*|sub-?folders?|sub-?director\w*|nested|below|beneath|tree|anywhere)\b", re.I)
+_QUOTE = re.compile(r"[\"“'‘`]([^\"”'’`\n]{1,200})[\"”'’`]")
+_APPEND = re.compile(r"\b(append\w*|add\w*\s+(?:a\s+|one\s+|the\s+)?(?:new\s+)?line)\b", re.I)
+_AT_END = re.compile(r"\b(at\s+the\s+end|to\s+the\s+end|as\s+the\s+last\s+line|append\w*)\b", re.I)
+_KEEP = re.compile(r"\b(keep\w*|preserv\w*|existing|leave\w*\s+the\s+rest)\b", re.I)
+
+
+def _target(text: str, ws: Path) -> tuple[str, Path] | None:
+    """The one file the text names that exists (or should): the file the check is about."""
+    files = [(rel, p) for rel, p in named(text, ws) if not p.is_dir()]
+    return files[0] if len(files) == 1 else None
+
+
+def _listing_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    """"Write the names of all .md files in this folder (sorted, one per line) into F": F must list
+    exactly the folder's files with that extension (F itself aside), in order when asked sorted."""
+    m = _LISTING.search(text)
+    if m is None or _RECURSIVE.search(text) or not _MAKES.search(text) or _UNMAKES.search(text):
+        return None
+    ext = m.group(1).lower()
+    target = _target(text.replace(m.group(0), " "), ws)
+    if target is None:
+        return None
+    rel, out = target
+    data = _read(out)
+    if data is None:
+        return None  # missing: the missing-path rule speaks; too big: code cannot tell
+    root = Path(os.path.realpath(ws))
+    folder = out.parent if out.parent != root and inside(out.parent, root) else root
+    want = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ext and p != out)
+    got = [ln.strip().removeprefix("./") for ln in _lines(data) if ln.strip()]
+    got = [g.rsplit("/", 1)[-1] if "/" in g and (folder / g.rsplit("/", 1)[-1]).exists() else g for g in got]
+    todo = f"write exactly the {ext} file names ({', '.join(want) or 'none'}) into {rel}, one per line"
+    if set(got) != set(want) or len(got) != len(want):
+        extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+        what = "; ".join(x for x in (f"it lists {', '.join(extra)} that is not a {ext} file here" if extra else "",
+                                     f"it leaves out {', '.join(missing)}" if missing else "",
+                                     "it repeats names" if not extra and not missing else "") if x)
+        return f"{rel} does not list the {ext} files of the folder: {what}", todo
+    if re.search(r"\bsorted\b|\balphabetical", text, re.I) and got != sorted(got) and got != sorted(got, key=str.lower):
+        return f"{rel} lists the {ext} files but not sorted: {', '.join(got)}", todo
+    return None
+
+
+def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    """"Add a line saying 'done' at the end of F, keeping the existing lines": F's last line must be
+    that text, and F must not hold only that text (the existing lines overwritten)."""
+    if not _APPEND.search(text) or _UNMAKES.search(text):
+        return None
+    quoted = [q.strip() for q in _QUOTE.findall(text) if q.strip() and not _resolve_named(q, ws)]
+    if len(quoted) != 1:
+        return None
+    line = quoted[0]
+    target = _target(text.replace(line, " "), ws)
+    if target is None:
+        return None
+    rel, f = target
+    data = _read(f)
+    if data is None:
+        return None
+    lines = [ln.strip() for ln in _lines(data) if ln.strip()]
+    todo = f"append the line with >> (e.g. echo '{line}' >> {rel}); never overwrite {rel} with >"
+    if not lines or line not in lines[-1]:
+        if _AT_END.search(text):
+            last = lines[-1][:80] if lines else "nothing"
+            return f"the last line of {rel} is {last!r}, not {line!r}", todo
+        if not any(line in ln for ln in lines):
+            return f"{rel} has no line {line!r}", todo
+    if _KEEP.search(text) and lines and all(ln == line for ln in lines):
+        return f"{rel} holds only {line!r}: the lines it had before are gone", todo
+    return None
+
+
+def _resolve_named(q: str, ws: Path) -> bool:
+    """A quoted string that is itself a workspace path (the file, not the text to add)."""
+    return bool(named(q, ws)) and len(q.split()) == 1
+
+
 def _somewhere(name: str, ws: Path, limit: int = 5000) -> bool:
     """A bare file name exists somewhere below the workspace (bounded walk)."""
     seen = 0
@@ -220,6 +302,7 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
     out = "" if output is None else str(output)
     try:
         return (_copy_problem(text, ws) or _missing_problem(text if made is None else made, ws)
-                or _count_problem(text, out, ws) or _answer_problem(text, out, ws))
+                or _count_problem(text, out, ws) or _answer_problem(text, out, ws)
+                or _listing_problem(text, ws) or _append_problem(text, ws))
     except OSError:
         return None

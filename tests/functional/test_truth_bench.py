@@ -204,3 +204,33 @@ async def test_an_answer_naming_the_real_file_is_still_accepted(fakellm, tmp_pat
     _find_todo(fakellm, tmp_path, "grep -l TODO *.txt", "The file is b.txt")
     r = await run_task(fakellm, tmp_path, FIND_TODO, **ONE_REPLAN)
     assert r.final.directive.value == "accept"
+
+
+INDEX_MD = "Write the names of all .md files in this folder, sorted, one per line, into index.txt."
+
+
+def _index_md(fake: FakeLLM, tmp_path, content: str) -> None:
+    (tmp_path / "ws").mkdir()
+    for name in ("zeta.md", "alpha.md", "mid.md", "other.txt"):
+        (tmp_path / "ws" / name).write_text("")
+    fake.script("perceiver", [perceive(INDEX_MD)])
+    fake.responder("planner", lambda _r: plan(
+        ["index.txt lists the .md files sorted"], sub("Write the sorted .md names into index.txt",
+                                                      "index.txt is written", tools=["write_file"])))
+    fake.responder("executor", lambda r: call("write_file", path="index.txt", content=content)
+                   if len(r["messages"]) == 2 else finish("index.txt has been created with the names"))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote"))
+    fake.responder("meta_validator", lambda _r: merge("index.txt has been created with the names", "pass"))
+
+
+async def test_an_index_that_does_not_list_the_md_files_is_not_accepted(fakellm, tmp_path):
+    """index-md on the 1.5B model: `accept`, exit 0, with an index.txt the check rejects (#13)."""
+    _index_md(fakellm, tmp_path, "alpha.md\nmid.md\nother.txt\nzeta.md\n")
+    r = await run_task(fakellm, tmp_path, INDEX_MD, **ONE_REPLAN)
+    assert r.final.directive.value not in ("accept", "success")
+
+
+async def test_a_right_index_is_still_accepted(fakellm, tmp_path):
+    _index_md(fakellm, tmp_path, "alpha.md\nmid.md\nzeta.md\n")
+    r = await run_task(fakellm, tmp_path, INDEX_MD, **ONE_REPLAN)
+    assert r.final.directive.value == "accept"

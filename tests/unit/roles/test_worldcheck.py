@@ -99,3 +99,57 @@ def test_a_which_file_answer_must_name_a_file_that_is_there(tmp_path):
     assert W.contradiction(q, "no file contains it", ws) is None  # no path: the missing-value rule decides
     assert W.contradiction("Which file did you delete?", "old.log", ws) is None  # a path may be gone
     assert W.contradiction("Create notes.md and give its path", "notes.md", ws) is not None  # made, missing
+
+
+INDEX = "Write the names of all .md files in this folder, sorted, one per line, into index.txt."
+APPEND = "Add a line saying 'done' at the end of todo.txt, keeping the existing lines."
+
+
+def _md_ws(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("zeta.md", "alpha.md", "mid.md", "other.txt"):
+        (ws / name).write_text("")
+    return ws
+
+
+def test_an_index_of_md_files_must_list_exactly_them_sorted(tmp_path):
+    """index-md on the 1.5B model: `accept` with an index.txt the check rejects (#13)."""
+    ws = _md_ws(tmp_path)
+    idx = ws / "index.txt"
+    idx.write_text("alpha.md\nmid.md\nzeta.md\n")
+    assert W.contradiction(INDEX, "done", ws) is None
+    idx.write_text("./alpha.md\n./mid.md\n./zeta.md\n")  # find's spelling of the same names
+    assert W.contradiction(INDEX, "done", ws) is None
+    idx.write_text("zeta.md\nalpha.md\nmid.md\n")
+    why, _ = W.contradiction(INDEX, "done", ws)
+    assert "not sorted" in why
+    idx.write_text("alpha.md\nmid.md\nother.txt\nzeta.md\n")
+    why, todo = W.contradiction(INDEX, "done", ws)
+    assert "other.txt" in why and "alpha.md, mid.md, zeta.md" in todo
+    idx.write_text("alpha.md\nzeta.md\n")
+    assert "leaves out mid.md" in W.contradiction(INDEX, "done", ws)[0]
+    idx.write_text("index.txt has been created with the names of all .md files\n")
+    assert W.contradiction(INDEX, "done", ws) is not None
+    idx.write_text("zeta.md\nalpha.md\nmid.md\n")  # not asked sorted: any order
+    assert W.contradiction(INDEX.replace(", sorted", ""), "done", ws) is None
+    assert W.contradiction(INDEX.replace("in this folder", "in this folder and its subfolders"), "x", ws) is None
+
+
+def test_an_appended_line_must_end_the_file_and_keep_what_was_there(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    todo = ws / "todo.txt"
+    todo.write_text("buy milk\ncall bob\ndone\n")
+    assert W.contradiction(APPEND, "done", ws) is None
+    todo.write_text("done\n")
+    why, what = W.contradiction(APPEND, "done", ws)
+    assert "the lines it had before are gone" in why and ">>" in what
+    todo.write_text("buy milk\ncall bob\n")
+    assert "last line of todo.txt is 'call bob'" in W.contradiction(APPEND, "done", ws)[0]
+    todo.write_text("done\nbuy milk\ncall bob\n")
+    assert W.contradiction(APPEND, "done", ws) is not None  # prepended, not appended
+    todo.write_text("buy milk\ncall bob\ndone")  # no final newline: still the last line
+    assert W.contradiction(APPEND, "done", ws) is None
+    assert W.contradiction("Add a line saying 'done' to todo.txt", "ok", ws) is None
+    assert W.contradiction("Remove the line 'done' from todo.txt", "ok", ws) is None
