@@ -107,3 +107,25 @@ def test_bench_sigterm_stops_the_child_and_its_tools(fakellm, tmp_path):
             break
         time.sleep(0.05)
     assert not _alive(tool), "the bench task's tool survived"
+
+
+def test_tui_sigterm_twice_stops_once_with_one_line(fakellm, tmp_path):
+    """`timeout` sends SIGTERM to the command and again to its group: the TUI stops once, exit 143,
+    and prints its one stop line — not Textual's "NOTE: 1 of 2 errors shown" (#15)."""
+    data = tmp_path / "d"
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "COLUMNS": "80", "LINES": "24"}
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "--data-dir", str(data), "ui",
+                          "--workspace", str(tmp_path)], env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):  # up once the memory store is open (its LOCK file)
+        if (data / "memory.leveldb" / "LOCK").exists():
+            break
+        assert p.poll() is None, p.communicate()
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.02)  # the second arrives while the first stop is under way
+    p.send_signal(signal.SIGTERM)
+    _out, err = p.communicate(timeout=30)
+    assert p.returncode == 143
+    assert "SIGTERM, stopped" in err and "errors shown" not in err and "Traceback" not in err
