@@ -10,7 +10,9 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   a "which file / what path" question answered only with workspace paths that do not exist;
   "the names of all .md files … into F" with F not listing exactly those files (sorted when asked);
   "add a line saying 'X' at the end of F" with F's last line not X, or F holding nothing but X
-  when the task says to keep the existing lines.
+  when the task says to keep the existing lines; "sort the lines of A … into B" with B not A's
+  lines sorted; "how many lines contain the word W (in any case)" answered with the count of W
+  inside other words or in one case only.
   None when code cannot tell — these checks only ever take a pass away, never grant one.
 """
 
@@ -258,6 +260,71 @@ def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
+_SORT = re.compile(r"\bsort\w*\s+(?:the\s+)?(?:lines\s+(?:of|in)\s+)?(?:the\s+file\s+)?([^\s,;]+)"
+                   r".{0,80}?\b(?:to|into|in|as)\s+(?:a\s+(?:new\s+)?file\s+(?:called\s+|named\s+)?|the\s+file\s+)?"
+                   r"([^\s,;()]+)", re.I | re.S)
+_WORD_COUNT = re.compile(r"\bhow\s+many\s+lines\b.{0,80}?\bcontain\w*\s+(?:the\s+word\s+)?[\"“'‘`]?([\w-]+)[\"”'’`]?",
+                         re.I | re.S)
+_ANY_CASE = re.compile(r"\b(any\s+(?:letter\s+)?case|case[- ]insensitiv\w*|ignoring\s+case|upper\s*-?\s*or\s+lower)",
+                       re.I)
+
+
+def _sort_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    """"Sort the lines of A … write the result to B": B must hold A's lines sorted (either case
+    rule; reversed when asked). Only with nothing in the text that changes the lines otherwise."""
+    m = _SORT.search(text)
+    if m is None or re.search(r"\b(uniq\w*|unique|dedup\w*|numeric\w*|by\s+\w+|column|field|key|"
+                              r"length|random|shuffl\w*|filter\w*|only|except|without|remove\w*)\b", text, re.I):
+        return None
+    src_rel, dst_rel = _clean(m.group(1)), _clean(m.group(2))
+    src, dst = _resolve(src_rel, ws), _resolve(dst_rel, ws)
+    if src is None or dst is None or src == dst or not src.is_file() or not dst.is_file():
+        return None  # a missing result is the missing-path rule's to report
+    a, b = _read(src), _read(dst)
+    if a is None or b is None:
+        return None
+    lines, got = _lines(a), _lines(b)
+    reverse = bool(re.search(r"\b(revers\w*|descending|z\s*to\s*a)\b", text, re.I))
+    options = [sorted(lines, reverse=reverse), sorted(lines, key=str.casefold, reverse=reverse)]
+    if got in options or [g for g in got if g.strip()] in [[x for x in o if x.strip()] for o in options]:
+        return None
+    return (f"{dst_rel} does not hold the lines of {src_rel} sorted: it has {len(got)} lines, "
+            f"{src_rel} {len(lines)}"), f"sort {src_rel} into {dst_rel} (sort {src_rel} > {dst_rel})"
+
+
+def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"How many lines in F contain the word W (in any case)?" answered with the count of a reading
+    the text rules out — W inside other words, or one letter case only — and not the asked one."""
+    m = _WORD_COUNT.search(text)
+    if m is None:
+        return None
+    files = [(rel, p) for rel, p in named(text, ws) if p.is_file()]
+    if len(files) != 1:
+        return None
+    rel, p = files[0]
+    data = _read(p)
+    if data is None:
+        return None
+    word, lines = m.group(1), _lines(data)
+    any_case = bool(_ANY_CASE.search(text))
+    flags = re.I if any_case else 0
+    as_word = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", flags)
+    right = sum(1 for ln in lines if as_word.search(ln))
+    readings = {sum(1 for ln in lines if re.search(re.escape(word), ln, flags)): "inside other words too"}
+    if any_case:
+        readings.setdefault(sum(1 for ln in lines if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", ln)),
+                            "in one letter case only")
+    nums = set(G.numbers(output))
+    if str(right) in nums:
+        return None
+    for n, why in readings.items():
+        if n != right and str(n) in nums:
+            return (f"{n} counts the lines of {rel} with {word!r} {why}; as the word"
+                    f"{' in any case' if any_case else ''} it is on {right} lines"), \
+                   f"count the lines with the whole word {word!r}" + (" ignoring case (grep -iw)" if any_case else " (grep -w)")
+    return None
+
+
 def _resolve_named(q: str, ws: Path) -> bool:
     """A quoted string that is itself a workspace path (the file, not the text to add)."""
     return bool(named(q, ws)) and len(q.split()) == 1
@@ -303,6 +370,7 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
     try:
         return (_copy_problem(text, ws) or _missing_problem(text if made is None else made, ws)
                 or _count_problem(text, out, ws) or _answer_problem(text, out, ws)
-                or _listing_problem(text, ws) or _append_problem(text, ws))
+                or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
+                or _word_count_problem(text, out, ws))
     except OSError:
         return None

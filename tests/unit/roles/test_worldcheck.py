@@ -153,3 +153,41 @@ def test_an_appended_line_must_end_the_file_and_keep_what_was_there(tmp_path):
     assert W.contradiction(APPEND, "done", ws) is None
     assert W.contradiction("Add a line saying 'done' to todo.txt", "ok", ws) is None
     assert W.contradiction("Remove the line 'done' from todo.txt", "ok", ws) is None
+
+
+def test_sorted_lines_must_be_the_source_lines_sorted(tmp_path):
+    """sort-names on the 1.5B model: `accept` with a sorted.txt the check rejects (#13)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "names.txt").write_text("mallory\nalice\ntrent\nbob\n")
+    task = "Sort the lines of names.txt alphabetically and write the result to sorted.txt."
+    out = ws / "sorted.txt"
+    out.write_text("alice\nbob\nmallory\ntrent\n")
+    assert W.contradiction(task, "done", ws) is None
+    out.write_text("mallory\nalice\ntrent\nbob\n")  # a copy, not sorted
+    why, todo = W.contradiction(task, "done", ws)
+    assert "sorted.txt does not hold the lines of names.txt sorted" in why and "sort names.txt" in todo
+    out.write_text("alice\nbob\n")
+    assert W.contradiction(task, "done", ws) is not None
+    out.write_text("trent\nmallory\nbob\nalice\n")
+    assert W.contradiction(task.replace("alphabetically", "in reverse order"), "done", ws) is None
+    (ws / "mixed.txt").write_text("bob\nAlice\ncarol\n")
+    (ws / "m.txt").write_text("Alice\nbob\ncarol\n")  # either case rule is a sort
+    assert W.contradiction("Sort mixed.txt into m.txt", "done", ws) is None
+    assert W.contradiction("Sort names.txt by length into sorted.txt", "done", ws) is None  # code cannot tell
+
+
+def test_a_count_of_a_word_in_any_case_is_of_whole_words_in_every_case(tmp_path):
+    """trap-error-any-case on the 1.5B model: 4 (`terror` counted) accepted where the answer is 3."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "server.log").write_text("ok start\nERROR disk\nerror net\nError auth\nwarn slow\nterror movie\n")
+    q = "How many lines in server.log contain the word error, in any letter case?"
+    why, todo = W.contradiction(q, "server.log contains 4 lines with the word 'error' in any case.", ws)
+    assert "inside other words" in why and "on 3 lines" in why and "grep -iw" in todo
+    assert "one letter case only" in W.contradiction(q, "1", ws)[0]
+    assert W.contradiction(q, "3", ws) is None
+    assert W.contradiction(q, "7", ws) is None  # not a reading code knows: the validators decide
+    plain = "How many lines in server.log contain the word error?"
+    assert W.contradiction(plain, "1", ws) is None  # case-sensitive, whole word: 1 is right
+    assert W.contradiction(plain, "2", ws) is not None  # 'terror' counted
