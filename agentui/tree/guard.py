@@ -54,10 +54,22 @@ async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: i
     if timeout_s <= 0:
         return GuardRun("timeout", None, f"$ {command}\nno time left in the iteration budget\n", 0.0,
                         "no time left for the guard")
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_shell(
+        command, cwd=repo, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True))
     try:
-        proc = await asyncio.create_subprocess_shell(
-            command, cwd=repo, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Ctrl+C after the fork, before the pipes are connected: asyncio would kill the shell alone
+        # and then wait for its children to close the pipes (#16). Finish the spawn, kill the group.
+        try:
+            proc = await asyncio.wait_for(spawn, 5)
+        except BaseException:
+            spawn.cancel()
+            raise asyncio.CancelledError() from None
+        _kill_group(proc.pid)
+        await _reap(proc)
+        raise
     except (OSError, ValueError) as e:  # ValueError: a NUL in the command (it cannot reach exec)
         shown = command.replace("\0", "\\0")
         return GuardRun("error", None, f"$ {shown}\ncould not start: {e}\n", time.monotonic() - t0,

@@ -54,3 +54,53 @@ async def test_a_cancelled_guard_is_killed_and_reaped_before_the_step_goes_on(tm
     except asyncio.CancelledError:
         pass
     assert not Path(f"/proc/{pid}").exists(), "the guard's shell is not reaped (a zombie or still running)"
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie left to an init that does not reap is dead for this purpose)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (macOS): ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+async def test_ctrl_c_while_the_guard_is_being_spawned_stops_its_whole_group(tmp_path) -> None:
+    """Ctrl+C lands after the fork but before asyncio has connected the pipes (a loaded machine,
+    sigint-during-guard in adversarial/16): the guard's children must die with it, not only the shell —
+    before, the shell alone was killed and the step then waited for the child holding its pipes (300 s)."""
+    import asyncio
+    import contextlib
+    import signal
+    import time
+
+    pidfile = tmp_path / "pid"
+    task = asyncio.create_task(run_guard(f"sleep 300 & echo $! > {pidfile}; wait", tmp_path, timeout_s=60,
+                                         output_cap=1000))
+    for _ in range(3):  # one loop pass at a time until the shell is forked (its pipes not yet connected)
+        await asyncio.sleep(0)
+        deadline = time.monotonic() + 5
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # block the loop on purpose: the pipes must stay unconnected
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+    pid = int(pidfile.read_text())
+    task.cancel()
+    try:
+        done, _ = await asyncio.wait({task}, timeout=30)  # a hang guard, not a timing budget
+        assert done, "the cancelled guard is still waiting for its child's pipes"
+        assert task.cancelled()
+        for _ in range(100):
+            if not _alive(pid):
+                break
+            await asyncio.sleep(0.05)
+        assert not _alive(pid), "the guard's child outlived the cancelled step"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
