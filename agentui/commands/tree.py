@@ -181,9 +181,12 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
             return _err("--max-iterations must be at least 1")
         runner.listeners.append(_printer)
         if action == "step":
-            res = asyncio.run(runner.step())
+            res, sig = asyncio.run(_with_signals(runner, runner.step))
         else:
-            res = asyncio.run(runner.run(getattr(args, "max_iterations", None)))
+            res, sig = asyncio.run(_with_signals(runner, lambda: runner.run(getattr(args, "max_iterations", None))))
+        if sig is not None:  # the iteration was recorded as a runner error and committed
+            print(f"agentui tree {action}: {runner.interrupt_reason}", file=sys.stderr)
+            return 128 + sig
     except GitError as e:
         return _err(str(e))
     except NotReady as e:  # no usable endpoint / memory: nothing ran, nothing was committed
@@ -197,6 +200,44 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
         print(f"agentui tree: runner error in iteration {res.iteration}: {res.error} (no attempt used; "
               f"see {lay.iterations}/)", file=sys.stderr)
     return _exit_for(res.status)
+
+
+async def _with_signals(runner: Any, work: Any) -> tuple[Any, int | None]:
+    """Ctrl+C, SIGTERM and SIGHUP (what `timeout`, CI runners and a closed terminal send) all end
+    a step the same way: the iteration is recorded as a runner error (`interrupted`, no attempt),
+    committed, the guard's process group stopped; the caller exits 128 + the signal (#15, #16)."""
+    import asyncio
+    import signal
+
+    from agentui.commands.run import SIGNALS
+
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    caught: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        if caught or main is None:  # a second signal while the iteration is being recorded: ignored
+            return
+        caught.append(sig)
+        runner.interrupt_reason = f"interrupted ({SIGNALS[signal.Signals(sig)]})"
+        main.cancel()
+
+    installed = []
+    for sig in SIGNALS:
+        try:
+            loop.add_signal_handler(sig, on_signal, int(sig))
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        return await work(), None
+    except asyncio.CancelledError:
+        if not caught:
+            raise
+        return None, caught[0]
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
 
 
 def _printer(event: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agentui.tree.model import Node
+from agentui.tree.schema import MAX_CHILDREN
 
 
 class ChildSpec(BaseModel):
@@ -38,7 +39,7 @@ class PlannerDecision(BaseModel):
 
     decision: Literal["execute", "decompose"]
     reason: str = Field("", max_length=400)
-    children: list[ChildSpec] = Field(default_factory=list, max_length=8)
+    children: list[ChildSpec] = Field(default_factory=list, max_length=MAX_CHILDREN)
     assumptions: list[str] = Field(default_factory=list, max_length=4)
     questions: list[str] = Field(default_factory=list, max_length=4)
 

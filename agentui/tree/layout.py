@@ -30,7 +30,7 @@ from agentui.tree.model import (
     canonical_json_text,
     write_tree,
 )
-from agentui.tree.schema import ID_PATTERN, SCHEMA
+from agentui.tree.schema import ID_PATTERN, MAX_CHILDREN, SCHEMA
 
 DIR = ".agentui"
 GITIGNORE = "# agentui tree runner: local-only logs and per-iteration context\ncontext/\niterations/\n"
@@ -46,7 +46,8 @@ class TreeConfig(BaseModel):
     max_attempts: int = Field(3, ge=1, description="max_attempts for nodes the runner creates")
     decompose: bool = Field(True, description="let the planner split a leaf into children")
     max_depth: int = Field(3, ge=0, le=MAX_TREE_DEPTH - 1, description="leaves at this depth are never decomposed")
-    max_children: int = Field(6, ge=1, description="at most this many children per decomposition")
+    max_children: int = Field(6, ge=1, le=MAX_CHILDREN,
+                              description="at most this many children per decomposition (the reply schema's bound)")
 
 
 CONFIG_TEMPLATE = """\

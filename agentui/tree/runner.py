@@ -87,6 +87,7 @@ class TreeRunner:
         self.preflight = preflight
         self.confirm = confirm  # asks the user (the TUI's modal); else --yes approves, no --yes denies
         self.memory = memory  # a store the caller holds open (the TUI's); else the data dir's is opened
+        self.interrupt_reason = "interrupted (Ctrl+C)"  # the CLI names SIGTERM/SIGHUP before it cancels
         self.listeners: list[Listener] = []
         self.runtime: Any = None  # the running iteration's Runtime (the TUI taps its bus)
 
@@ -162,7 +163,7 @@ class TreeRunner:
         except asyncio.CancelledError:
             # Ctrl+C: record the iteration (no attempt used), commit, then let the cancel through
             interrupted = True
-            out, guard, guard_exit = AgentOutcome(internal="interrupted", detail="interrupted (Ctrl+C)"), "skipped", None
+            out, guard, guard_exit = AgentOutcome(internal="interrupted", detail=self.interrupt_reason), "skipped", None
             t_agent, t_guard = time.monotonic() - t0, 0.0
         except Exception as e:  # noqa: BLE001 — a runner bug must still end the iteration (logged, no attempt)
             out, guard, guard_exit = AgentOutcome(internal="internal", detail=f"{type(e).__name__}: {e}"), "skipped", None
@@ -216,6 +217,13 @@ class TreeRunner:
         except G.GitError as e:
             git_error = str(e)
             atomic_write(it / "runner_error.log", f"runner error (git): {e}\n")
+            # a runner error keeps the previous tree and uses no attempt (#16), commit or not
+            new_tree, status = tree, "error"
+            write_tree(lay.tree, tree)
+            atomic_write(it / "tree.after.json", canonical_text(tree))
+            rs["last"] = {**rs["last"], "status": "error", "error": "git"}
+            lay.write_run_state(rs)
+            after = node
         meta = {
             "run_id": run_id, "iteration": n, "node_id": node.id, "path": sel.path, "status": status,
             "guard": guard, "guard_exit": guard_exit, "summary": summary,
@@ -257,6 +265,8 @@ class TreeRunner:
         out = await self._agent(tree, node, cfg, it, deadline, history, failure, env)
         t_agent = time.monotonic() - t0
         guard, guard_exit, t_guard = "skipped", None, 0.0
+        if not out.internal and out.status == "done" and self._edits_rejected(tree, node):
+            return out, "skipped", None, t_agent, 0.0  # an agent error: a retry, and retries skip the guard
         if not out.internal and out.status == "done":
             cmd = node.guard or cfg.guard
             if not cmd:
@@ -272,6 +282,15 @@ class TreeRunner:
                 else:
                     guard = g.outcome
         return out, guard, guard_exit, t_agent, t_guard
+
+    def _edits_rejected(self, tree: Node, node: Node) -> bool:
+        """Whether the tree the agent left is an agent error (broken, a passed node edited, children
+        added on done): the iteration becomes a retry, so the guard must not run."""
+        try:
+            nxt = load_tree(self.lay.tree, canonicalize=True)
+        except TreeInvalid:
+            return True
+        return bool(apply_iteration(tree, nxt, node.id, "done", "pass").agent_errors)
 
     async def run(self, max_iterations: int | None = None) -> StepResult:
         cfg = self.lay.load_config()

@@ -12,7 +12,9 @@ from typing import Any
 
 SCHEMA_ID = "https://agentui.dev/schemas/tree/v1.json"
 
+MAX_ID_LEN = 64  # the pattern below: 1 + 63
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_CHILDREN = 8  # children per decomposition: the tree planner's reply schema (maxItems) and config bound
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentui.tree.model import Node, derive_passes, invariant_errors
+from agentui.tree.schema import MAX_ID_LEN
 
 STATUSES = ("done", "retry", "decomposed")
 GUARDS = ("pass", "fail", "skipped")
@@ -106,6 +107,13 @@ def apply_iteration(prev: Node, nxt: Node, selected: str, status: str, guard: st
     return Applied(tree=nxt, status=status, agent_errors=sorted(problems), newly_passed=newly)
 
 
+def child_id(parent_id: str, k: int) -> str:
+    """`<parent>.<k>`, within the id length limit: a long parent id gives up its tail, never the
+    suffix (cutting the suffix made every child of a 64-character id equal to its parent)."""
+    suffix = f".{k}"
+    return parent_id[: MAX_ID_LEN - len(suffix)] + suffix
+
+
 def add_children(tree: Node, parent_id: str, specs: list[dict], *, max_attempts: int) -> Node:
     """A copy of `tree` with runner-numbered children `<parent>.<i>` under `parent_id`.
 
@@ -119,12 +127,12 @@ def add_children(tree: Node, parent_id: str, specs: list[dict], *, max_attempts:
     base = len(parent.children)
     for i, spec in enumerate(specs, start=1):
         k = base + i
-        nid = f"{parent_id}.{k}"
+        nid = child_id(parent_id, k)
         while nid in taken:
             k += 1
-            nid = f"{parent_id}.{k}"
+            nid = child_id(parent_id, k)
         taken.add(nid)
-        parent.children.append(Node(id=nid[:64], order=base + i, title=str(spec["title"])[:200],
+        parent.children.append(Node(id=nid, order=base + i, title=str(spec["title"])[:200],
                                     goal=str(spec.get("goal", "")), acceptance=[str(a) for a in spec.get("acceptance", [])],
                                     max_attempts=max_attempts))
     out.sort_children()

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 from tests.functional.treeharness import config_toml, file_agent, git, make_repo, subjects
 
@@ -130,8 +134,11 @@ def test_step_refuses_main_and_start_requires_git(tmp_path):
     assert r.returncode == 1 and "not clean (stray.txt)" in r.stderr
 
 
-def test_ctrl_c_records_the_iteration_and_exits_130(fakellm, tmp_path):
-    import signal
+@pytest.mark.parametrize(("sig", "code", "name"), [(signal.SIGINT, 130, "Ctrl+C"), (signal.SIGTERM, 143, "SIGTERM"),
+                                                   (signal.SIGHUP, 129, "SIGHUP")])
+def test_a_signal_records_the_iteration_and_exits_128_plus_it(fakellm, tmp_path, sig, code, name):
+    """SIGTERM/SIGHUP (timeout, CI runners, a closed terminal) end a step like Ctrl+C: was rc -15,
+    no commit, no meta.json (#15, #16)."""
     import time
 
     from tests.fakellm import Reply
@@ -148,11 +155,12 @@ def test_ctrl_c_records_the_iteration_and_exits_130(fakellm, tmp_path):
         time.sleep(0.1)
         if fakellm.calls("perceiver"):
             break
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 130, (out, err)
-    assert "Traceback" not in err
+    assert p.returncode == code, (out, err)
+    assert "Traceback" not in err and f"interrupted ({name})" in err
     assert subjects(repo)[-1] == "chore(tree): a runner error (interrupted)"
+    assert f"interrupted ({name})" in (repo / ".agentui/iterations/r1/1/runner_error.log").read_text()
     assert json.loads((repo / ".agentui/state/tree.json").read_text())["attempts"] == 0
     assert json.loads((repo / ".agentui/state/run_state.json").read_text())["next_iteration"] == 2
     assert git(repo, "status", "--porcelain") == ""
@@ -233,3 +241,39 @@ def test_validate_checks_schema_json_and_rejects_hostile_trees(tmp_path):
             assert "unexpected error" not in out and "Traceback" not in out, (action, out[-300:])
             if action == "validate" or why != "NUL":
                 assert r.returncode == 1 and why in out, (action, why, out[-300:])
+
+
+def test_sigterm_during_the_guard_stops_it_and_commits(fakellm, tmp_path):
+    """Found by an outside tester: SIGTERM while the guard ran killed agentui alone (rc -15), left
+    the guard's `sleep` running and committed nothing (#16)."""
+    repo = make_repo(tmp_path / "repo")
+    cfg = config_toml(tmp_path / "agentui.toml", fakellm, tmp_path / "data")
+    file_agent(fakellm)
+    pidf = tmp_path / "guard.pid"
+    assert _tree(repo, "init", "write a.txt", "--id", "a", "--guard", f"echo $$ > {pidf}; exec sleep 60").returncode == 0
+    assert _tree(repo, "start", "--run-id", "r1").returncode == 0
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), "--config", str(cfg),
+                          "step", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        time.sleep(0.1)
+        if pidf.exists() and pidf.read_text().strip():
+            break
+    guard_pid = int(pidf.read_text())
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 143, (out, err)
+    assert "Traceback" not in err
+    assert subjects(repo)[-1] == "chore(tree): a runner error (interrupted)"
+    meta = json.loads((repo / ".agentui/iterations/r1/1/meta.json").read_text())
+    assert meta["runner_error"] == "interrupted"
+    assert json.loads((repo / ".agentui/state/tree.json").read_text())["attempts"] == 0
+    for _ in range(50):  # the guard's group is gone (a zombie of pid 1 counts as gone)
+        try:
+            stat = open(f"/proc/{guard_pid}/stat").read()
+        except FileNotFoundError:
+            break
+        if stat.split(") ")[1].startswith("Z"):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"guard {guard_pid} still running")

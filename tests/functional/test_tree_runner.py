@@ -128,12 +128,36 @@ async def test_agent_edit_of_a_passed_node_is_an_agent_error_retry(fakellm, tmp_
         Reply.json({"tool": "write_file", "args": {"path": ".agentui/state/tree.json",
                                                    "content": json.dumps(edited.to_dict())}}),
         Reply.json({"tool": "finish", "output": "edited"})])
-    repo, lay, runner = _setup(tmp_path, fakellm, guard="true", tree=tree, decompose=False)
+    marker = tmp_path / "guard-ran"
+    repo, lay, runner = _setup(tmp_path, fakellm, guard=f"touch {marker}", tree=tree, decompose=False)
     res = await runner.step()
     assert (res.agent_status, res.guard) == ("retry", "skipped")
     after = load_tree(lay.tree)
     assert after.find("a").title == "done already" and after.find("b").attempts == 1 and not after.find("b").passes
-    assert "passed node 'a' changed" in (lay.iteration_dir("r", 1) / "agent_error.log").read_text()
+    it = lay.iteration_dir("r", 1)
+    assert "passed node 'a' changed" in (it / "agent_error.log").read_text()
+    # a retry skips the guard: it must not even run (an outside tester found it ran, exit 0 logged)
+    assert not marker.exists() and not (it / "guard.log").exists()
+    assert json.loads((it / "meta.json").read_text())["guard_exit"] is None
+
+
+async def test_a_failed_commit_keeps_the_previous_tree(fakellm, tmp_path):
+    """Found by an outside tester: with git unable to commit, tree.json kept `passes: true` and
+    run_state said done, so `select` reported the tree complete. A runner error keeps the previous
+    tree and uses no attempt (#16)."""
+    file_agent(fakellm)
+    repo, lay, runner = _setup(tmp_path, fakellm, guard="true", decompose=False)
+    (repo / ".git/index.lock").write_text("")
+    res = await runner.step()
+    assert res.status == "error" and "git" in res.error
+    a = load_tree(lay.tree)
+    assert (a.passes, a.attempts) == (False, 0)
+    rs = json.loads(lay.run_state.read_text())
+    assert (rs["next_iteration"], rs["last"]["status"], rs["last"]["error"]) == (2, "error", "git")
+    it = lay.iteration_dir("r", 1)
+    meta = json.loads((it / "meta.json").read_text())
+    assert (meta["status"], meta["runner_error"], meta["commit"]) == ("error", "git", None)
+    assert json.loads((it / "tree.after.json").read_text())["passes"] is False
 
 
 async def test_agent_may_edit_open_nodes_but_not_runner_fields(fakellm, tmp_path):

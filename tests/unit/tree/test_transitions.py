@@ -121,3 +121,32 @@ def test_open_nodes_may_be_removed_or_reordered() -> None:
 def test_bad_status_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
         apply_iteration(tree(), tree(), "a", "stuck", "skipped")
+
+
+def test_children_of_a_64_character_id_get_distinct_valid_ids() -> None:
+    """Found by an outside tester: `<id>.1` was cut back to 64 characters, i.e. to the parent's id."""
+    from agentui.tree.model import invariant_errors
+    from agentui.tree.schema import MAX_ID_LEN
+
+    long_id = "x" * MAX_ID_LEN
+    prev = parent("root", leaf(long_id, 0))
+    nxt = add_children(prev, long_id, [{"title": "one"}, {"title": "two"}], max_attempts=3)
+    ids = [c.id for c in nxt.find(long_id).children]
+    assert ids == ["x" * 62 + ".1", "x" * 62 + ".2"]
+    assert invariant_errors(nxt) == []
+    r = apply_iteration(prev, nxt, long_id, "decomposed", "skipped")
+    assert (r.status, r.agent_errors) == ("decomposed", [])
+
+
+def test_max_children_is_bounded_by_the_reply_schema() -> None:
+    """max_children = 9 was accepted, then every 9-child decomposition failed to parse (#16)."""
+    from pydantic import ValidationError
+
+    from agentui.tree.agent import PlannerDecision
+    from agentui.tree.layout import TreeConfig
+    from agentui.tree.schema import MAX_CHILDREN
+
+    assert PlannerDecision.model_json_schema()["properties"]["children"]["maxItems"] == MAX_CHILDREN
+    assert TreeConfig(max_children=MAX_CHILDREN).max_children == MAX_CHILDREN
+    with pytest.raises(ValidationError):
+        TreeConfig(max_children=MAX_CHILDREN + 1)
