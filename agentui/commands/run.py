@@ -226,6 +226,8 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         for sig in SIGNALS:
             try:
                 loop.remove_signal_handler(sig)
+                if caught:  # stopping already: a second signal must not cut the result short
+                    signal.signal(sig, signal.SIG_IGN)
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
     stats = rt.task_stats(tid)

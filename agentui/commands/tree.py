@@ -238,6 +238,8 @@ async def _with_signals(runner: Any, work: Any) -> tuple[Any, int | None]:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+            if caught:  # stopping already: a second Ctrl+C must not kill the exit (it died with -2)
+                signal.signal(sig, signal.SIG_IGN)
 
 
 def _printer(event: dict[str, Any]) -> None:

@@ -129,3 +129,36 @@ def test_tui_sigterm_twice_stops_once_with_one_line(fakellm, tmp_path):
     _out, err = p.communicate(timeout=30)
     assert p.returncode == 143
     assert "SIGTERM, stopped" in err and "errors shown" not in err and "Traceback" not in err
+
+
+def _signal_until_exit(p: subprocess.Popen, sig: int) -> None:
+    """A user hammering Ctrl+C: the signal again every 10 ms until the process is gone."""
+    while p.poll() is None:
+        try:
+            p.send_signal(sig)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+
+
+def test_run_repeated_ctrl_c_still_prints_the_result(fakellm, tmp_path):
+    """A second Ctrl+C while the task was being stopped landed after the handlers were removed: a
+    KeyboardInterrupt cut the JSON result short (found by an outside tester on `tree step`, #15)."""
+    import threading
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    pidfile = tmp_path / "tool.pid"
+    _script_sleeper(fakellm, pidfile)
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--json", "--yes", "--workspace", str(ws),
+                          "--data-dir", str(tmp_path / "d"), "wait"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_pid(pidfile, p)
+    t = threading.Thread(target=_signal_until_exit, args=(p, signal.SIGINT))
+    t.start()
+    out, err = p.communicate(timeout=30)
+    t.join()
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    assert json.loads(out)["cancelled"] == "interrupted (Ctrl+C)"

@@ -277,3 +277,31 @@ def test_sigterm_during_the_guard_stops_it_and_commits(fakellm, tmp_path):
         time.sleep(0.1)
     else:
         raise AssertionError(f"guard {guard_pid} still running")
+
+
+def test_repeated_ctrl_c_during_the_guard_exits_130(fakellm, tmp_path):
+    """Found by an outside tester: a second Ctrl+C 50 ms after the first killed agentui by SIGINT
+    (rc -2) once the step had recorded the interruption (#16)."""
+    import threading
+
+    from tests.functional.test_signals import _signal_until_exit
+
+    repo = make_repo(tmp_path / "repo")
+    cfg = config_toml(tmp_path / "agentui.toml", fakellm, tmp_path / "data")
+    file_agent(fakellm)
+    pidf = tmp_path / "guard.pid"
+    assert _tree(repo, "init", "write a.txt", "--id", "a", "--guard", f"echo $$ > {pidf}; exec sleep 60").returncode == 0
+    assert _tree(repo, "start", "--run-id", "r1").returncode == 0
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), "--config", str(cfg),
+                          "step", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        time.sleep(0.1)
+        if pidf.exists() and pidf.read_text().strip():
+            break
+    t = threading.Thread(target=_signal_until_exit, args=(p, signal.SIGINT))
+    t.start()
+    out, err = p.communicate(timeout=60)
+    t.join()
+    assert p.returncode == 130, (out, err)
+    assert "Traceback" not in err
+    assert subjects(repo)[-1] == "chore(tree): a runner error (interrupted)"
