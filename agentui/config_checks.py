@@ -33,13 +33,13 @@ def _is_ip(host: str) -> bool:
         return False
 
 
-def check_base_url(url: str | None) -> str | None:
+def check_base_url(url: str | None, *, example: str = "") -> str | None:
     """An endpoint URL, checked here so no command meets a bad one later (#15): http(s), a host,
     a port in 1–65535. The value is kept as given (the client adds ``/v1`` when missing)."""
     if url is None:
         return None
     text = url.strip()
-    example = "give an http(s) URL such as http://127.0.0.1:8080/v1"
+    example = example or "give an http(s) URL such as http://127.0.0.1:8080/v1"
     if not text:
         raise ValueError(f"the endpoint URL is empty; {example}")
     parts = urlsplit(text if "://" in text else "http://" + text)

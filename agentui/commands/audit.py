@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
         # the default one is simply not made yet before the first run (#15)
         raise DataDirError(f"data dir: {layout.root} (from {source}) does not exist, so it holds no audit "
                            f"log; {FIX}")
+    if layout.audit_dir.exists() and not layout.audit_dir.is_dir():  # not "runs 0" (#15)
+        raise DataDirError(f"data dir: {layout.audit_dir} is a file, where the audit log's directory "
+                           f"belongs; move it away; {FIX}")
     alog = AuditLog(layout.audit_dir)
     events = alog.events()
     approvals = alog.approvals()

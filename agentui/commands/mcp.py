@@ -60,6 +60,14 @@ def _add(args: argparse.Namespace, file: Path) -> int:
         print("agentui mcp add: give a command after -- or --url, e.g. "
               "agentui mcp add files -- npx -y @modelcontextprotocol/server-filesystem .", file=sys.stderr)
         return EXIT_USAGE
+    if args.url is not None:  # checked now, not first by `mcp list` (#15)
+        from agentui.config_checks import check_base_url
+
+        try:
+            check_base_url(args.url, example="give an http(s) URL such as http://127.0.0.1:8000/mcp")
+        except ValueError as e:
+            print(f"agentui mcp add: --url {e}", file=sys.stderr)
+            return EXIT_USAGE
     env: dict[str, str] = {}
     for item in args.env:
         key, sep, value = item.partition("=")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -67,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
     ws = Path(args.workspace or loaded.config.tools.workspace or Path.cwd()).expanduser()
     if not ws.is_dir():
         print(f"agentui run: workspace {ws} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    if not os.access(ws, os.R_OK | os.X_OK):  # every tool would fail on it: bad input, not a task failure
+        print(f"agentui run: workspace {ws} cannot be read by this user (permission denied); "
+              f"pick a directory you can read, with --workspace DIR", file=sys.stderr)
         return EXIT_USAGE
     from agentui.paths import DataLayout
 
@@ -133,6 +138,12 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         if bad:
             for r in bad:
                 err.print(f"agentui run: {escape(r.error)}")
+            if args.json:  # the same document as an endpoint failure during the task (README)
+                r = bad[0]
+                info = r.info or {"kind": r.kind or "unavailable", "endpoint": r.url, "model": r.model,
+                                  "role": "preflight", "said": r.error, "fix": "", "message": r.error}
+                out.print(json.dumps({"task_id": None, "final": None, "stats": {}, "infra_failure": info},
+                                     ensure_ascii=False), markup=False, highlight=False)
             await pool.aclose()
             return EXIT_USAGE
     layout = DataLayout(config.data_path())

@@ -53,6 +53,17 @@ def _looks_like_format_rejection(status: int, body: str) -> bool:
     return "response_format" in low or "json_schema" in low or "response format" in low
 
 
+def http_why(e: BaseException) -> str:
+    """What went wrong, never empty: httpx raises a bare ReadError("") on a connection reset."""
+    text = str(e).strip()
+    if text:
+        return f"{type(e).__name__}: {text}"
+    return {"ReadError": "the connection was reset or closed while reading the reply",
+            "WriteError": "the connection was reset or closed while sending the request",
+            "RemoteProtocolError": "the server closed the connection without a complete reply",
+            "ConnectError": "the connection was refused or reset"}.get(type(e).__name__, type(e).__name__)
+
+
 class HttpBackend:
     """OpenAI-compatible HTTP endpoint. One `httpx.AsyncClient` per endpoint.
 
@@ -145,12 +156,12 @@ class HttpBackend:
             self._suspect = True
             raise
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as e:
-            raise Retryable(f"cannot connect to {self.url} ({type(e).__name__}: {e})") from e
+            raise Retryable(f"cannot connect to {self.url} ({http_why(e)})") from e
         except httpx.TimeoutException as e:
             self._suspect = True
             raise Retryable(f"no answer within {timeout.read:g} s (timeout)") from e
         except httpx.HTTPError as e:
-            raise Retryable(f"HTTP error talking to {self.url}: {e}") from e
+            raise Retryable(f"HTTP error talking to {self.url}: {http_why(e)}") from e
         text = r.text
         self._check_status(r.status_code, text, r.headers, role, response_format)
         return self._parse_whole(text, role, t0)
@@ -268,14 +279,14 @@ class HttpBackend:
                 self._suspect = True
             raise
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-            raise Retryable(f"cannot connect to {self.url} ({type(e).__name__}: {e})") from e
+            raise Retryable(f"cannot connect to {self.url} ({http_why(e)})") from e
         except httpx.RemoteProtocolError as e:
             if guard.text and (finish or cut):
                 pass  # the server closed right after the end: the reply is whole
             else:
-                raise Retryable(f"{self.url} closed the connection mid-reply ({e})") from e
+                raise Retryable(f"{self.url} closed the connection mid-reply ({http_why(e)})") from e
         except httpx.HTTPError as e:
-            raise Retryable(f"HTTP error talking to {self.url}: {e}") from e
+            raise Retryable(f"HTTP error talking to {self.url}: {http_why(e)}") from e
         if not guard.text and finish is None and cut is None:
             # a stream that ends with no token and no finish reason was interrupted (llama-cpp-python's
             # server ends a running stream when another request arrives): ask again, not the model's fault

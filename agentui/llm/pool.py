@@ -52,6 +52,7 @@ class PreflightResult:
     reply: str = ""
     error: str = ""
     kind: str = ""  # the LLMInfraError kind on failure, e.g. "model_not_found" (doctor: bad input)
+    info: dict[str, str] = field(default_factory=dict)  # the failure as `run --json` prints infra_failure
 
     @property
     def unlisted(self) -> bool:
@@ -217,6 +218,9 @@ class LLMPool:
         self._clients.clear()
 
 
+PREFLIGHT_TRIES = 3  # a connection reset or a 5xx is retried (0.25 s, 0.5 s) inside the preflight's window
+
+
 async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,
                             wait_busy: Callable[[str, float], None] | None = None) -> PreflightResult:
     t0 = time.monotonic()
@@ -228,21 +232,28 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
 
     try:
         async with asyncio.timeout(timeout_s):
-            try:
-                res.models = await b.list_models(timeout_s=left())
-                reachable = True
-            except LLMHTTPError:
-                res.models = []  # some servers have no /models; the completion decides
-                reachable = True
-            if not b.model and res.models:
-                b.model = res.models[0]
-                res.model = b.model
-            if completion:
-                c = await b.complete(
-                    [{"role": "user", "content": "Reply with the single word: ok"}],
-                    role="runtime", max_tokens=8, temperature=0.0, response_format=None, timeout_s=left(),
-                )
-                res.reply = c.text.strip()[:40]
+            for attempt in range(PREFLIGHT_TRIES):
+                try:
+                    try:
+                        res.models = await b.list_models(timeout_s=left())
+                        reachable = True
+                    except LLMHTTPError:
+                        res.models = []  # some servers have no /models; the completion decides
+                        reachable = True
+                    if not b.model and res.models:
+                        b.model = res.models[0]
+                        res.model = b.model
+                    if completion:
+                        c = await b.complete(
+                            [{"role": "user", "content": "Reply with the single word: ok"}],
+                            role="runtime", max_tokens=8, temperature=0.0, response_format=None, timeout_s=left(),
+                        )
+                        res.reply = c.text.strip()[:40]
+                    break
+                except Retryable:  # a reset or a 5xx: tried again, like any call, within the same 10 s
+                    if attempt == PREFLIGHT_TRIES - 1:
+                        raise
+                    await asyncio.sleep(0.25 * 2 ** attempt)
             res.ok = True
     except TimeoutError:
         busy_error = None
@@ -257,13 +268,14 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
             said=f"no tiny completion within {timeout_s:.0f} s (busy with another generation, or too slow)",
             fix="wait for the server to finish, check its log, or use a smaller model").describe()
     except Retryable as e:
-        res.error = LLMUnavailable("", url=b.url, model=b.model, said=str(e),
-                                   fix=f"start the server, or {WHAT_TO_SET}").describe()
+        u = LLMUnavailable("", url=b.url, model=b.model, said=str(e), fix=f"start the server, or {WHAT_TO_SET}")
+        res.error, res.info = u.describe(), {**u.as_dict(), "role": "preflight"}
     except LLMInfraError as e:
         e.url, e.model = e.url or b.url, e.model or b.model
         e.fix = e.fix or await infra_fix(e, b)
         res.error = e.describe()
         res.kind = e.kind
+        res.info = {**e.as_dict(), "role": e.role or "preflight"}
     except LLMError as e:
         res.error = f"{e}" if "AGENTUI_" in str(e) else f"{e}; {WHAT_TO_SET}"
     res.latency_s = time.monotonic() - t0

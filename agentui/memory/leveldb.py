@@ -202,6 +202,88 @@ def _log_tail_cut(log: Path) -> int:
     return 0
 
 
+def _log_records(data: bytes) -> list[bytes]:
+    """The whole records of a LevelDB log-format file (a MANIFEST): fragments joined, a torn tail
+    left out (checksums are LevelDB's to check)."""
+    out: list[bytes] = []
+    pos, end, part = 0, len(data), b""
+    while pos + _LOG_HEADER <= end:
+        left = _LOG_BLOCK - pos % _LOG_BLOCK
+        if left < _LOG_HEADER:
+            pos += left
+            continue
+        length = data[pos + 4] | data[pos + 5] << 8
+        kind = data[pos + 6]
+        body = data[pos + _LOG_HEADER: pos + _LOG_HEADER + length]
+        if len(body) < length:
+            break
+        pos += _LOG_HEADER + length
+        if kind == 1:  # FULL
+            out.append(body)
+        elif kind == 2:  # FIRST
+            part = body
+        elif kind == 3:  # MIDDLE
+            part += body
+        elif kind == 4:  # LAST
+            out.append(part + body)
+            part = b""
+        elif kind == 0 and length == 0:  # zero padding
+            pos += _LOG_BLOCK - pos % _LOG_BLOCK if pos % _LOG_BLOCK else 0
+    return out
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    shift = value = 0
+    while True:
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def live_tables(manifest: Path) -> dict[int, int] | None:
+    """{file number: size} of the tables the MANIFEST says the store holds (VersionEdit tags:
+    6 deleted file, 7 new file), or None when it cannot be read that far (LevelDB then decides)."""
+    try:
+        records = _log_records(manifest.read_bytes())
+    except OSError:
+        return None
+    live: dict[int, int] = {}
+    try:
+        for rec in records:
+            i = 0
+            while i < len(rec):
+                tag, i = _varint(rec, i)
+                if tag in (1,):  # comparator name
+                    n, i = _varint(rec, i)
+                    i += n
+                elif tag in (2, 3, 4, 9):  # log number, next file, last sequence, prev log number
+                    _, i = _varint(rec, i)
+                elif tag == 5:  # compact pointer: level, internal key
+                    _, i = _varint(rec, i)
+                    n, i = _varint(rec, i)
+                    i += n
+                elif tag == 6:  # deleted file: level, number
+                    _, i = _varint(rec, i)
+                    num, i = _varint(rec, i)
+                    live.pop(num, None)
+                elif tag == 7:  # new file: level, number, size, smallest, largest
+                    _, i = _varint(rec, i)
+                    num, i = _varint(rec, i)
+                    size, i = _varint(rec, i)
+                    for _k in range(2):
+                        n, i = _varint(rec, i)
+                        i += n
+                    live[num] = size
+                else:
+                    return None
+    except IndexError:
+        return None
+    return live
+
+
 def precheck(path: Path) -> None:
     """Cheap checks before LevelDB sees `path` (the TUI runs them before its screen opens):
     a file in its place, or an existing store whose CURRENT / MANIFEST is gone or garbled."""
@@ -232,6 +314,17 @@ def precheck(path: Path) -> None:
         raise MemoryDamaged(f"the memory store {path} is damaged ({m.group(1).decode()} is missing); {_REPAIR_HINT}")
     if lock_holder(path) is not None:
         return  # a live writer may be mid-record; the open reports the lock
+    for num, size in sorted((live_tables(path / m.group(1).decode()) or {}).items()):
+        # a missing or cut table: LevelDB would first turn the log into a new table and rewrite the
+        # MANIFEST, then fail — the store changed before the message (#15). Stop before it opens.
+        table = next((t for t in (path / f"{num:06d}.ldb", path / f"{num:06d}.sst") if t.exists()), None)
+        if table is None:
+            raise MemoryDamaged(f"the memory store {path} is damaged (its table {num:06d}.ldb is missing); "
+                                f"{_REPAIR_HINT}")
+        have = table.stat().st_size
+        if have != size:
+            raise MemoryDamaged(f"the memory store {path} is damaged (its table {table.name} holds {have} of its "
+                                f"{size} bytes); {_REPAIR_HINT}")
     for log in sorted(path.glob("*.log")):
         cut = _log_tail_cut(log)
         if cut:

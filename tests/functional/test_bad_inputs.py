@@ -200,3 +200,37 @@ def test_bad_input_is_one_line_and_exit_code(world, case) -> None:
     assert _count(world["data"]) == SEEDED
     assert sorted(os.listdir(world["root"] / "foreign" / "memory.leveldb")) == ["README"], "a store was made in a foreign dir"
     assert not (world["damaged"] / "memory.leveldb" / "CURRENT").exists(), "a damaged store was recreated"
+
+
+def test_run_on_a_workspace_this_user_cannot_read_is_bad_input(tmp_path):
+    """Found by an outside tester: as another user, a 0700 workspace ran the task (every tool
+    failed) and ended exit 1 "abandon"; a missing workspace was already exit 2 (#15)."""
+    import shutil
+    import tempfile
+
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # root reads everything: run as nobody, where this checkout allows it
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        if shutil.which("setpriv") is None or subprocess.run(
+                [*prefix, sys.executable, "-c", "import agentui.cli"], capture_output=True, cwd="/").returncode:
+            pytest.skip("cannot run agentui as another user here (setpriv, or a checkout only root can read)")
+    base = Path(tempfile.mkdtemp(prefix="agentui-ws-"))  # not under pytest's 0700 temp root
+    try:
+        base.chmod(0o777)
+        ws = base / "private"
+        ws.mkdir()
+        ws.chmod(0o700 if prefix else 0)
+        home = base / "home"
+        home.mkdir()
+        home.chmod(0o777)
+        env = {**os.environ, "HOME": str(home), "AGENTUI_CONFIG": str(home / "config.toml"),
+               "XDG_CONFIG_HOME": str(home), "XDG_DATA_HOME": str(home), "XDG_CACHE_HOME": str(home)}
+        r = subprocess.run([*prefix, sys.executable, "-m", "agentui.cli", "run", "--data-dir", str(home / "d"),
+                            "--workspace", str(ws), "--base-url", "http://127.0.0.1:9/v1", "count the files"],
+                           capture_output=True, text=True, timeout=60, env=env, cwd=home)
+    finally:
+        (base / "private").chmod(0o700)
+        shutil.rmtree(base, ignore_errors=True)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    assert "cannot be read by this user" in r.stderr, r.stderr

@@ -102,6 +102,22 @@ def test_refused_endpoint_fails_preflight_with_the_fix(tmp_path):
               "--data-dir", str(tmp_path / "d"), "x"], env)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"127.0.0.1:{port}" in r.stderr and "fix:" in r.stderr, r.stderr
+    # --json: the same document as an endpoint failure inside the task (stdout was empty, #12/#15)
+    doc = json.loads(r.stdout)
+    assert doc["final"] is None and doc["task_id"] is None
+    assert f"127.0.0.1:{port}" in doc["infra_failure"]["endpoint"] and doc["infra_failure"]["fix"]
+    assert doc["infra_failure"]["role"] == "preflight"
+
+
+@pytest.mark.parametrize("fault", ["http500", "drop"])
+def test_preflight_retries_one_transient_failure(fakellm, tmp_path, fault):
+    """One 500 or one dropped connection, then a working server: the preflight asks again (as every
+    call does) instead of exiting 2 at once — found by an outside tester (#12)."""
+    fakellm.script("runtime", [Reply.fault(fault)])
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", "doctor", "--json", "--data-dir", str(tmp_path / "d"),
+                        "--base-url", fakellm.base_url], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert len(fakellm.calls("runtime")) == 2
 
 
 @pytest.mark.parametrize("fault", ["length", "runaway"])

@@ -264,3 +264,16 @@ def test_resolve_provider_says_what_to_set(tmp_path):
     p = resolve_provider(Config.model_validate({"llm": {"gguf": str(tmp_path / "m.gguf")}}), env={})
     assert p.kind == "local"
     assert resolve_provider(Config.model_validate({"llm": {"base_url": "h:1"}}), env={}).kind == "http"
+
+
+def test_a_reset_connection_is_named_not_blank() -> None:
+    """httpx raises ReadError("") on a reset: the message said "HTTP error talking to URL: " and
+    nothing more (found by an outside tester, #12)."""
+    import httpx
+
+    from agentui.llm.http import http_why
+
+    assert http_why(httpx.ReadError("")) == "the connection was reset or closed while reading the reply"
+    assert http_why(httpx.RemoteProtocolError("")).startswith("the server closed the connection")
+    assert http_why(httpx.ConnectError("boom")) == "ConnectError: boom"
+    assert http_why(httpx.DecodingError("")) == "DecodingError"

@@ -95,3 +95,16 @@ def test_cli_add_list_remove(tmp_path: Path) -> None:
     assert p.returncode == 2 and "no MCP server 'bad'" in p.stderr
     p = _cli("list", "--no-connect", "--json", config=f)
     assert p.returncode == 0 and '"name": "t"' in p.stdout and '"ok": null' in p.stdout
+
+
+@pytest.mark.parametrize(("url", "needle"), [("http://", "has no host"), ("ftp://x/mcp", "is not an http(s) URL"),
+                                             ("http://127.0.0.1:99999/mcp", "invalid port")])
+def test_cli_add_refuses_a_bad_url_without_touching_the_file(tmp_path: Path, url: str, needle: str) -> None:
+    """Found by an outside tester: `mcp add --url http://` was written (exit 0); only `mcp list`
+    failed later (#15)."""
+    f = tmp_path / "config.toml"
+    f.write_text("# mine\n")
+    p = _cli("add", "--url", url, "srv", config=f)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert f.read_text() == "# mine\n"
