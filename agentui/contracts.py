@@ -329,6 +329,9 @@ class ExecutionResult(Contract):
     output: Any = None
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     infeasible_reason: str | None = None
+    model_output_cut: str | None = Field(default=None, description=(
+        "the executor's replies were still unusable after the re-ask (#12): why they were cut "
+        "(length, loop, deadline, schema) — the model's output failed, not the approach"))
 
 
 class CorrectionSignal(Contract):
@@ -384,6 +387,8 @@ class SubTaskOutcome(Contract):
     )
     intent: str = ""
     sequence: int = 1
+    model_output_cut: str | None = Field(default=None, description=(
+        "set when the last attempt failed only because the executor's replies were unusable (#12)"))
 
 
 # ---------------------------------------------------------------------------------------------

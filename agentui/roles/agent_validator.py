@@ -214,6 +214,11 @@ class AgentValidator(RoleBase):
         # answer is wrong) and the executor's own reason; then the model's class (issue #13)
         env_ev = environmental_evidence(r.tool_calls[-1:], r.infeasible_reason or "")
         empty = r.output is None or (isinstance(r.output, str) and not r.output.strip())
+        if r.model_output_cut:  # the model's output failed, not the approach (#12): say so, ask shorter
+            ev = (f"the executor's replies were unusable ({r.model_output_cut}) | what to do: answer with one "
+                  f"short JSON action, nothing else")
+            return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                     failure_class=FailureClass.ENVIRONMENTAL, evidence=ev) for c in crits]
         if r.status == ExecutionStatus.FAILED or (empty and not any(c.ok for c in r.tool_calls)):
             why = r.infeasible_reason or ("empty result" if empty else "execution failed")
             fc = FailureClass.ENVIRONMENTAL if env_ev else FailureClass.LOGICAL
@@ -303,7 +308,7 @@ class AgentValidator(RoleBase):
             output=r.output,
             failure_reason=("; ".join(f"{v.criterion}: {v.evidence[:160]}" for v in failed)[:600] if failed else None),
             criteria_verdicts=verdicts, gap_trajectory=list(sub.trajectory), tool_calls=r.tool_calls,
-            intent=st.intent, sequence=st.sequence), tid)
+            intent=st.intent, sequence=st.sequence, model_output_cut=r.model_output_cut if failed else None), tid)
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:
         r = env.payload

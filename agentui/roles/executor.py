@@ -38,7 +38,7 @@ from agentui.contracts import (
     ToolCallRecord,
     canonical_json,
 )
-from agentui.llm.base import LLMInfraError
+from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles.actions import (
     FINISH,
     INFEASIBLE,
@@ -243,6 +243,12 @@ class Executor(RoleBase):
                 act = await llm.structured(win.messages(), Action)
             except LLMInfraError:
                 raise  # the endpoint failed, not this role: the runtime ends the task (#12)
+            except LLMOutputError as e:  # still unusable after the re-ask: the model's output, not the approach
+                self.ctx.log(tid, {"kind": "executor_output_failure", "subtask_id": st.subtask_id,
+                                   "cut": e.cut, "error": str(e)[:300]})
+                return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
+                                       output=None, tool_calls=calls, model_output_cut=e.cut or "schema",
+                                       infeasible_reason=f"the executor's replies were unusable ({e.cut or 'schema'})")
             except Exception as e:  # noqa: BLE001 - the executor's LLM failing is an honest failure
                 return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
                                        output=None, tool_calls=calls,

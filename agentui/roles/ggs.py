@@ -198,7 +198,7 @@ class GGS(RoleBase):
         else:
             directive = PlanDirective(
                 task_id=tid, loss=sig.loss(), prev_directive=prev, directive=ActionDirective.REFINE,
-                failed_criterion="a parseable plan", failure_class=DirectiveFailureClass.ENVIRONMENTAL,
+                failed_criterion="a parseable reply", failure_class=DirectiveFailureClass.ENVIRONMENTAL,
                 budget_pressure=round(Om, 6), grad_l=round(sig.grad_l, 6), urgency=Urgency.NORMAL,
                 rationale=rationale, round=st.directives)
         st.prev = MacroState(directive.directive.value)

@@ -39,6 +39,7 @@ from agentui.llm.schema import LENGTHS
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
 from agentui.roles.base import RoleBase, RoleContext
+from agentui.roles.executor import SKIPPED
 
 SYSTEM = (
     "You are the Meta-Validator, the skeptical final check. Merge the subtask results into the "
@@ -213,11 +214,17 @@ class MetaValidator(RoleBase):
         failed = [o for o in outcomes if o.status == OutcomeStatus.FAILED]
         if failed:  # the code gate: no LLM call
             lines = [f"{o.intent[:80] or o.subtask_id}: {(o.failure_reason or 'failed')[:200]}" for o in failed]
+            # every step that ran failed only on the executor's unusable replies: a model-output
+            # failure (#12) — no replan order built on it, no Megram; skipped steps did not run
+            cut = [o.model_output_cut for o in failed if o.model_output_cut]
+            ran = [o for o in failed if o.failure_reason != SKIPPED]
+            output = bool(cut) and len(cut) == len(ran)
             await self.publish(Role.GGS, ReplanRequest(
                 task_id=tid, intent=self._intent(fi),
                 gap_summary=f"{len(failed)}/{len(outcomes)} subtasks failed — " + " | ".join(lines)[:800],
                 failed_subtasks=[o.subtask_id for o in failed], correction_count=self._corrections(outcomes),
-                elapsed_ms=self._elapsed_ms(tid), outcomes=outcomes, reason="gate"), tid)
+                elapsed_ms=self._elapsed_ms(tid), outcomes=outcomes,
+                reason="model_output" if output else "gate", output_cut=cut[-1] if output else None), tid)
             return
         await self._merge(tid, fi, outcomes)
 

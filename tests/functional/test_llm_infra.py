@@ -145,6 +145,28 @@ async def test_unparseable_plan_is_a_model_output_failure_not_break_symmetry(fak
     assert len(json.dumps(calls[1]["messages"])) < len(json.dumps(calls[0]["messages"]))
 
 
+@pytest.mark.parametrize("fault", ["length", "runaway"])
+async def test_unusable_executor_replies_are_a_model_output_failure_not_an_approach(fakellm, tmp_path, fault):
+    """Found by an outside tester: an executor whose replies ran away was judged like a wrong
+    approach — 3 replans (change_path), a Megram, advice "Fix the environment problem first:
+    executor LLM unavailable". Now it is the model's output failing, as for the planner (#12)."""
+    from tests.functional.pipeline import plan, run_task, sub
+
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("count the files")])
+    fakellm.responder("planner", lambda _r: plan(["the count is given"],
+                                                 sub("count the files", "the count is given", tools=["shell"])))
+    fakellm.responder("executor", lambda _r: Reply.fault("length", {"tool": "shell", "args": {"command": "ls " * 300}})
+                      if fault == "length" else Reply.stream('{"tool": "shell", "args": {"command": "', tail="loop"))
+    r = await run_task(fakellm, tmp_path, "count the files", ggs={"max_replans": 3, "time_budget_ms": 10**9})
+    assert r.final.directive.value == "abandon" and "could not be used" in r.final.summary, r.final.summary
+    assert not r.of("Megram")
+    assert all(d.failed_criterion == "a parseable reply" for d in r.of("PlanDirective"))  # same directive re-sent
+    assert len(r.of("PlanDirective")) <= 1  # ggs.model_output_retries (default 1), not max_replans
+    assert "environment problem" not in " ".join(r.final.next_moves)
+    assert r.stats["by_role"]["executor"]["parse_failures"] >= 2
+
+
 @pytest.mark.parametrize("fault", ["stop", "length"])
 async def test_model_output_rounds_are_scored_and_advice_matches_the_cut(fakellm, tmp_path, fault):
     """A model-output round moves GGS's state on like any round (prev directive, L_prev → ∇L), so
