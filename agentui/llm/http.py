@@ -178,7 +178,7 @@ class HttpBackend:
         if status == 429 or status >= 500:
             if response_format is not None and _looks_like_format_rejection(status, text):
                 raise ResponseFormatRejected(text[:300], role=role, url=self.url)
-            raise Retryable(f"HTTP {status} from {self.url}: {text[:200]}", _retry_after(headers.get("retry-after")))
+            raise Retryable(f"HTTP {status} from {self.url}: {_said(text)}", _retry_after(headers.get("retry-after")))
         if status >= 400:
             if response_format is not None and _looks_like_format_rejection(status, text):
                 raise ResponseFormatRejected(text[:300], role=role, url=self.url)
@@ -419,6 +419,9 @@ def _said(body: str) -> str:
         text = msg if isinstance(msg, str) else json.dumps(msg, ensure_ascii=False)
     except (ValueError, AttributeError):
         text = body
+        if re.match(r"\s*<(!doctype|html|head|body)", body, re.I):  # a proxy's error page: its title, no markup
+            title = re.search(r"<title[^>]*>(.*?)</title>", body, re.I | re.S)
+            text = f"an HTML page: {title.group(1)}" if title else "an HTML page: " + re.sub(r"<[^>]*>", " ", body)
     return " ".join(text.split())[:200]
 
 

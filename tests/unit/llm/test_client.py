@@ -277,3 +277,15 @@ def test_a_reset_connection_is_named_not_blank() -> None:
     assert http_why(httpx.RemoteProtocolError("")).startswith("the server closed the connection")
     assert http_why(httpx.ConnectError("boom")) == "ConnectError: boom"
     assert http_why(httpx.DecodingError("")) == "DecodingError"
+
+
+def test_a_proxy_error_page_is_named_by_its_title_not_dumped() -> None:
+    """A 502 from nginx in front of the model server: the message carried the raw HTML page
+    (found by an outside tester, #12)."""
+    from agentui.llm.http import _said
+
+    page = ("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1>"
+            "</center><hr><center>nginx/1.25.3</center></body></html>")
+    assert _said(page) == "an HTML page: 502 Bad Gateway"
+    assert "<" not in _said("<!DOCTYPE html><body><h1>Oops</h1></body>")
+    assert _said('{"error": {"message": "model not found"}}') == "model not found"
