@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 LOCAL_STAMP := $(VENV)/.installed-local
 
-.PHONY: install run test test-live bench check demo screenshots clean
+.PHONY: install run test test-live bench heldout check demo screenshots clean
 
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "agentui needs Python >= 3.11 on PATH (python3.11, python3.12 or python3.13)"; exit 2; fi
@@ -38,6 +38,17 @@ test-live: $(LOCAL_STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+# Black-box corpora written by outside testers from the issue texts alone (#12, #15, #16); slow, not
+# part of `make test`. Each prints PASS/FAIL per case and `total: P/N`.
+# A FAIL listed in heldout/known.txt is a documented disagreement with the tester (see that file).
+heldout: $(STAMP)
+	@rc=0; for n in 12 15 16; do \
+	  out=$$($(PY) heldout/issue$$n/run_cases.py $(abspath $(VENV))/bin/agentui 2>/dev/null); \
+	  echo "== heldout/issue$$n: $$(echo "$$out" | tail -n 1)"; \
+	  new=$$(echo "$$out" | grep '^FAIL' | grep -v -F -f <(grep -v '^#' heldout/known.txt | cut -d' ' -f1 | sed 's/$$/:/; s/^/FAIL /')); \
+	  if [ -n "$$new" ]; then echo "$$new"; rc=1; fi; \
+	done; exit $$rc
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check agentui tests benchmarks
