@@ -44,8 +44,8 @@ def _script_sleeper(fakellm, pidfile: Path) -> None:
     fakellm.script("executor", [call("shell", command=f"echo $$ > {pidfile}; sleep 100")])
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
-def test_run_handles_sigterm_and_sighup_like_ctrl_c(fakellm, tmp_path, sig, code):
+def _run_with_a_sleeping_tool(fakellm, tmp_path) -> tuple[subprocess.Popen, int]:
+    """`agentui run --json --yes` started and now inside its tool (`sleep 100`): (process, tool pid)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     pidfile = tmp_path / "tool.pid"
@@ -55,6 +55,12 @@ def test_run_handles_sigterm_and_sighup_like_ctrl_c(fakellm, tmp_path, sig, code
                           "--data-dir", str(tmp_path / "d"), "wait"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tool = _wait_pid(pidfile, p)
+    return p, tool
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_run_handles_sigterm_and_sighup_like_ctrl_c(fakellm, tmp_path, sig, code):
+    p, tool = _run_with_a_sleeping_tool(fakellm, tmp_path)
     assert _alive(tool)
     p.send_signal(sig)
     out, err = p.communicate(timeout=20)
@@ -146,15 +152,7 @@ def test_run_repeated_ctrl_c_still_prints_the_result(fakellm, tmp_path):
     KeyboardInterrupt cut the JSON result short (found by an outside tester on `tree step`, #15)."""
     import threading
 
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    pidfile = tmp_path / "tool.pid"
-    _script_sleeper(fakellm, pidfile)
-    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
-    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--json", "--yes", "--workspace", str(ws),
-                          "--data-dir", str(tmp_path / "d"), "wait"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _wait_pid(pidfile, p)
+    p, _tool = _run_with_a_sleeping_tool(fakellm, tmp_path)
     t = threading.Thread(target=_signal_until_exit, args=(p, signal.SIGINT))
     t.start()
     out, err = p.communicate(timeout=30)

@@ -243,9 +243,8 @@ def test_validate_checks_schema_json_and_rejects_hostile_trees(tmp_path):
                 assert r.returncode == 1 and why in out, (action, why, out[-300:])
 
 
-def test_sigterm_during_the_guard_stops_it_and_commits(fakellm, tmp_path):
-    """Found by an outside tester: SIGTERM while the guard ran killed agentui alone (rc -15), left
-    the guard's `sleep` running and committed nothing (#16)."""
+def _step_in_guard(fakellm, tmp_path):
+    """`tree step --yes` started and now inside its guard (`sleep 60`): (repo, process, guard pid)."""
     repo = make_repo(tmp_path / "repo")
     cfg = config_toml(tmp_path / "agentui.toml", fakellm, tmp_path / "data")
     file_agent(fakellm)
@@ -258,7 +257,13 @@ def test_sigterm_during_the_guard_stops_it_and_commits(fakellm, tmp_path):
         time.sleep(0.1)
         if pidf.exists() and pidf.read_text().strip():
             break
-    guard_pid = int(pidf.read_text())
+    return repo, p, int(pidf.read_text())
+
+
+def test_sigterm_during_the_guard_stops_it_and_commits(fakellm, tmp_path):
+    """Found by an outside tester: SIGTERM while the guard ran killed agentui alone (rc -15), left
+    the guard's `sleep` running and committed nothing (#16)."""
+    repo, p, guard_pid = _step_in_guard(fakellm, tmp_path)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 143, (out, err)
@@ -286,18 +291,7 @@ def test_repeated_ctrl_c_during_the_guard_exits_130(fakellm, tmp_path):
 
     from tests.functional.test_signals import _signal_until_exit
 
-    repo = make_repo(tmp_path / "repo")
-    cfg = config_toml(tmp_path / "agentui.toml", fakellm, tmp_path / "data")
-    file_agent(fakellm)
-    pidf = tmp_path / "guard.pid"
-    assert _tree(repo, "init", "write a.txt", "--id", "a", "--guard", f"echo $$ > {pidf}; exec sleep 60").returncode == 0
-    assert _tree(repo, "start", "--run-id", "r1").returncode == 0
-    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), "--config", str(cfg),
-                          "step", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(600):
-        time.sleep(0.1)
-        if pidf.exists() and pidf.read_text().strip():
-            break
+    repo, p, guard_pid = _step_in_guard(fakellm, tmp_path)
     t = threading.Thread(target=_signal_until_exit, args=(p, signal.SIGINT))
     t.start()
     out, err = p.communicate(timeout=60)
