@@ -236,7 +236,8 @@ def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
     that text, and F must not hold only that text (the existing lines overwritten)."""
     if not _APPEND.search(text) or _UNMAKES.search(text):
         return None
-    quoted = [q.strip() for q in _QUOTE.findall(text) if q.strip() and not _resolve_named(q, ws)]
+    # the request and its criterion often quote the same line twice: one line, not two (#13)
+    quoted = sorted({q.strip() for q in _QUOTE.findall(text) if q.strip() and not _resolve_named(q, ws)})
     if len(quoted) != 1:
         return None
     line = quoted[0]

@@ -155,6 +155,17 @@ def test_an_appended_line_must_end_the_file_and_keep_what_was_there(tmp_path):
     assert W.contradiction("Remove the line 'done' from todo.txt", "ok", ws) is None
 
 
+def test_the_append_check_holds_when_request_and_criterion_quote_the_line_twice(tmp_path):
+    """append-line on the 1.5B model, in process (2026-11-26): R4b checks the request with its
+    criterion, "todo.txt is updated with 'done' at the end" — two quotes of 'done' made the check
+    give up, and a todo.txt ending in 'buy milk' was accepted (#13)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "todo.txt").write_text("buy milk\ncall bob\nbuy milk\ncall bob\ndone\nbuy milk\n")
+    text = f"{APPEND}\ntodo.txt is updated with 'done' at the end"
+    assert "last line of todo.txt is 'buy milk'" in W.contradiction(text, "todo.txt has been updated", ws)[0]
+
+
 def test_sorted_lines_must_be_the_source_lines_sorted(tmp_path):
     """sort-names on the 1.5B model: `accept` with a sorted.txt the check rejects (#13)."""
     ws = tmp_path / "ws"
