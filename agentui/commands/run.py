@@ -16,10 +16,32 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # the signals handled like Ctrl+C: what `timeout`, `docker stop`, CI runners and a closed terminal send
 SIGNALS = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
+def catch_stop_signals(loop: asyncio.AbstractEventLoop, handler: Any) -> list[signal.Signals]:
+    """Route every signal in SIGNALS to `handler(sig)` on `loop`; returns the ones installed."""
+    installed = []
+    for sig in SIGNALS:
+        try:
+            loop.add_signal_handler(sig, handler, sig)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    return installed
+
+
+def release_stop_signals(loop: asyncio.AbstractEventLoop, installed: list[signal.Signals], *, stopping: bool) -> None:
+    """Undo :func:`catch_stop_signals`. While stopping, later signals are ignored: a second Ctrl+C
+    landing once the handlers are gone cut `run --json`'s result short and killed `tree step` (-2)."""
+    for sig in installed:
+        loop.remove_signal_handler(sig)
+        if stopping:
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -118,11 +140,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         elif main_task is not None:
             main_task.cancel()
 
-    for sig in SIGNALS:
-        try:
-            loop.add_signal_handler(sig, on_signal, sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+    installed = catch_stop_signals(loop, on_signal)
     try:
         pool = LLMPool(config)
     except LLMError as e:
@@ -234,13 +252,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     try:
         end = await rt.wait(tid, timeout=args.timeout)
     finally:
-        for sig in SIGNALS:
-            try:
-                loop.remove_signal_handler(sig)
-                if caught:  # stopping already: a second signal must not cut the result short
-                    signal.signal(sig, signal.SIG_IGN)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        release_stop_signals(loop, installed, stopping=bool(caught))
     stats = rt.task_stats(tid)
     if printer is not None:
         await asyncio.sleep(0.05)

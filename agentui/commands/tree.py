@@ -207,28 +207,21 @@ async def _with_signals(runner: Any, work: Any) -> tuple[Any, int | None]:
     a step the same way: the iteration is recorded as a runner error (`interrupted`, no attempt),
     committed, the guard's process group stopped; the caller exits 128 + the signal (#15, #16)."""
     import asyncio
-    import signal
 
-    from agentui.commands.run import SIGNALS
+    from agentui.commands.run import SIGNALS, catch_stop_signals, release_stop_signals
 
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     caught: list[int] = []
 
-    def on_signal(sig: int) -> None:
+    def on_signal(sig: Any) -> None:
         if caught or main is None:  # a second signal while the iteration is being recorded: ignored
             return
         caught.append(sig)
-        runner.interrupt_reason = f"interrupted ({SIGNALS[signal.Signals(sig)]})"
+        runner.interrupt_reason = f"interrupted ({SIGNALS[sig]})"
         main.cancel()
 
-    installed = []
-    for sig in SIGNALS:
-        try:
-            loop.add_signal_handler(sig, on_signal, int(sig))
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+    installed = catch_stop_signals(loop, on_signal)
     try:
         return await work(), None
     except asyncio.CancelledError:
@@ -236,10 +229,7 @@ async def _with_signals(runner: Any, work: Any) -> tuple[Any, int | None]:
             raise
         return None, caught[0]
     finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-            if caught:  # stopping already: a second Ctrl+C must not kill the exit (it died with -2)
-                signal.signal(sig, signal.SIG_IGN)
+        release_stop_signals(loop, installed, stopping=bool(caught))
 
 
 def _printer(event: dict[str, Any]) -> None:

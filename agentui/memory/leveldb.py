@@ -174,50 +174,49 @@ _LOG_BLOCK = 32768  # the log format: 32 KiB blocks of records with a 7-byte hea
 _LOG_HEADER = 7
 
 
-def _log_tail_cut(log: Path) -> int:
-    """Bytes at the end of a LevelDB log that do not make a whole record (0: none).
-
-    LevelDB takes such a tail for a write the writer never finished and drops it without a word,
-    even with paranoid checks — a cut-off batch, or garbage appended to the file, is lost
-    silently. Only the framing is walked (lengths, not checksums: a whole record with a bad
-    checksum is one LevelDB itself reports)."""
-    try:
-        data = log.read_bytes()
-    except OSError:
-        return 0
+def _log_frames(data: bytes) -> tuple[list[tuple[int, bytes]], int]:
+    """The physical records of a LevelDB log-format file (a log or a MANIFEST) as (type, payload),
+    and the offset where the whole records end. Only the framing is walked (lengths, not
+    checksums: a whole record with a bad checksum is one LevelDB itself reports)."""
+    frames: list[tuple[int, bytes]] = []
     pos, end = 0, len(data)
     while pos < end:
         left = _LOG_BLOCK - pos % _LOG_BLOCK
         if left < _LOG_HEADER:  # a block's zero-filled trailer
             if pos + left > end:
-                return end - pos if data[pos:].strip(b"\0") else 0
+                break
             pos += left
             continue
         if pos + _LOG_HEADER > end:
-            return end - pos if data[pos:].strip(b"\0") else 0
+            break
         length = data[pos + 4] | data[pos + 5] << 8
         if pos + _LOG_HEADER + length > end:
-            return end - pos
+            break
+        frames.append((data[pos + 6], data[pos + _LOG_HEADER: pos + _LOG_HEADER + length]))
         pos += _LOG_HEADER + length
-    return 0
+    return frames, pos
+
+
+def _log_tail_cut(log: Path) -> int:
+    """Bytes at the end of a LevelDB log that do not make a whole record (0: none).
+
+    LevelDB takes such a tail for a write the writer never finished and drops it without a word,
+    even with paranoid checks — a cut-off batch, or garbage appended to the file, is lost
+    silently."""
+    try:
+        data = log.read_bytes()
+    except OSError:
+        return 0
+    _, pos = _log_frames(data)
+    return len(data) - pos if data[pos:].strip(b"\0") else 0  # zero padding is no record
 
 
 def _log_records(data: bytes) -> list[bytes]:
-    """The whole records of a LevelDB log-format file (a MANIFEST): fragments joined, a torn tail
-    left out (checksums are LevelDB's to check)."""
+    """The whole logical records of a log-format file: FIRST/MIDDLE/LAST fragments joined, a torn
+    tail left out."""
     out: list[bytes] = []
-    pos, end, part = 0, len(data), b""
-    while pos + _LOG_HEADER <= end:
-        left = _LOG_BLOCK - pos % _LOG_BLOCK
-        if left < _LOG_HEADER:
-            pos += left
-            continue
-        length = data[pos + 4] | data[pos + 5] << 8
-        kind = data[pos + 6]
-        body = data[pos + _LOG_HEADER: pos + _LOG_HEADER + length]
-        if len(body) < length:
-            break
-        pos += _LOG_HEADER + length
+    part = b""
+    for kind, body in _log_frames(data)[0]:
         if kind == 1:  # FULL
             out.append(body)
         elif kind == 2:  # FIRST
@@ -227,8 +226,6 @@ def _log_records(data: bytes) -> list[bytes]:
         elif kind == 4:  # LAST
             out.append(part + body)
             part = b""
-        elif kind == 0 and length == 0:  # zero padding
-            pos += _LOG_BLOCK - pos % _LOG_BLOCK if pos % _LOG_BLOCK else 0
     return out
 
 
@@ -256,7 +253,7 @@ def live_tables(manifest: Path) -> dict[int, int] | None:
             i = 0
             while i < len(rec):
                 tag, i = _varint(rec, i)
-                if tag in (1,):  # comparator name
+                if tag == 1:  # comparator name
                     n, i = _varint(rec, i)
                     i += n
                 elif tag in (2, 3, 4, 9):  # log number, next file, last sequence, prev log number

@@ -223,7 +223,6 @@ class TreeRunner:
             atomic_write(it / "tree.after.json", canonical_text(tree))
             rs["last"] = {**rs["last"], "status": "error", "error": "git"}
             lay.write_run_state(rs)
-            after = node
         meta = {
             "run_id": run_id, "iteration": n, "node_id": node.id, "path": sel.path, "status": status,
             "guard": guard, "guard_exit": guard_exit, "summary": summary,
