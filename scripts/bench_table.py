@@ -2,8 +2,11 @@
 """Turn `agentui bench --out FILE` lines into the Markdown table the README shows.
 
 Usage: python scripts/bench_table.py results.jsonl [more.jsonl …]
+       python scripts/bench_table.py --compare ggs.jsonl naive.jsonl
 One row per task (the last record of each id wins, in suite order of first appearance), then a
 totals row: passed, LLM calls, prompt/completion tokens, parse failures, runaways cut, wall seconds.
+With --compare: one row per task both runs finished (GGS vs. the naive-retry ablation, or any two
+runs), side by side — result, LLM calls, prompt tokens — then totals over those common tasks.
 """
 
 from __future__ import annotations
@@ -61,26 +64,75 @@ def table(records: list[dict]) -> str:
     return "\n".join(rows)
 
 
-def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
-        return 2
+def compare(a: list[dict], b: list[dict], names: tuple[str, str]) -> str:
+    """Side by side over the tasks both runs have (order of the first run)."""
+    last_a = {r["id"]: r for r in a}
+    last_b = {r["id"]: r for r in b}
+    ids = [i for i in last_a if i in last_b]
+    na, nb = names
+    rows = [f"| task | {na} | {na} calls | {na} prompt tok | {nb} | {nb} calls | {nb} prompt tok |",
+            "|---|---|--:|--:|---|--:|--:|"]
+    tot = {k: 0 for k in ("pa", "pb", "ca", "cb", "ta", "tb")}
+    for i in ids:
+        ra, rb = last_a[i], last_b[i]
+        ca, cb = int(ra.get("llm_calls", 0)), int(rb.get("llm_calls", 0))
+        ta, tb = int(ra.get("prompt_tokens", 0)), int(rb.get("prompt_tokens", 0))
+        rows.append(f"| {i} | {outcome(ra)} | {ca} | {ta:,} | {outcome(rb)} | {cb} | {tb:,} |")
+        tot["pa"] += bool(ra.get("passed"))
+        tot["pb"] += bool(rb.get("passed"))
+        tot["ca"] += ca
+        tot["cb"] += cb
+        tot["ta"] += ta
+        tot["tb"] += tb
+    n = len(ids)
+    if not n:
+        return "| (no task in both runs) |"
+    rows.append(f"| **{n} tasks** | **{tot['pa']} passed** | {tot['ca']} | {tot['ta']:,} | **{tot['pb']} passed** | "
+                f"{tot['cb']} | {tot['tb']:,} |")
+    rows.append(f"\nPer task: {na} {tot['ca'] / n:.1f} calls, {tot['ta'] / n:,.0f} prompt tokens; "
+                f"{nb} {tot['cb'] / n:.1f} calls, {tot['tb'] / n:,.0f} prompt tokens.")
+    only_a = sorted(i for i in ids if last_a[i].get("passed") and not last_b[i].get("passed"))
+    only_b = sorted(i for i in ids if last_b[i].get("passed") and not last_a[i].get("passed"))
+    rows.append(f"Passed only with {na}: {len(only_a)}" + (f" ({', '.join(only_a)})" if only_a else "")
+                + f"; only with {nb}: {len(only_b)}" + (f" ({', '.join(only_b)})" if only_b else "") + ".")
+    return "\n".join(rows)
+
+
+def _read(name: str) -> list[dict] | str:
+    """The records of one file, or the one-line error."""
+    try:
+        lines = Path(name).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        return f"bench_table: cannot read {name}: {e.strerror}"
     records = []
-    for name in argv:
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
-            lines = Path(name).read_text(encoding="utf-8").splitlines()
-        except OSError as e:
-            print(f"bench_table: cannot read {name}: {e.strerror}", file=sys.stderr)
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            return f"bench_table: {name}:{i} is not a JSON line"
+    return records
+
+
+def main(argv: list[str]) -> int:
+    usage = "\n".join(__doc__.strip().splitlines()[2:4])
+    cmp_mode = bool(argv) and argv[0] == "--compare"
+    files = argv[1:] if cmp_mode else argv
+    if not files or (cmp_mode and len(files) != 2):
+        print(usage, file=sys.stderr)
+        return 2
+    runs = []
+    for name in files:
+        got = _read(name)
+        if isinstance(got, str):
+            print(got, file=sys.stderr)
             return 2
-        for i, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                print(f"bench_table: {name}:{i} is not a JSON line", file=sys.stderr)
-                return 2
-    print(table(records))
+        runs.append(got)
+    if cmp_mode:
+        print(compare(runs[0], runs[1], ("GGS", "naive-retry")))
+    else:
+        print(table([r for run in runs for r in run]))
     return 0
 
 

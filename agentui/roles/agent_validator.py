@@ -9,12 +9,16 @@ whatever the model said; otherwise the model's class stands. A pass must be grou
 tools returned (grounding.py). Empty or failed results are never accepted, and they need no LLM
 call; neither does a call the user denied that nothing later made good. Within the
 correction budget a CorrectionSignal goes back to R3; then the SubTaskOutcome goes to R4b with the
-gap trajectory of every attempt.
+gap trajectory of every attempt. A corrected attempt that repeats the failed one verbatim (the same
+tool calls with the same results and the same answer) brings no new evidence: it keeps the failed
+verdicts without another LLM call and spends no more of the correction budget (#13: a small model
+given the same correction tends to send the same calls again).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -138,10 +142,19 @@ def _evidence_text(r: ExecutionResult, budget: int = 2400) -> str:
     return text[:budget]
 
 
+REPEATED = "the corrected attempt repeated the failed one verbatim (same calls, same results); "
+
 @dataclass
 class _Sub:
     subtask: SubTask
     trajectory: list[GapAttempt] = field(default_factory=list)
+    failed_attempt: tuple[str, list[CriterionVerdict]] | None = None  # the last failed attempt: signature, verdicts
+
+
+def _signature(r: ExecutionResult) -> str:
+    """What an attempt did and got, as code recorded it: equal signatures mean equal evidence."""
+    calls = [[c.tool, c.args, c.ok, c.exit_code, c.evidence, c.error] for c in r.tool_calls]
+    return json.dumps([r.status.value, str(r.output), r.infeasible_reason, calls], sort_keys=True, default=str)
 
 
 def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: list[ToolCallRecord],
@@ -261,6 +274,9 @@ class AgentValidator(RoleBase):
                                                                    made=c.criterion)):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
+            if v.verdict != "pass" and (seen_ok := W.confirmed(c.criterion, ws, st.intent)) and \
+                    not W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws, made=c.criterion):
+                v = CriterionJudgement(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
             if v.verdict == "pass":
                 out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                             evidence=v.evidence[:500]))
@@ -288,11 +304,15 @@ class AgentValidator(RoleBase):
                     criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL, failure_class=FailureClass.LOGICAL,
                     evidence=NOT_RUN + SKIPPED) for c in st.success_criteria]), tid)
             return
-        verdicts = await self.judge(st, r)
+        sig = _signature(r)
+        repeat = sub.failed_attempt is not None and sub.failed_attempt[0] == sig
+        verdicts = list(sub.failed_attempt[1]) if repeat and sub.failed_attempt else await self.judge(st, r)
         failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
+        if failed:
+            sub.failed_attempt = (sig, verdicts)
         sub.trajectory.append(GapAttempt(attempt=r.attempt, failed_criteria=[
             FailedCriterion(criterion=v.criterion, failure_class=v.failure_class) for v in failed]))
-        if failed and r.attempt <= self.ctx.config.pipeline.correction_budget:
+        if failed and not repeat and r.attempt <= self.ctx.config.pipeline.correction_budget:
             f = failed[0]
             what = f.evidence.split(" | what to do: ")
             await self.publish(Role.EXECUTOR, CorrectionSignal(
@@ -306,7 +326,8 @@ class AgentValidator(RoleBase):
             subtask_id=st.subtask_id, parent_task_id=tid,
             status=OutcomeStatus.FAILED if failed else OutcomeStatus.MATCHED,
             output=r.output,
-            failure_reason=("; ".join(f"{v.criterion}: {v.evidence[:160]}" for v in failed)[:600] if failed else None),
+            failure_reason=((REPEATED if repeat else "")
+                            + "; ".join(f"{v.criterion}: {v.evidence[:160]}" for v in failed))[:600] if failed else None,
             criteria_verdicts=verdicts, gap_trajectory=list(sub.trajectory), tool_calls=r.tool_calls,
             intent=st.intent, sequence=st.sequence, model_output_cut=r.model_output_cut if failed else None), tid)
 

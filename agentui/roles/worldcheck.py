@@ -13,7 +13,12 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   when the task says to keep the existing lines; "sort the lines of A … into B" with B not A's
   lines sorted; "how many lines contain the word W (in any case)" answered with the count of W
   inside other words or in one case only.
-  None when code cannot tell — these checks only ever take a pass away, never grant one.
+  None when code cannot tell — these checks only ever take a pass away.
+- `confirmed(criterion, ws)`: the one check that grants: a criterion that is nothing but "F
+  (exists and) contains [exactly] 'T'" (or "the content of F is 'T'"), with F a workspace file that
+  does hold T (exactly: nothing else but surrounding whitespace). A validator's `fail` on such a
+  criterion is overruled by the file itself (#13: the 1.5B validator failed "hello.txt exists and
+  contains the text 'Hello, world'" three times with hello.txt holding exactly that).
 """
 
 from __future__ import annotations
@@ -358,6 +363,44 @@ def _answer_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     rel = answered[0][0]
     return (f"the answer names {rel}, which does not exist in the workspace",
             "look at the files that are there (ls, grep -l …) and answer with one of them")
+
+
+_Q_OPEN, _Q_BODY, _Q_CLOSE = "[\"“'‘`]", "[^\"”'’`]+", "[\"”'’`]"
+_HOLDS = re.compile(
+    r"^\s*(?:the\s+file\s+)?(?P<path>[^\s\"'`]+)\s+(?:exists\s+and\s+)?(?:contains|holds|has|includes)\s+"
+    r"(?P<exact>exactly\s+|only\s+)?(?:the\s+(?:exact\s+)?(?:text|line|string|content|words?)\s*:?\s*)?"
+    rf"{_Q_OPEN}(?P<text>{_Q_BODY}){_Q_CLOSE}\s*\.?\s*$", re.I)
+_CONTENT_IS = re.compile(
+    r"^\s*the\s+(?:content|contents|text)\s+of\s+(?:the\s+file\s+)?(?P<path>[^\s\"'`]+)\s+(?:is|are|equals?)\s+"
+    rf"(?P<exact>)(?:exactly\s+)?{_Q_OPEN}(?P<text>{_Q_BODY}){_Q_CLOSE}\s*\.?\s*$", re.I)
+
+
+_STRICT = re.compile(r"\b(exact\w*|only|just|nothing\s+else|no\s+other|single|precisely)\b", re.I)
+
+
+def confirmed(criterion: str, ws: Path | None, context: str = "") -> str | None:
+    """Evidence read by code when the criterion is only "F contains [exactly] 'T'" and F does.
+    When `context` (the subtask's intent, the user's request) asks for exact content, "contains"
+    is read as "holds exactly"."""
+    if ws is None:
+        return None
+    m = _HOLDS.match(criterion) or _CONTENT_IS.match(criterion)
+    if m is None:
+        return None
+    rel, want = _clean(m.group("path")), m.group("text")
+    exact = m.re is _CONTENT_IS or bool(m.group("exact")) or bool(_STRICT.search(context))
+    p = _resolve(rel, ws)
+    if p is None or not want.strip():
+        return None
+    data = _read(p)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    if exact and text.strip() == want.strip():
+        return f"checked by code: {rel} holds exactly {want!r}"[:500]
+    if not exact and want in text:
+        return f"checked by code: {rel} contains {want!r}"[:500]
+    return None
 
 
 def contradiction(text: str, output: object, ws: Path | None, *, made: str | None = None

@@ -77,6 +77,55 @@ async def test_correction_then_match(fakellm, tmp_path):
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
+async def test_a_correction_that_repeats_the_failed_attempt_verbatim_ends_the_loop(fakellm, tmp_path):
+    """#13: the 1.5B executor answered two corrections with the very calls that had failed; each
+    cost an executor round and a validator call. Equal evidence gets the equal verdict, no LLM call,
+    and no more of the correction budget."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "n.txt").write_text("1\n2\n")
+    fakellm.script("perceiver", [perceive("how many lines has n.txt")])
+    fakellm.responder("planner", lambda _r: plan(["the line count is given"],
+                                                   sub("count the lines of n.txt", "the count is reported")))
+    fakellm.responder("executor", lambda req: (finish("it has 7 lines") if "RESULT" in str(req["messages"][-1])
+                                               else call("shell", command="cat n.txt")))
+    fakellm.script("agent_validator", [verdicts("fail:logical")] * 3)
+    r = await run_task(fakellm, tmp_path, "how many lines has n.txt", pipeline={"correction_budget": 2},
+                       ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    assert r.final.directive.value == "abandon"
+    outcomes = r.of("SubTaskOutcome")
+    # each plan round: attempt 1 judged by the LLM, its verbatim repeat not, and no third attempt
+    assert r.types().count("CorrectionSignal") == len(outcomes)
+    assert len(fakellm.calls("agent_validator")) == len(outcomes)
+    assert [[len(a.failed_criteria) for a in o.gap_trajectory] for o in outcomes] == [[1, 1]] * len(outcomes)
+    assert all(o.failure_reason.startswith("the corrected attempt repeated the failed one verbatim")
+               for o in outcomes)
+
+
+@pytest.mark.parametrize("content, accepted", [("Hello, world", True), ("Hello, world!!", False)])
+async def test_a_file_holding_the_asked_text_overrules_validators_that_fail_it(fakellm, tmp_path, content, accepted):
+    """#13: the 1.5B validator failed "hello.txt exists and contains the text 'Hello, world'" with
+    hello.txt holding exactly that. Code reads the file: the right content passes whatever the
+    validators said; other content stays failed."""
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("write Hello, world to hello.txt")])
+    fakellm.responder("planner", lambda _r: plan(["hello.txt contains exactly 'Hello, world'"],
+                                                   sub("create hello.txt with the text Hello, world",
+                                                       "The file hello.txt exists and contains the text 'Hello, world'")))
+    fakellm.responder("executor", lambda req: (finish("done") if "RESULT" in str(req["messages"][-1])
+                                               else call("write_file", path="hello.txt", content=content)))
+    fakellm.responder("agent_validator", lambda _r: verdicts("fail:environmental"))
+    fakellm.responder("meta_validator", lambda _r: merge("hello.txt written", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, "Create hello.txt containing exactly: Hello, world",
+                       pipeline={"correction_budget": 0}, ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    assert (tmp_path / "ws" / "hello.txt").read_text() == content
+    if accepted:
+        assert r.final.directive.value == "accept"
+        [o] = r.of("SubTaskOutcome")
+        assert o.criteria_verdicts[0].evidence == "checked by code: hello.txt contains 'Hello, world'"
+    else:
+        assert r.final.directive.value == "abandon"
+
+
 async def _approve(_req):
     return ConfirmationChoice.APPROVE
 

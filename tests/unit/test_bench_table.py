@@ -56,3 +56,24 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     r = _run(str(tmp_path / "missing.jsonl"))
     assert r.returncode == 2 and "cannot read" in r.stderr and "Traceback" not in r.stderr
     assert _run().returncode == 2
+
+
+def test_compare_puts_two_runs_side_by_side_over_their_common_tasks(tmp_path):
+    ggs = [{"id": "a", "passed": True, "llm_calls": 6, "prompt_tokens": 2800},
+           {"id": "b", "passed": False, "directive": "abandon", "llm_calls": 20, "prompt_tokens": 12000},
+           {"id": "only-ggs", "passed": True, "llm_calls": 6, "prompt_tokens": 2000}]
+    naive = [{"id": "b", "passed": True, "llm_calls": 30, "prompt_tokens": 18000},
+             {"id": "a", "passed": False, "directive": "abandon", "llm_calls": 40, "prompt_tokens": 22000}]
+    fa, fb = tmp_path / "g.jsonl", tmp_path / "n.jsonl"
+    fa.write_text("".join(json.dumps(r) + "\n" for r in ggs))
+    fb.write_text("".join(json.dumps(r) + "\n" for r in naive))
+    r = _run("--compare", str(fa), str(fb))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[2] == "| a | pass | 6 | 2,800 | fail — abandon | 40 | 22,000 |"
+    assert lines[3] == "| b | fail — abandon | 20 | 12,000 | pass | 30 | 18,000 |"
+    assert lines[4] == "| **2 tasks** | **1 passed** | 26 | 14,800 | **1 passed** | 70 | 40,000 |"
+    assert "only-ggs" not in r.stdout.split("\n\n")[0]
+    assert "GGS 13.0 calls, 7,400 prompt tokens; naive-retry 35.0 calls, 20,000 prompt tokens" in r.stdout
+    assert lines[-1] == "Passed only with GGS: 1 (a); only with naive-retry: 1 (b)."
+    assert _run("--compare", str(fa)).returncode == 2

@@ -202,3 +202,27 @@ def test_a_count_of_a_word_in_any_case_is_of_whole_words_in_every_case(tmp_path)
     plain = "How many lines in server.log contain the word error?"
     assert W.contradiction(plain, "1", ws) is None  # case-sensitive, whole word: 1 is right
     assert W.contradiction(plain, "2", ws) is not None  # 'terror' counted
+
+
+def test_a_file_that_holds_the_quoted_text_confirms_a_criterion_that_asks_only_that(tmp_path):
+    ws = _ws(tmp_path)
+    (ws / "hello.txt").write_text("Hello, world")
+    (ws / "more.txt").write_text("a\nHello, world!\n")
+    crit = "The file hello.txt exists and contains the text 'Hello, world'"
+    assert W.confirmed(crit, ws) == "checked by code: hello.txt contains 'Hello, world'"
+    assert W.confirmed("hello.txt contains exactly 'Hello, world'", ws) == "checked by code: hello.txt holds exactly 'Hello, world'"
+    assert W.confirmed("the content of hello.txt is \"Hello, world\"", ws) is not None
+    assert W.confirmed("more.txt contains 'Hello, world'", ws) is not None
+    # exact content asked (by the criterion or by its context): more than the text is not enough
+    assert W.confirmed("more.txt contains exactly 'Hello, world'", ws) is None
+    assert W.confirmed("more.txt contains 'Hello, world'", ws, "write exactly the text Hello, world") is None
+    assert W.confirmed("the content of more.txt is 'Hello, world'", ws) is None
+    # anything else in the criterion, a negation, a missing or outside file: code cannot tell
+    assert W.confirmed("hello.txt contains 'Hello' and more.txt exists", ws) is None
+    assert W.confirmed("hello.txt does not contain 'Hello'", ws) is None
+    assert W.confirmed("hello.txt contains 'Hello, world' on every line, sorted", ws) is None
+    assert W.confirmed("missing.txt contains 'x'", ws) is None
+    assert W.confirmed("../outside.txt contains 'x'", ws) is None
+    assert W.confirmed("hello.txt contains ''", ws) is None
+    assert W.confirmed("hello.txt contains 'Goodbye'", ws) is None
+    assert W.confirmed(crit, None) is None
