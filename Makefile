@@ -39,11 +39,11 @@ test-live: $(LOCAL_STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
-# Black-box corpora written by outside testers from the issue texts alone (#12, #15, #16); slow, not
+# Black-box corpora written by outside testers from the issue texts alone (#12, #13, #15, #16); slow, not
 # part of `make test`. Each prints PASS/FAIL per case and `total: P/N`.
 # A FAIL listed in heldout/known.txt is a documented disagreement with the tester (see that file).
 heldout: $(STAMP)
-	@rc=0; for n in 12 15 16; do \
+	@rc=0; for n in 12 13 15 16; do \
 	  out=$$($(PY) heldout/issue$$n/run_cases.py $(abspath $(VENV))/bin/agentui 2>/dev/null); \
 	  echo "== heldout/issue$$n: $$(echo "$$out" | tail -n 1)"; \
 	  new=$$(echo "$$out" | grep '^FAIL' | grep -v -F -f <(grep -v '^#' heldout/known.txt | cut -d' ' -f1 | sed 's/$$/:/; s/^/FAIL /')); \

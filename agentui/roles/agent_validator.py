@@ -167,6 +167,12 @@ def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: li
         return CriterionJudgement(verdict="fail", failure_class="logical", evidence=f"not met: {why}",
                                   what_to_do="report the actual value the tools showed in the output")
     wants_number = G.asks_for(c.criterion) == "number"
+    if c.mode == CriterionMode.VERIFIABLE and wants_number and not G.number_found(str(output or ""), calls):
+        nums = ", ".join(G.numbers(str(output or ""))[:3])
+        return CriterionJudgement(
+            verdict="fail", failure_class="logical",
+            evidence=f"not grounded: the number in the answer ({nums}) is not one a tool printed or counted",
+            what_to_do="run a tool that prints the number (e.g. wc -l, grep -c) and report what it printed")
     if c.mode == CriterionMode.VERIFIABLE and not G.grounded(v.evidence, output, calls, wants_number=wants_number,
                                                              world="\n".join(world or [])):
         quoted = (v.evidence or "").strip()[:120]

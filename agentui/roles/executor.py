@@ -54,6 +54,8 @@ from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import memory_constraints, rel_target, tool_rules
 
 SKIPPED = "skipped: an earlier step of this plan failed"
+#: the error of a call refused because the user denied it earlier in the task (R4a reads "denied by user")
+DENIED_EARLIER = "denied by user earlier in this task"
 
 SYSTEM = (
     "You are an Executor on the user's computer. Do exactly the subtask you are given, using tools. "
@@ -283,17 +285,21 @@ class Executor(RoleBase):
                     f"{act.tool} repeated → REFUSED: you already made this exact call")
                 continue
             target = rel_target(self._target(act.tool, act.args, ctx), self.ctx.workspace)
-            if target and f"{act.tool}:{target}" in blocked_targets:
-                refusal = (
-                    f"REFUSED: {act.tool} on {target!r} is blocked for this task (it failed before). "
-                    "Use a different target.")
-                win.step(sent, refusal, one_line(refusal, 120))
-                continue
             if target and f"{act.tool}:{target}" in self._denied.get(tid, ()):
                 # a "no" holds for the whole task, whatever GGS unblocks later: never ask twice
                 refusal = (
                     f"REFUSED: the user denied {act.tool} on {target!r} earlier in this task. "
                     "Do not try it again; finish or report infeasible if nothing else can do it.")
+                win.step(sent, refusal, one_line(refusal, 120))
+                # recorded, so R4a sees the denial in this attempt too: it is why nothing was done,
+                # and it is the environment's wall, not a wrong approach (#13)
+                calls.append(ToolCallRecord(tool=act.tool, args=act.args, target=target, ok=False,
+                                            error=f"{DENIED_EARLIER} (not asked again)", evidence=refusal))
+                continue
+            if target and f"{act.tool}:{target}" in blocked_targets:
+                refusal = (
+                    f"REFUSED: {act.tool} on {target!r} is blocked for this task (it failed before). "
+                    "Use a different target.")
                 win.step(sent, refusal, one_line(refusal, 120))
                 continue
             if target and f"{act.tool}:{target}" in never:

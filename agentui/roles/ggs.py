@@ -48,6 +48,7 @@ class _TaskState:
     last_matched: dict[str, Any] = field(default_factory=dict)  # subtask intent → output
     last_directive: PlanDirective | None = None  # re-sent after a model-output failure (#12)
     output_failures: int = 0
+    denial: str | None = None  # the first "the user denied …" evidence of any round: said on abandon
 
 
 def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
@@ -84,12 +85,24 @@ def tools_of(outcomes: list[SubTaskOutcome], *, failed_calls_only: bool = False)
     return sorted(names)
 
 
-def next_moves(req: ReplanRequest, targets: list[str]) -> list[str]:
-    """2–3 concrete suggestions for the user on abandon (code template; v0.8 defers the LLM one)."""
+def denial_of(req: ReplanRequest) -> str | None:
+    """The evidence of a failed criterion that says the user denied a call, if any."""
+    return next((v.evidence for v in L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
+                 if v.failure_class == FailureClass.ENVIRONMENTAL and "the user denied" in (v.evidence or "")), None)
+
+
+def next_moves(req: ReplanRequest, targets: list[str], denial: str | None = None) -> list[str]:
+    """2–3 concrete suggestions for the user on abandon (code template; v0.8 defers the LLM one).
+    A call the user denied, in this round or an earlier one, comes first: it is why (#13)."""
     moves: list[str] = []
     failed = L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
     env = [v for v in failed if v.failure_class == FailureClass.ENVIRONMENTAL]
-    if env:
+    denial = denial or denial_of(req)
+    if denial is not None:
+        what = denial.split(" (denied by user")[0].removeprefix("the user denied ")[:120]
+        moves.append(f"You denied {what}: run the task again and approve it when asked "
+                     "(or pass --yes to approve inside the sandbox), or ask for something that does not need it")
+    elif env:
         ev = (env[0].evidence or env[0].criterion).strip().splitlines()[0][:160]
         moves.append(f"Fix the environment problem first: {ev}")
     if targets:
@@ -243,12 +256,13 @@ class GGS(RoleBase):
         )
 
         st.requests += 1
+        st.denial = st.denial or denial_of(req)
         failed = L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
         D = L.distance(req.outcomes, req.task_criteria_verdicts, failure=True)
         P = L.implausibility(failed)
         Om = L.resource_cost(st.requests, req.elapsed_ms, self.cfg)
         sig = L.signals(D, P, Om, st.L_prev, self.cfg)
-        state = L.macro_state(D, P, Om, sig.grad_l, self.cfg)
+        state = L.macro_state(D, P, Om, sig.grad_l, self.cfg, all_ran=not L.never_ran(req.outcomes))
         st.worsening = st.worsening + 1 if sig.grad_l > self.cfg.epsilon else 0
         law2 = st.worsening >= self.cfg.law2_kill and state != MacroState.SUCCESS
         if law2 or req.recommendation.value == "abandon" and state != MacroState.SUCCESS:
@@ -269,13 +283,15 @@ class GGS(RoleBase):
                 why = ("Law 2: the loss worsened on "
                        f"{st.worsening} consecutive rounds" if law2 else
                        f"budget exhausted (Ω={sig.Omega:.2f} ≥ θ={self.cfg.theta})"
-                       if sig.Omega >= self.cfg.theta else "R4b recommended abandoning")
+                       if sig.Omega >= self.cfg.theta else
+                       "you did not confirm going ahead" if "declined: " in req.gap_summary else
+                       "the validators recommended abandoning")
                 partial = dict(st.last_matched) or None
                 final = FinalResult(
                     task_id=tid, summary=f"Abandoned: {why}. {req.gap_summary}".strip(),
                     output=None, loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives,
                     prev_directive=prev, directive=TerminalDirective.ABANDON,
-                    next_moves=next_moves(req, st.tried_targets), partial_result=partial,
+                    next_moves=next_moves(req, st.tried_targets, st.denial), partial_result=partial,
                 )
             else:
                 # close enough: deliver what was produced, including the nearly-passing outputs

@@ -3,7 +3,9 @@ the tools actually returned.
 
 - `grounded(evidence, output, tool_text)`: a `pass` on a verifiable criterion must quote something
   found (normalised substring) in the recorded tool outputs — the executor's own final text does
-  not count — or the values the output reports (numbers, paths) must all appear there.
+  not count — or the values the output reports (numbers, paths) must all appear there. A
+  criterion asking for a number needs a number some tool printed, or the count of the lines a tool
+  printed in full (a count read off a listing).
 - `missing_value(criterion, output, tool_text)`: a criterion asking for a value (a number, a
   path, a name) cannot pass on an output that contains none.
 """
@@ -79,6 +81,24 @@ def _values_found(text: str, hay: str, heads: str = "") -> bool:
     return all(_has_number(n, hay) for n in nums) and all(norm(p) in hay or norm(p) in heads for p in ps)
 
 
+def _listed(n: str, calls: list[ToolCallRecord]) -> bool:
+    """`n` is the number of lines a successful call printed in full (a count read off a listing:
+    `ls d` printed 4 names → "d has 4 entries")."""
+    if not n.isdigit():
+        return False
+    for c in calls:
+        if c.ok and c.evidence and "\n… [" not in c.evidence:
+            if sum(1 for ln in c.evidence.splitlines() if ln.strip()) == int(n):
+                return True
+    return False
+
+
+def number_found(output: str, calls: list[ToolCallRecord]) -> bool:
+    """Some number in `output` is one a tool printed, or the count of the lines one printed."""
+    outs = tool_text(calls)
+    return any(_has_number(n, outs) or _listed(n, calls) for n in numbers(output))
+
+
 def grounded(evidence: str, output: Any, calls: list[ToolCallRecord], *, wants_number: bool = False,
              world: str = "") -> bool:
     """Is a `pass` backed by what the tools returned? The model's quote must be found in a tool
@@ -90,7 +110,7 @@ def grounded(evidence: str, output: Any, calls: list[ToolCallRecord], *, wants_n
         return False
     heads = f"{heads}\n{norm(world)}" if world else heads
     out = "" if output is None else str(output)
-    if wants_number and not any(_has_number(n, outs) for n in numbers(out)):
+    if wants_number and not number_found(out, calls):
         return False
     if any(f in outs or f in heads for f in _fragments(evidence or "")):
         return True

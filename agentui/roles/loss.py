@@ -58,6 +58,12 @@ def not_run(v: CriterionVerdict) -> bool:
     return v.verdict == Verdict.FAIL and v.evidence.startswith(NOT_RUN)
 
 
+def never_ran(outcomes: Iterable[SubTaskOutcome]) -> bool:
+    """Did some step of the plan never run (skipped after an earlier failure, never reported)?"""
+    return any(o.status == OutcomeStatus.FAILED and (not o.criteria_verdicts or all(not_run(v) for v in o.criteria_verdicts))
+               for o in outcomes)
+
+
 def _share(pairs: Iterable[tuple[CriterionVerdict, SubTaskOutcome | None]]) -> tuple[float, int]:
     num, total = 0.0, 0
     for v, o in pairs:
@@ -123,11 +129,13 @@ def signals(D: float, P: float, Omega: float, L_prev: float | None, cfg: GGSConf
     return Signals(D=D, P=P, Omega=Omega, L=L, grad_l=grad)
 
 
-def macro_state(D: float, P: float, Omega: float, grad_l: float, cfg: GGSConfig) -> MacroState:
-    """The v0.8 diagnostic cascade: Ω, then D, then (|∇L|, P)."""
+def macro_state(D: float, P: float, Omega: float, grad_l: float, cfg: GGSConfig, *, all_ran: bool = True
+                ) -> MacroState:
+    """The v0.8 diagnostic cascade: Ω, then D, then (|∇L|, P). `success` ("close enough") needs
+    every step of the plan to have run: a step that never ran is not a gap within δ (#13)."""
     if Omega >= cfg.theta:
         return MacroState.ABANDON
-    if D <= cfg.delta:
+    if D <= cfg.delta and all_ran:
         return MacroState.SUCCESS
     signal = abs(grad_l) >= cfg.epsilon
     logical = P > cfg.rho

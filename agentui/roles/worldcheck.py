@@ -7,6 +7,7 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   "copy A to B" with B missing or not byte-identical to A; "create / write X" with X missing
   (unless something in the text may take a path away); a count that excludes part of a file
   ("not counting the header", "excluding blank lines") answered with the file's whole line count;
+  "how many lines does F have" (nothing filtered or edited) answered without F's line count;
   a "which file / what path" question answered only with workspace paths that do not exist;
   "the names of all .md files … into F" with F not listing exactly those files (sorted when asked);
   "add a line saying 'X' at the end of F" with F's last line not X, or F holding nothing but X
@@ -189,6 +190,34 @@ def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
         return (f"{rel} has {total} lines in all and the task excludes {kind} ({n} of those lines): "
                 f"{total} counts what it leaves out"), f"count {rel} again leaving out {kind}, and report that number"
     return None
+
+
+_LINE_COUNT = re.compile(r"\b(how\s+many\s+lines|number\s+of\s+lines|line\s+count|count\s+(?:the\s+)?lines)\b", re.I)
+_FILTERED = re.compile(r"\b(contain\w*|match\w*|with|without|start\w*|end\w*|begin\w*|that|which|where|having|"
+                       r"includ\w*|mention\w*|uniq\w*|distinct|duplicat\w*|longer|shorter|more|less|than|each|per|"
+                       r"every|total|sum|combined|together|words?|char\w*|before|after|was|were|had)\b", re.I)
+
+
+def _line_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"How many lines does F have?" (nothing filtered, nothing edited) answered with numbers none
+    of which is F's line count (#13, an outside tester: `echo "a.txt has 7 lines"` then "7")."""
+    if not _LINE_COUNT.search(text) or _FILTERED.search(text) or _EXCLUDES.search(text) \
+            or _NON_BLANK.search(text) or _EDITS.search(text):
+        return None
+    nums = set(G.numbers(output))
+    files = [(rel, p) for rel, p in named(text, ws) if p.is_file()]
+    if not nums or len(files) != 1:
+        return None
+    rel, p = files[0]
+    data = _read(p)
+    if data is None:
+        return None
+    lines = _lines(data)
+    counts = {str(len(lines)), str(data.count(b"\n")), str(sum(1 for ln in lines if ln.strip()))}
+    if nums & counts:
+        return None
+    return (f"{rel} has {len(lines)} lines, and the answer says {', '.join(sorted(nums)[:3])}",
+            f"count with wc -l < {rel} and report the number it prints")
 
 
 _LISTING = re.compile(r"\bnames?\s+of\s+(?:all|every|each)\s+(?:the\s+)?\*?(\.[A-Za-z0-9]{1,8})\s+files?\b", re.I)
@@ -413,7 +442,8 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
     out = "" if output is None else str(output)
     try:
         return (_copy_problem(text, ws) or _missing_problem(text if made is None else made, ws)
-                or _count_problem(text, out, ws) or _answer_problem(text, out, ws)
+                or _count_problem(text, out, ws) or _line_count_problem(text, out, ws)
+                or _answer_problem(text, out, ws)
                 or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
                 or _word_count_problem(text, out, ws))
     except OSError:

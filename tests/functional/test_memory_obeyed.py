@@ -106,6 +106,8 @@ async def test_caution_asks_before_the_plan_runs_and_a_no_ends_the_task(fakellm,
     assert r.final.directive.value == "abandon" and r.final.replans == 0
     assert fakellm.calls("executor") == []  # nothing ran
     assert len(fakellm.calls("planner")) == 1  # a "no" is not replanned
+    # the summary says why, and blames no role that never ran (an outside tester, #13)
+    assert r.final.summary.startswith("Abandoned: you did not confirm going ahead.") and "R4b" not in r.final.summary
 
 
 async def test_caution_approved_proceeds(fakellm, tmp_path):

@@ -375,6 +375,25 @@ async def test_failed_step_skips_later_sequences(fakellm, tmp_path):
     assert r.final.directive.value == "abandon"
 
 
+async def test_no_success_while_a_step_of_the_plan_never_ran(fakellm, tmp_path):
+    """#13, found by an outside tester: step 1 passes 4 of 4, step 2 fails 1 of 4, step 3 never
+    runs: D = 2/9 ≤ δ read as "close enough" → success, exit 0, for a plan a third of which never ran."""
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("three steps")])
+    fakellm.responder("planner", lambda _r: plan(["all three done"], sub("one", "a1", "a2", "a3", "a4", seq=1, mode=P),
+                                                 sub("two", "b1", "b2", "b3", "b4", seq=2, mode=P),
+                                                 sub("three", "c1", seq=3, mode=P)))
+    fakellm.responder("executor", lambda _r: finish("did it"))
+    fakellm.responder("agent_validator", lambda req: verdicts(*(
+        ["pass"] * 4 if "Subtask: one" in str(req["messages"][-1]) else ["pass", "pass", "pass", "fail:logical"])))
+    r = await run_task(fakellm, tmp_path, "three steps", pipeline={"correction_budget": 0},
+                       ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    skipped = [o for o in r.of("SubTaskOutcome") if (o.failure_reason or "").startswith("skipped")]
+    assert skipped and all(o.intent == "three" for o in skipped)
+    assert r.final.directive.value == "abandon"
+    assert r.of("PlanDirective"), "D ≤ δ with a step that never ran replans, it does not stop as success"
+
+
 async def test_cancellation_kills_tool_processes_within_a_second(fakellm, tmp_path):
     from agentui.config import Config  # noqa: F401
     from agentui.llm import LLMPool

@@ -159,6 +159,36 @@ async def test_denied_deletion_cannot_be_accepted(fakellm, tmp_path):
     assert len(fakellm.calls("agent_validator")) < len(r.of("ExecutionResult"))  # a denial needs no LLM
 
 
+async def test_a_denial_holds_through_the_corrections_and_is_said_on_abandon(fakellm, tmp_path):
+    """An outside tester (#13): after the denied `rm`, the corrected attempt's `rm` was refused
+    unrecorded ("denied earlier in this task"), its bare claim failed as "not grounded", so the
+    denial read as a logical failure (P = 1, break_symmetry) and the user was told to restate
+    the goal. The refusal is recorded as the denial it is: environmental, and said to the user."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "junk.txt").write_text("still here")
+    fakellm.script("perceiver", [perceive("delete junk.txt")])
+    fakellm.responder("planner", lambda _r: plan(["junk.txt no longer exists"],
+                                                 sub("delete junk.txt with rm", "junk.txt is deleted",
+                                                     tools=["shell"])))
+    fakellm.responder("executor", lambda r: call("shell", command="rm junk.txt")
+                      if len(r["messages"]) == 2 else finish("junk.txt deleted"))
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="junk.txt deleted"))
+    fakellm.responder("meta_validator", lambda _r: merge("junk.txt deleted", "pass"))
+    r = await run_task(fakellm, tmp_path, "delete junk.txt", pipeline={"correction_budget": 2}, **ONE_REPLAN)
+    assert (ws / "junk.txt").read_text() == "still here"
+    results = r.of("ExecutionResult")
+    assert len(results) >= 2
+    assert results[1].tool_calls and results[1].tool_calls[0].error.startswith("denied by user earlier in this task")
+    for o in r.of("SubTaskOutcome"):
+        assert [v.failure_class.value for v in o.criteria_verdicts] == ["environmental"]
+    d = r.of("PlanDirective")[0]
+    assert d.loss.P == 0.0 and d.directive.value == "change_path"
+    assert r.final.directive.value == "abandon"
+    assert r.final.next_moves[0].startswith("You denied shell 'rm junk.txt': run the task again and approve it")
+    assert not fakellm.calls("agent_validator")  # every verdict came from the denial, none from the model
+
+
 async def test_rubber_stamped_pass_without_a_value_is_rejected(fakellm, tmp_path):
     # the held-out failure: glob listed the entries, the executor "finished" with no answer, R4a
     # passed "a single integer value" quoting that sentence, R4b passed, GGS accepted, exit 0

@@ -39,6 +39,17 @@ def test_a_number_nobody_printed_is_not_grounded():
     assert G.grounded("ls *.txt | wc -l", "0", calls, wants_number=True) is True
 
 
+def test_a_count_read_off_a_listing_printed_in_full_is_grounded():
+    # an outside tester (#13): `ls d` listed 4 names, the answer "d has 4 entries" was never accepted
+    calls = [rec("alpha.txt\nbeta.txt\ngamma.txt\ndelta\n", target="ls d")]
+    assert G.number_found("d has 4 entries", calls) is True
+    assert G.grounded("alpha.txt", "d has 4 entries", calls, wants_number=True) is True
+    assert G.number_found("d has 5 entries", calls) is False
+    cut = [rec("a\nb\n… [900 chars omitted] …\nz\n", target="ls big")]  # a capped listing cannot be counted
+    assert G.number_found("big has 4 entries", cut) is False
+    assert G.number_found("4", [rec("a\nb\nc\nd\n", ok=False, error="exit code 2", exit_code=2)]) is False
+
+
 def test_an_effect_is_grounded_by_its_successful_call():
     calls = [rec("", target="rm junk.txt")]
     assert G.grounded("rm junk.txt", "junk.txt removed", calls) is True

@@ -226,3 +226,18 @@ def test_a_file_that_holds_the_quoted_text_confirms_a_criterion_that_asks_only_t
     assert W.confirmed("hello.txt contains ''", ws) is None
     assert W.confirmed("hello.txt contains 'Goodbye'", ws) is None
     assert W.confirmed(crit, None) is None
+
+
+def test_a_line_count_answer_must_be_the_files_line_count(tmp_path):
+    # an outside tester (#13): `echo "a.txt has 7 lines"`, answer 7, a.txt has 3 lines → accepted
+    ws = _ws(tmp_path)
+    (ws / "a.txt").write_text("x\ny\nz\n")
+    why, todo = W.contradiction("How many lines does a.txt have?", "a.txt has 7 lines", ws)
+    assert why == "a.txt has 3 lines, and the answer says 7" and "wc -l < a.txt" in todo
+    assert W.contradiction("How many lines does a.txt have?", "a.txt has 3 lines", ws) is None
+    assert W.contradiction("the number of lines in a.txt is reported", "7", ws) is not None
+    # filtered, edited or several files: not the whole count, code cannot tell
+    assert W.contradiction("How many lines in a.txt contain an x?", "1", ws) is None
+    assert W._line_count_problem("Append 'w' to a.txt, then say how many lines it has", "9", ws) is None
+    assert W.contradiction("How many lines do a.txt and list.txt have in total?", "99", ws) is None
+    assert W.contradiction("How many lines does a.txt have?", "no idea", ws) is None  # no number: other checks
