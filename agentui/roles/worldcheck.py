@@ -157,38 +157,49 @@ def _missing_problem(text: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
-def _excluded(kind: str, lines: list[str]) -> int | None:
-    """How many lines of the file the excluded `kind` covers, or None when code cannot tell."""
+def _excluded(kind: str, lines: list[str], rel: str) -> tuple[int, str] | None:
+    """How many lines of the file the excluded `kind` covers, and a command that counts the rest
+    (small models follow a named command better than a description of one, #13), or None when
+    code cannot tell."""
     k = kind.lower()
     if re.match(r"(header|heading|title|first\s+line|column\s+names?)", k):
-        return 1 if lines else 0
+        return (1 if lines else 0), f"tail -n +2 {rel} | wc -l"
     if re.match(r"(blank|empty)", k):
-        return sum(1 for ln in lines if not ln.strip())
+        return sum(1 for ln in lines if not ln.strip()), f"grep -cv '^[[:space:]]*$' {rel}"
     if re.match(r"comment", k):
-        return sum(1 for ln in lines if ln.lstrip().startswith(("#", "//")))
+        return sum(1 for ln in lines if ln.lstrip().startswith(("#", "//"))), \
+            f"grep -cv '^[[:space:]]*\\(#\\|//\\)' {rel}"
     return None
+
+
+def _one_file(text: str, ws: Path) -> tuple[str, bytes] | None:
+    """The one workspace file `text` names, and its bytes (None: none, several, or unreadable)."""
+    files = [(rel, p) for rel, p in named(text, ws) if p.is_file()]
+    if len(files) != 1:
+        return None
+    data = _read(files[0][1])
+    return None if data is None else (files[0][0], data)
 
 
 def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     m = _EXCLUDES.search(text) or _NON_BLANK.search(text)
     if m is None or G.asks_for(text) != "number" or not _WHOLE_COUNT.search(text):
         return None
-    files = [(rel, p) for rel, p in named(text, ws) if p.is_file()]
-    if len(files) != 1:
+    one = _one_file(text, ws)
+    if one is None:
         return None
-    rel, p = files[0]
-    data = _read(p)
-    if data is None:
-        return None
+    rel, data = one
     lines = _lines(data)
-    n = _excluded(m.group(1), lines)  # "non-empty": group(1) is "empty", the kind left out
-    if not n:
+    ex = _excluded(m.group(1), lines, rel)  # "non-empty": group(1) is "empty", the kind left out
+    if not ex or not ex[0]:
         return None  # unknown kind, or nothing to exclude: the whole count may be right
+    n, how = ex
     total, nums = str(len(lines)), set(G.numbers(output))
     if total in nums and str(len(lines) - n) not in nums:
         kind = m.group(1).lower() if m.re is _EXCLUDES else f"{m.group(1).lower()} lines"
         return (f"{rel} has {total} lines in all and the task excludes {kind} ({n} of those lines): "
-                f"{total} counts what it leaves out"), f"count {rel} again leaving out {kind}, and report that number"
+                f"{total} counts what it leaves out"), \
+            f"count {rel} again leaving out {kind} (e.g. {how}), and report that number"
     return None
 
 
@@ -205,13 +216,10 @@ def _line_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
             or _NON_BLANK.search(text) or _EDITS.search(text):
         return None
     nums = set(G.numbers(output))
-    files = [(rel, p) for rel, p in named(text, ws) if p.is_file()]
-    if not nums or len(files) != 1:
+    one = _one_file(text, ws) if nums else None
+    if one is None:
         return None
-    rel, p = files[0]
-    data = _read(p)
-    if data is None:
-        return None
+    rel, data = one
     lines = _lines(data)
     counts = {str(len(lines)), str(data.count(b"\n")), str(sum(1 for ln in lines if ln.strip()))}
     if nums & counts:

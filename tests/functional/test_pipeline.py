@@ -567,6 +567,25 @@ async def test_plan_validator_rejects_blocked_tool_and_reasks(fakellm, tmp_path)
     assert r.final.directive.value == "accept"
 
 
+async def test_a_reask_rejected_for_the_same_problem_ends_the_reasks(fakellm, tmp_path):
+    """#13: on the 1.5B model a re-ask rejected for the very problem it was told about was never
+    fixed by the next one (7 of 7); each cost a ~800-token planner call. One re-ask, not two."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "x.bin").write_text("data")
+    fakellm.script("perceiver", [perceive("checksum")])
+    fakellm.script("planner", [plan(["shown"], sub("checksum with shell", "printed", tools=["shell"]))])
+    fakellm.responder("planner", lambda _r: plan(["shown"], sub("checksum with shell again", "printed",
+                                                                 tools=["shell"])))
+    fakellm.script("executor", [call("shell", command="true"), finish("?")])
+    fakellm.script("agent_validator", [verdicts("fail:logical")])
+    r = await run_task(fakellm, tmp_path, "checksum", pipeline={"plan_reasks": 2, "correction_budget": 0},
+                       ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    calls = fakellm.calls("planner")
+    assert len(calls) == 3  # the first plan, the replan, its one re-ask — no second re-ask
+    assert "rejected: subtask 1 uses blocked tool(s) shell" in calls[2]["messages"][1]["content"]
+    assert r.final.directive.value == "abandon"
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
     (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""

@@ -135,7 +135,8 @@ async def test_skipped_steps_count_as_failed(fakellm, tmp_path):
     assert len([c for c in fakellm.calls("executor") if "Subtask: step two" in c["messages"][1]["content"]]) == 0
 
 
-async def test_denied_deletion_cannot_be_accepted(fakellm, tmp_path):
+def _denied_rm(fakellm, tmp_path):
+    """A plan to `rm junk.txt`; the executor claims success whatever happened; nobody approves."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "junk.txt").write_text("still here")
@@ -143,11 +144,16 @@ async def test_denied_deletion_cannot_be_accepted(fakellm, tmp_path):
     fakellm.responder("planner", lambda _r: plan(["junk.txt no longer exists"],
                                                  sub("delete junk.txt with rm", "junk.txt is deleted",
                                                      tools=["shell"])))
-    # the executor claims success after the user said no; a lenient validator would pass it
     fakellm.responder("executor", lambda r: call("shell", command="rm junk.txt")
                       if len(r["messages"]) == 2 else finish("junk.txt deleted"))
     fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="junk.txt deleted"))
     fakellm.responder("meta_validator", lambda _r: merge("junk.txt deleted", "pass"))
+    return ws
+
+
+async def test_denied_deletion_cannot_be_accepted(fakellm, tmp_path):
+    # the executor claims success after the user said no; a lenient validator would pass it
+    ws = _denied_rm(fakellm, tmp_path)
     r = await run_task(fakellm, tmp_path, "delete junk.txt", **ONE_REPLAN)
     assert (ws / "junk.txt").read_text() == "still here"
     outcome = r.of("SubTaskOutcome")[0]
@@ -155,7 +161,7 @@ async def test_denied_deletion_cannot_be_accepted(fakellm, tmp_path):
     v = outcome.criteria_verdicts[0]
     assert v.failure_class.value == "environmental" and "denied" in v.evidence
     assert r.of("ReplanRequest")[0].reason == "gate"  # the denied round went back to GGS, not to accept
-    assert r.final.directive.value == "abandon"  # round 2's bare claim is not grounded in any tool output
+    assert r.final.directive.value == "abandon"  # round 2: the refusal after the denial is that denial
     assert len(fakellm.calls("agent_validator")) < len(r.of("ExecutionResult"))  # a denial needs no LLM
 
 
@@ -164,17 +170,7 @@ async def test_a_denial_holds_through_the_corrections_and_is_said_on_abandon(fak
     unrecorded ("denied earlier in this task"), its bare claim failed as "not grounded", so the
     denial read as a logical failure (P = 1, break_symmetry) and the user was told to restate
     the goal. The refusal is recorded as the denial it is: environmental, and said to the user."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "junk.txt").write_text("still here")
-    fakellm.script("perceiver", [perceive("delete junk.txt")])
-    fakellm.responder("planner", lambda _r: plan(["junk.txt no longer exists"],
-                                                 sub("delete junk.txt with rm", "junk.txt is deleted",
-                                                     tools=["shell"])))
-    fakellm.responder("executor", lambda r: call("shell", command="rm junk.txt")
-                      if len(r["messages"]) == 2 else finish("junk.txt deleted"))
-    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="junk.txt deleted"))
-    fakellm.responder("meta_validator", lambda _r: merge("junk.txt deleted", "pass"))
+    ws = _denied_rm(fakellm, tmp_path)
     r = await run_task(fakellm, tmp_path, "delete junk.txt", pipeline={"correction_budget": 2}, **ONE_REPLAN)
     assert (ws / "junk.txt").read_text() == "still here"
     results = r.of("ExecutionResult")

@@ -22,6 +22,7 @@ def test_a_count_of_every_line_cannot_answer_a_question_that_excludes_some(tmp_p
     ws = _ws(tmp_path)
     why, todo = W.contradiction(CSV_ROWS, "data.csv has 6 rows", ws)
     assert "data.csv has 6 lines" in why and "header" in why and "header" in todo
+    assert "(e.g. tail -n +2 data.csv | wc -l)" in todo  # a command the planner can take as it is
     assert W.contradiction(CSV_ROWS, "5", ws) is None
     assert W.contradiction(CSV_ROWS, "6 lines, so 5 data rows", ws) is None  # the asked-for count is there
     assert W.contradiction("How many lines does data.csv have?", "6", ws) is None  # nothing excluded
