@@ -284,7 +284,7 @@ class MetaValidator(RoleBase):
                 elif bad := W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"contradicted by the workspace: {bad[0]} — {bad[1]}")
-            elif (seen_ok := W.confirmed(c.criterion, ws, request)) and \
+            elif W.request_done(request, ws) and (seen_ok := W.confirmed(c.criterion, ws, request)) and \
                     not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
                 v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
             if v.verdict == "pass":

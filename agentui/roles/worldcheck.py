@@ -17,7 +17,8 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   None when code cannot tell — these checks only ever take a pass away.
 - `confirmed(criterion, ws)`: the one check that grants: a criterion that is nothing but "F
   (exists and) contains [exactly] 'T'" (or "the content of F is 'T'"), with F a workspace file that
-  does hold T (exactly: nothing else but surrounding whitespace). A validator's `fail` on such a
+  does hold T (exactly: nothing else but surrounding whitespace); or nothing but "these paths are
+  created / exist" (files empty when it says so), with every one of them there. A validator's `fail` on such a
   criterion is overruled by the file itself (#13: the 1.5B validator failed "hello.txt exists and
   contains the text 'Hello, world'" three times with hello.txt holding exactly that).
 """
@@ -415,15 +416,106 @@ _CONTENT_IS = re.compile(
 _STRICT = re.compile(r"\b(exact\w*|only|just|nothing\s+else|no\s+other|single|precisely)\b", re.I)
 
 
+#: the only words an existence-only criterion may hold besides the paths it names
+_EXISTS_WORDS = frozenset(
+    "the a an and both also new empty file files directory directories folder folders dir dirs "
+    "is are was were has have been be exist exists existing created present there called named "
+    "inside in under within of".split())
+
+
+def _existence_confirmed(criterion: str, ws: Path) -> str | None:
+    """"The directories src/app and tests are created and an empty file src/app/__init__.py is
+    created": nothing but paths that must be there (files empty when it says so), and they are."""
+    if re.search(r"\bempty\s+(?:director|folder|dir)", criterion, re.I):
+        return None  # an empty directory: not this check's to tell
+    found: list[tuple[str, Path]] = []
+    for tok in criterion.split():
+        word = _clean(tok)
+        if not word or word.lower() in _EXISTS_WORDS:
+            continue
+        p = _resolve(word, ws)
+        if p is None or not os.path.lexists(p):
+            return None  # a word that is no path there: the criterion says more than existence
+        found.append((word, p))
+    if not found:
+        return None
+    if re.search(r"\bempty\b", criterion, re.I):
+        for rel, p in found:
+            if p.is_file() and p.stat().st_size:
+                return None
+    return "checked by code: " + ", ".join(
+        f"{rel} is there ({'a directory' if p.is_dir() else f'a file of {p.stat().st_size} bytes'})"
+        for rel, p in found[:MAX_FACTS])
+
+
+_MAKE_WORDS = _EXISTS_WORDS | frozenset(
+    "create creates make makes write writes put puts save saves touch add adds with containing contains "
+    "holding holds text line content exactly only just to into please that says saying".split())
+
+
+_GIVEN_TEXT = re.compile(r"\b(containing|contains|holding|holds|saying|says|with|text|content|exactly|only|just)"
+                         r"\s*:\s*.+$", re.I | re.S)
+
+
+def _plain_paths(request: str, ws: Path) -> list[tuple[str, Path]] | None:
+    """The paths a request names when it asks nothing but to create them (and put given text in
+    a file), else None."""
+    rest = _GIVEN_TEXT.sub(r"\1", request)  # "… containing exactly: Hello, world": the given text
+    for q in _QUOTE.findall(rest):
+        rest = rest.replace(q, " ")
+    found: list[tuple[str, Path]] = []
+    for tok in re.sub(r"[:;,]", " ", rest).split():
+        word = _clean(tok)
+        if not word or word.lower() in _MAKE_WORDS:
+            continue
+        p = _resolve(word, ws)
+        if p is None or not ("/" in word or "." in word or os.path.lexists(p)):
+            return None
+        found.append((word, p))
+    return found or None
+
+
+def request_done(request: str, ws: Path | None) -> bool:
+    """A request that asks nothing but to create paths (and put given text in one file) is done,
+    by the files themselves: every path is there, the text is in the file (exactly, when it says
+    so), files are empty when it says so. Only then may R4b take code's word over its own."""
+    if ws is None or not request.strip():
+        return False
+    try:
+        found = _plain_paths(request, ws)
+        if found is None or not all(os.path.lexists(p) for _, p in found):
+            return False
+        m = _GIVEN_TEXT.search(request)
+        given = [m.group(0).split(":", 1)[1].strip().strip("\"'“”‘’`")] if m else \
+            [q.strip() for q in _QUOTE.findall(request) if q.strip()]
+        files = [p for _, p in found if p.is_file()]
+        if given:
+            data = _read(files[0]) if len(files) == 1 and len(given) == 1 else None
+            if data is None:
+                return False
+            text = data.decode("utf-8", "replace")
+            # "write/put/save T to F" is F holding T; "F containing T", "add T" only need it in F
+            loose = not _STRICT.search(request) and re.search(r"\b(contain\w*|hold\w*|with|add\w*)\b", request, re.I)
+            return given[0] in text if loose else text.strip() == given[0]
+        if re.search(r"\bempty\s+(?:director|folder|dir)", request, re.I):
+            return False
+        return not re.search(r"\bempty\b", request, re.I) or all(p.stat().st_size == 0 for p in files)
+    except OSError:
+        return False
+
+
 def confirmed(criterion: str, ws: Path | None, context: str = "") -> str | None:
-    """Evidence read by code when the criterion is only "F contains [exactly] 'T'" and F does.
-    When `context` (the subtask's intent, the user's request) asks for exact content, "contains"
-    is read as "holds exactly"."""
+    """Evidence read by code when the criterion is only "F contains [exactly] 'T'" and F does, or
+    only says that paths exist (are created) and they do. When `context` (the subtask's intent, the
+    user's request) asks for exact content, "contains" is read as "holds exactly"."""
     if ws is None:
         return None
     m = _HOLDS.match(criterion) or _CONTENT_IS.match(criterion)
     if m is None:
-        return None
+        try:
+            return _existence_confirmed(criterion, ws)
+        except OSError:
+            return None
     rel, want = _clean(m.group("path")), m.group("text")
     exact = m.re is _CONTENT_IS or bool(m.group("exact")) or bool(_STRICT.search(context))
     p = _resolve(rel, ws)

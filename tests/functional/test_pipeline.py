@@ -126,6 +126,28 @@ async def test_a_file_holding_the_asked_text_overrules_validators_that_fail_it(f
         assert r.final.directive.value == "abandon"
 
 
+@pytest.mark.parametrize("content, accepted", [("", True), ("oops", False)])
+async def test_r4b_takes_the_files_word_only_for_a_request_they_fully_answer(fakellm, tmp_path, content, accepted):
+    """make-tree on the 1.5B model (#13): every step passed, R4b failed "… an empty file
+    src/app/__init__.py is created" citing its 0 bytes, and two replans could not change a right
+    plan. The request asks nothing but paths: the files settle it. With __init__.py not empty,
+    the request is not done, and R4b's fail stands even on a task criterion that only says "exists"."""
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("make the tree")])
+    fakellm.responder("planner", lambda _r: plan(["src/app and tests exist and src/app/__init__.py exists"],
+                                                   sub("mkdir -p src/app tests and touch src/app/__init__.py",
+                                                       "src/app/__init__.py exists")))
+    fakellm.responder("executor", lambda req: (finish("made") if "RESULT" in str(req["messages"][-1]) else
+                                               call("shell", command="mkdir -p src/app tests && "
+                                                    f"printf '{content}' > src/app/__init__.py")))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="mkdir -p src/app tests"))
+    fakellm.responder("meta_validator", lambda _r: merge("made", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, "Create the directories src/app and tests, and an empty file src/app/__init__.py.",
+                       confirm=_approve, ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    assert (tmp_path / "ws" / "src" / "app" / "__init__.py").read_text() == content
+    assert r.final.directive.value == ("accept" if accepted else "abandon")
+
+
 async def _approve(_req):
     return ConfirmationChoice.APPROVE
 

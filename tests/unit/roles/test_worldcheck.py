@@ -242,3 +242,35 @@ def test_a_line_count_answer_must_be_the_files_line_count(tmp_path):
     assert W._line_count_problem("Append 'w' to a.txt, then say how many lines it has", "9", ws) is None
     assert W.contradiction("How many lines do a.txt and list.txt have in total?", "99", ws) is None
     assert W.contradiction("How many lines does a.txt have?", "no idea", ws) is None  # no number: other checks
+
+
+def test_existence_only_criteria_and_plain_requests_are_confirmed_by_the_files(tmp_path):
+    # make-tree on the 1.5B model (#13): R4b failed "… an empty file src/app/__init__.py is created"
+    # with "src/app/__init__.py has 0 bytes" — the very thing asked
+    ws = _ws(tmp_path)
+    (ws / "src" / "app").mkdir(parents=True)
+    (ws / "tests").mkdir()
+    (ws / "src" / "app" / "__init__.py").write_text("")
+    crit = "The directories src/app and tests are created and an empty file src/app/__init__.py is created"
+    assert W.confirmed(crit, ws).startswith("checked by code: src/app is there (a directory), tests is there")
+    assert W.confirmed("src/app and tests exist.", ws) is not None
+    assert W.confirmed("an empty file a.txt is created", ws) is None  # a.txt has bytes
+    assert W.confirmed("docs is created", ws) is None  # not there
+    assert W.confirmed("tests is deleted", ws) is None  # says more than existence
+    assert W.confirmed("src/app/__init__.py contains a main function", ws) is None
+    assert W.confirmed("The directory src/app does not exist", ws) is None
+    assert W.confirmed("an empty directory tests exists", ws) is None
+    assert W.confirmed("a file is created", ws) is None  # names nothing
+    assert W.confirmed("the file ../outside exists", ws) is None
+    # R4b takes code's word only when the request itself asks nothing but that, and it is done
+    (ws / "hello.txt").write_text("Hello, world\n")
+    (ws / "todo.txt").write_text("eggs\nbuy milk\n")
+    assert W.request_done("Create the directories src/app and tests, and an empty file src/app/__init__.py.", ws)
+    assert W.request_done("Create a file hello.txt containing exactly the text: Hello, world", ws)
+    assert W.request_done("Create todo.txt containing 'buy milk'", ws)
+    assert not W.request_done("Write 'buy milk' to todo.txt", ws)  # todo.txt holds more than that
+    assert not W.request_done("Create a.txt containing exactly: precious", ws)
+    assert not W.request_done("Create the directories src/app and docs", ws)
+    assert not W.request_done("write a haiku about cats to hello.txt", ws)
+    assert not W.request_done("What is the sum of the numbers in data.csv?", ws)
+    assert not W.request_done("Create notes.txt and then delete a.txt", ws)
