@@ -43,9 +43,10 @@ bench: $(STAMP)
 # part of `make test`. Each prints PASS/FAIL per case and `total: P/N`.
 # A FAIL listed in heldout/known.txt is a documented disagreement with the tester (see that file).
 heldout: $(STAMP)
-	@rc=0; for n in 12 13 15 16; do \
-	  out=$$($(PY) heldout/issue$$n/run_cases.py $(abspath $(VENV))/bin/agentui 2>/dev/null); \
-	  echo "== heldout/issue$$n: $$(echo "$$out" | tail -n 1)"; \
+	@rc=0; for f in heldout/issue12/run_cases.py heldout/issue13/run_cases.py heldout/issue13/run_cases2.py \
+	    heldout/issue15/run_cases.py heldout/issue16/run_cases.py; do \
+	  out=$$($(PY) $$f $(abspath $(VENV))/bin/agentui 2>/dev/null); \
+	  echo "== $$f: $$(echo "$$out" | tail -n 1)"; \
 	  new=$$(echo "$$out" | grep '^FAIL' | grep -v -F -f <(grep -v '^#' heldout/known.txt | cut -d' ' -f1 | sed 's/$$/:/; s/^/FAIL /')); \
 	  if [ -n "$$new" ]; then echo "$$new"; rc=1; fi; \
 	done; exit $$rc

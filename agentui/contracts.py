@@ -389,6 +389,9 @@ class SubTaskOutcome(Contract):
     sequence: int = 1
     model_output_cut: str | None = Field(default=None, description=(
         "set when the last attempt failed only because the executor's replies were unusable (#12)"))
+    changes: list[str] = Field(default_factory=list, description=(
+        "workspace paths successful calls of any attempt wrote, moved or removed, as code found them "
+        "(#13: no code-granted pass over work that also changed what nobody asked for)"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -168,7 +168,7 @@ def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: li
                                   what_to_do="report the actual value the tools showed in the output")
     wants_number = G.asks_for(c.criterion) == "number"
     if c.mode == CriterionMode.VERIFIABLE and wants_number and not G.number_found(str(output or ""), calls):
-        nums = ", ".join(G.numbers(str(output or ""))[:3])
+        nums = ", ".join(G.numbers(str(output or ""), words=True)[:3])
         return CriterionJudgement(
             verdict="fail", failure_class="logical",
             evidence=f"not grounded: the number in the answer ({nums}) is not one a tool printed or counted",
@@ -178,7 +178,9 @@ def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: li
         quoted = (v.evidence or "").strip()[:120]
         return CriterionJudgement(
             verdict="fail", failure_class="logical",
-            evidence=(f"not grounded: {quoted!r} is not in any tool output" if quoted else
+            evidence=(f"not grounded: {quoted!r} is too short to be found reliably in a tool output"
+                      if quoted and len(G.norm(quoted)) < 3 else
+                      f"not grounded: {quoted!r} is not in any tool output" if quoted else
                       "not grounded: no tool output shows it"),
             what_to_do="run a tool whose output shows the result, and report exactly what it printed")
     return v
@@ -193,6 +195,9 @@ class AgentValidator(RoleBase):
         super().__init__(ctx)
         self._subs: dict[str, _Sub] = {}
         self._judging: dict[str, asyncio.Task[Any]] = {}  # subtask → its running validation
+        # task → the paths any successful call of any attempt, in any round, changed (#13: code
+        # grants no pass over a task that also changed what nobody asked for); the last 64 tasks
+        self._changes: dict[str, list[str]] = {}
 
     def accepts(self, env: Envelope) -> bool:
         if env.type == "SubTask":
@@ -204,6 +209,7 @@ class AgentValidator(RoleBase):
     async def on_cancel(self, task_id: str) -> None:
         for k in [k for k, v in self._subs.items() if v.subtask.parent_task_id == task_id]:
             self._subs.pop(k, None)
+        self._changes.pop(task_id, None)
 
     async def handle(self, env: Envelope) -> None:
         p = env.payload
@@ -227,8 +233,11 @@ class AgentValidator(RoleBase):
                 if t is not None and not t.done():
                     t.cancel()
 
-    async def judge(self, st: SubTask, r: ExecutionResult) -> list[CriterionVerdict]:
+    async def judge(self, st: SubTask, r: ExecutionResult, changes: list[str] | None = None) -> list[CriterionVerdict]:
+        """Verdicts for one attempt; `changes`: the paths every attempt so far changed (default: this one's)."""
         crits = st.success_criteria
+        if changes is None:
+            changes = W.changed(r.tool_calls, self.ctx.workspace)
         # the class comes from the last call (a recovered early failure says nothing about why the
         # answer is wrong) and the executor's own reason; then the model's class (issue #13)
         env_ev = environmental_evidence(r.tool_calls[-1:], r.infeasible_reason or "")
@@ -246,10 +255,21 @@ class AgentValidator(RoleBase):
         denied = unresolved_denial(r.tool_calls)
         if denied is not None:
             # the user said no to the effecting call and nothing later did it: whatever the output
-            # claims, the subtask is not done, and the wall is the environment (issue #13)
+            # claims, the subtask is not done, and the wall is the environment (issue #13) — unless
+            # the files themselves already answer the criterion (an earlier attempt did the work and
+            # only a retry's overwrite was denied: an outside tester, #13)
             ev = f"the user denied {denied.tool} {denied.target[:160]!r} ({denied.error}); nothing later did it"
-            return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
-                                     failure_class=FailureClass.ENVIRONMENTAL, evidence=ev[:500]) for c in crits]
+            ws = self.ctx.workspace
+            out = []
+            for c in crits:
+                seen_ok = W.confirmed(c.criterion, ws, st.intent)
+                if seen_ok and not W.collateral(changes, f"{c.criterion}\n{st.intent}", ws):
+                    out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
+                                                evidence=seen_ok))
+                else:
+                    out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                                failure_class=FailureClass.ENVIRONMENTAL, evidence=ev[:500]))
+            return out
         crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
         ws = self.ctx.workspace
         # the workspace as code finds it after the step: the world, not the executor's claims (#13)
@@ -281,7 +301,8 @@ class AgentValidator(RoleBase):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
             if v.verdict != "pass" and (seen_ok := W.confirmed(c.criterion, ws, st.intent)) and \
-                    not W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws, made=c.criterion):
+                    not W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws, made=c.criterion) and \
+                    not W.collateral(changes, f"{c.criterion}\n{st.intent}", ws):
                 v = CriterionJudgement(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
             if v.verdict == "pass":
                 out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
@@ -310,9 +331,15 @@ class AgentValidator(RoleBase):
                     criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL, failure_class=FailureClass.LOGICAL,
                     evidence=NOT_RUN + SKIPPED) for c in st.success_criteria]), tid)
             return
+        changes = self._changes.setdefault(tid, [])
+        while len(self._changes) > 64:
+            self._changes.pop(next(iter(self._changes)))
+        for path in W.changed(r.tool_calls, self.ctx.workspace):
+            if path not in changes:
+                changes.append(path)
         sig = _signature(r)
         repeat = sub.failed_attempt is not None and sub.failed_attempt[0] == sig
-        verdicts = list(sub.failed_attempt[1]) if repeat and sub.failed_attempt else await self.judge(st, r)
+        verdicts = list(sub.failed_attempt[1]) if repeat and sub.failed_attempt else await self.judge(st, r, changes)
         failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
         if failed:
             sub.failed_attempt = (sig, verdicts)
@@ -335,7 +362,8 @@ class AgentValidator(RoleBase):
             failure_reason=((REPEATED if repeat else "")
                             + "; ".join(f"{v.criterion}: {v.evidence[:160]}" for v in failed))[:600] if failed else None,
             criteria_verdicts=verdicts, gap_trajectory=list(sub.trajectory), tool_calls=r.tool_calls,
-            intent=st.intent, sequence=st.sequence, model_output_cut=r.model_output_cut if failed else None), tid)
+            intent=st.intent, sequence=st.sequence, model_output_cut=r.model_output_cut if failed else None,
+            changes=list(changes)), tid)
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:
         r = env.payload

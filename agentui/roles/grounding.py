@@ -60,8 +60,19 @@ def _fragments(evidence: str) -> list[str]:
     return [f for f in (norm(x) for x in frags) if len(f) >= 3 and any(ch.isalnum() for ch in f)]
 
 
-def numbers(text: str) -> list[str]:
-    return [m.group(0).replace(",", ".") for m in _NUM.finditer(text)]
+_THOUSANDS = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,]|\.\d)")
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty".split())}
+_WORD_NUM = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+
+
+def numbers(text: str, *, words: bool = False) -> list[str]:
+    """The numbers `text` states: digits ("1,200" is twelve hundred, "3,5" three and a half), and
+    with `words` the words zero to twenty too (an answer's "three lines")."""
+    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+    out = [m.group(0).replace(",", ".") for m in _NUM.finditer(text)]
+    return out + ([_NUMBER_WORDS[m.group(1).lower()] for m in _WORD_NUM.finditer(text)] if words else [])
 
 
 def paths(text: str) -> list[str]:
@@ -88,7 +99,8 @@ def _listed(n: str, calls: list[ToolCallRecord]) -> bool:
         return False
     for c in calls:
         if c.ok and c.evidence and "\n… [" not in c.evidence:
-            if sum(1 for ln in c.evidence.splitlines() if ln.strip()) == int(n):
+            # `ls -a` lists . and ..: they are no entries (an outside tester, #13)
+            if sum(1 for ln in c.evidence.splitlines() if ln.strip() not in ("", ".", "..", "./", "../")) == int(n):
                 return True
     return False
 
@@ -96,7 +108,7 @@ def _listed(n: str, calls: list[ToolCallRecord]) -> bool:
 def number_found(output: str, calls: list[ToolCallRecord]) -> bool:
     """Some number in `output` is one a tool printed, or the count of the lines one printed."""
     outs = tool_text(calls)
-    return any(_has_number(n, outs) or _listed(n, calls) for n in numbers(output))
+    return any(_has_number(n, outs) or _listed(n, calls) for n in numbers(output, words=True))
 
 
 def grounded(evidence: str, output: Any, calls: list[ToolCallRecord], *, wants_number: bool = False,
@@ -132,7 +144,7 @@ def missing_value(criterion: str, output: Any, hay: str | None = None) -> str | 
     """Why `output` cannot meet a criterion that asks for a value, or None when it might."""
     kind = asks_for(criterion)
     out = "" if output is None else str(output)
-    if kind == "number" and not numbers(out):
+    if kind == "number" and not numbers(out, words=True):
         return "it asks for a number and the output contains none"
     if kind == "path" and not paths(out):
         return "it asks for a path or file name and the output contains none"

@@ -271,6 +271,7 @@ class MetaValidator(RoleBase):
         merged_text = out.merged_output if out.merged_output not in (None, "", [], {}) else \
             " ".join(str(o.output) for o in outcomes)
         hay = G.tool_text(c for o in outcomes for c in o.tool_calls)
+        granted = False  # some criterion the model failed was passed by the files themselves
         for i, c in enumerate(crits):
             v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(
                 verdict="fail", failure_class="logical", evidence="no verdict given (rejected by default)")
@@ -284,9 +285,15 @@ class MetaValidator(RoleBase):
                 elif bad := W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"contradicted by the workspace: {bad[0]} — {bad[1]}")
+                elif (check := W.request_check(request, ws)) is not None and not check[0]:
+                    # the request asks nothing but files, and the files do not answer it (#13)
+                    v = TaskVerdict(verdict="fail", failure_class="logical",
+                                    evidence=f"contradicted by the workspace: {check[1]}")
             elif W.request_done(request, ws) and (seen_ok := W.confirmed(c.criterion, ws, request)) and \
-                    not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
+                    not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) and \
+                    not W.collateral([p for o in outcomes for p in o.changes], request, ws):
                 v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
+                granted = True
             if v.verdict == "pass":
                 verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                                  evidence=v.evidence[:500]))
@@ -307,8 +314,13 @@ class MetaValidator(RoleBase):
                 correction_count=self._corrections(outcomes), elapsed_ms=self._elapsed_ms(tid),
                 outcomes=outcomes, task_criteria_verdicts=verdicts, reason="task_criteria"), tid)
             return
+        summary = out.summary or "done"
+        if granted:  # the model's own summary said "not met": say what was checked instead (#13)
+            summary = "Done — checked by code: " + "; ".join(v.evidence.removeprefix("checked by code: ")
+                                                              for v in verdicts if v.evidence.startswith("checked by code"))
+            merged = summary  # a request for files only: there is no answer value to lose
         await self.publish(Role.GGS, OutcomeSummary(
-            task_id=tid, intent=self._intent(fi), summary=(out.summary or "done")[:500], merged_output=merged,
+            task_id=tid, intent=self._intent(fi), summary=summary[:500], merged_output=merged,
             outcomes=outcomes, task_criteria_verdicts=verdicts, elapsed_ms=self._elapsed_ms(tid)), tid)
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from agentui.contracts import ToolCallRecord
 from agentui.roles import grounding as G
 from agentui.tools.safety.paths import inside, is_secret
 
@@ -216,7 +218,9 @@ def _line_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     if not _LINE_COUNT.search(text) or _FILTERED.search(text) or _EXCLUDES.search(text) \
             or _NON_BLANK.search(text) or _EDITS.search(text):
         return None
-    nums = set(G.numbers(output))
+    # "a.txt has 5 lines (b.txt has 3)": the number said of lines is the answer, not any number
+    said = [n for m in re.finditer(r"([\w,.]+)\s+lines?\b", output, re.I) for n in G.numbers(m.group(1), words=True)]
+    nums = set(said or G.numbers(output, words=True))
     one = _one_file(text, ws) if nums else None
     if one is None:
         return None
@@ -403,14 +407,15 @@ def _answer_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
             "look at the files that are there (ls, grep -l …) and answer with one of them")
 
 
-_Q_OPEN, _Q_BODY, _Q_CLOSE = "[\"“'‘`]", "[^\"”'’`]+", "[\"”'’`]"
+#: a quoted text: its closing quote is the one that matches the opening one ("it's done" is whole)
+_QTEXT = r"""(?:"(?P<t1>[^"]+)"|“(?P<t2>[^”]+)”|'(?P<t3>[^']+)'|‘(?P<t4>[^’]+)’|`(?P<t5>[^`]+)`)"""
 _HOLDS = re.compile(
     r"^\s*(?:the\s+file\s+)?(?P<path>[^\s\"'`]+)\s+(?:exists\s+and\s+)?(?:contains|holds|has|includes)\s+"
     r"(?P<exact>exactly\s+|only\s+)?(?:the\s+(?:exact\s+)?(?:text|line|string|content|words?)\s*:?\s*)?"
-    rf"{_Q_OPEN}(?P<text>{_Q_BODY}){_Q_CLOSE}\s*\.?\s*$", re.I)
+    rf"{_QTEXT}\s*\.?\s*$", re.I)
 _CONTENT_IS = re.compile(
     r"^\s*the\s+(?:content|contents|text)\s+of\s+(?:the\s+file\s+)?(?P<path>[^\s\"'`]+)\s+(?:is|are|equals?)\s+"
-    rf"(?P<exact>)(?:exactly\s+)?{_Q_OPEN}(?P<text>{_Q_BODY}){_Q_CLOSE}\s*\.?\s*$", re.I)
+    rf"(?P<exact>)(?:exactly\s+)?{_QTEXT}\s*\.?\s*$", re.I)
 
 
 _STRICT = re.compile(r"\b(exact\w*|only|just|nothing\s+else|no\s+other|single|precisely)\b", re.I)
@@ -418,34 +423,79 @@ _STRICT = re.compile(r"\b(exact\w*|only|just|nothing\s+else|no\s+other|single|pr
 
 #: the only words an existence-only criterion may hold besides the paths it names
 _EXISTS_WORDS = frozenset(
-    "the a an and both also new empty file files directory directories folder folders dir dirs "
+    "the a an and both also new "
     "is are was were has have been be exist exists existing created present there called named "
     "inside in under within of".split())
 
 
-def _existence_confirmed(criterion: str, ws: Path) -> str | None:
-    """"The directories src/app and tests are created and an empty file src/app/__init__.py is
-    created": nothing but paths that must be there (files empty when it says so), and they are."""
-    if re.search(r"\bempty\s+(?:director|folder|dir)", criterion, re.I):
-        return None  # an empty directory: not this check's to tell
-    found: list[tuple[str, Path]] = []
-    for tok in criterion.split():
+_FILE_WORDS = frozenset({"file", "files"})
+_DIR_WORDS = frozenset({"directory", "directories", "folder", "folders", "dir", "dirs"})
+
+
+@dataclass
+class _Named:
+    rel: str
+    path: Path
+    kind: str | None  # "file", "dir" or None (either)
+    empty: bool
+
+
+def _kinded(text: str, ws: Path, vocab: frozenset[str]) -> list[_Named] | None:
+    """The paths `text` names with the kind it names them as ("the directories a and b", "an empty
+    file c.txt"; a bare name with an extension is a file), when every other word is in `vocab`;
+    None when a word is neither (the text says more than which paths there are). A word is a path
+    when it looks like one (a slash, an extension), is there, or follows a kind word directly."""
+    found: list[_Named] = []
+    kind: str | None = None
+    empty = pending_empty = False
+    for tok in text.split():
         word = _clean(tok)
-        if not word or word.lower() in _EXISTS_WORDS:
+        low = word.lower()
+        if low == "empty":
+            pending_empty = True
+            continue
+        if low in _FILE_WORDS or low in _DIR_WORDS:
+            kind, empty, pending_empty = ("file" if low in _FILE_WORDS else "dir"), pending_empty, False
+            continue
+        if not word or low in ("and", "or", "both", "called", "named", "the"):
+            continue
+        if low in vocab:
+            kind, empty = None, False  # "the file a.txt with …": the kind names a.txt, nothing after
             continue
         p = _resolve(word, ws)
-        if p is None or not os.path.lexists(p):
-            return None  # a word that is no path there: the criterion says more than existence
-        found.append((word, p))
-    if not found:
+        if p is None or not (kind or "/" in word or "." in word or os.path.lexists(p)):
+            return None
+        guess = kind or ("file" if re.search(r"\.[A-Za-z0-9]{1,8}$", word.rstrip("/")) else None)
+        found.append(_Named(word, p, guess, empty or pending_empty))
+        pending_empty = False
+    return found
+
+
+def _as_named(n: _Named) -> str | None:
+    """Why `n` is not there as named, or None when it is."""
+    if not os.path.lexists(n.path):
+        return f"{n.rel} is not there"
+    if n.kind == "file" and not n.path.is_file():
+        return f"{n.rel} is not a file"
+    if n.kind == "dir" and not n.path.is_dir():
+        return f"{n.rel} is not a directory"
+    if n.empty and (n.kind == "dir" or n.path.is_dir()):
+        return f"{n.rel}: an empty directory is not this check's to tell"
+    if n.empty and n.path.stat().st_size:
+        return f"{n.rel} is not empty"
+    return None
+
+
+def _existence_confirmed(criterion: str, ws: Path) -> str | None:
+    """"The directories src/app and tests are created and an empty file src/app/__init__.py is
+    created": nothing but paths that must be there as what it calls them (files empty when it
+    says so), and they are."""
+    found = _kinded(criterion, ws, _EXISTS_WORDS)
+    if not found or any(_as_named(n) for n in found):
         return None
-    if re.search(r"\bempty\b", criterion, re.I):
-        for rel, p in found:
-            if p.is_file() and p.stat().st_size:
-                return None
     return "checked by code: " + ", ".join(
-        f"{rel} is there ({'a directory' if p.is_dir() else f'a file of {p.stat().st_size} bytes'})"
-        for rel, p in found[:MAX_FACTS])
+        f"{n.rel} is there ({'a directory' if n.path.is_dir() else f'a file of {n.path.stat().st_size} bytes'})"
+        for n in found[:MAX_FACTS])
 
 
 _MAKE_WORDS = _EXISTS_WORDS | frozenset(
@@ -457,51 +507,93 @@ _GIVEN_TEXT = re.compile(r"\b(containing|contains|holding|holds|saying|says|with
                          r"\s*:\s*.+$", re.I | re.S)
 
 
-def _plain_paths(request: str, ws: Path) -> list[tuple[str, Path]] | None:
-    """The paths a request names when it asks nothing but to create them (and put given text in
-    a file), else None."""
-    rest = _GIVEN_TEXT.sub(r"\1", request)  # "… containing exactly: Hello, world": the given text
-    for q in _QUOTE.findall(rest):
-        rest = rest.replace(q, " ")
-    found: list[tuple[str, Path]] = []
-    for tok in re.sub(r"[:;,]", " ", rest).split():
-        word = _clean(tok)
-        if not word or word.lower() in _MAKE_WORDS:
-            continue
-        p = _resolve(word, ws)
-        if p is None or not ("/" in word or "." in word or os.path.lexists(p)):
-            return None
-        found.append((word, p))
-    return found or None
+_QPAIR = re.compile(_QTEXT)
 
 
-def request_done(request: str, ws: Path | None) -> bool:
-    """A request that asks nothing but to create paths (and put given text in one file) is done,
-    by the files themselves: every path is there, the text is in the file (exactly, when it says
-    so), files are empty when it says so. Only then may R4b take code's word over its own."""
+def _quoted(text: str) -> list[str]:
+    """The quoted texts in `text`, each up to its matching quote ("it's done" whole)."""
+    return [next(t for t in m.groups() if t is not None) for m in _QPAIR.finditer(text)]
+
+
+def request_check(request: str, ws: Path | None) -> tuple[bool, str] | None:
+    """For a request that asks nothing but to create paths (and put given text in one file): (True,
+    "") when the files answer all of it — every path there as what it is called, the text in the
+    file (exactly, unless it only asks for the file to contain it), files empty when it says so —
+    else (False, why). None for any other request: code cannot tell."""
     if ws is None or not request.strip():
-        return False
+        return None
     try:
-        found = _plain_paths(request, ws)
-        if found is None or not all(os.path.lexists(p) for _, p in found):
-            return False
+        rest = _GIVEN_TEXT.sub(r"\1", request)  # "… containing exactly: Hello, world": the given text
+        rest = _QPAIR.sub(" ", rest)
+        found = _kinded(re.sub(r"[:;,]", " ", rest), ws, _MAKE_WORDS)
+        if not found:
+            return None
         m = _GIVEN_TEXT.search(request)
         given = [m.group(0).split(":", 1)[1].strip().strip("\"'“”‘’`")] if m else \
-            [q.strip() for q in _QUOTE.findall(request) if q.strip()]
-        files = [p for _, p in found if p.is_file()]
+            [q.strip() for q in _quoted(request) if q.strip()]
+        if given and (len(given) != 1 or len(found) != 1):
+            return None  # several texts or files: which goes where is not code's to tell
+        for n in found:
+            if why := _as_named(n):
+                return False, why
         if given:
-            data = _read(files[0]) if len(files) == 1 and len(given) == 1 else None
+            data = _read(found[0].path)
             if data is None:
-                return False
+                return None
             text = data.decode("utf-8", "replace")
             # "write/put/save T to F" is F holding T; "F containing T", "add T" only need it in F
             loose = not _STRICT.search(request) and re.search(r"\b(contain\w*|hold\w*|with|add\w*)\b", request, re.I)
-            return given[0] in text if loose else text.strip() == given[0]
-        if re.search(r"\bempty\s+(?:director|folder|dir)", request, re.I):
-            return False
-        return not re.search(r"\bempty\b", request, re.I) or all(p.stat().st_size == 0 for p in files)
+            if not (given[0] in text if loose else text.strip() == given[0]):
+                first = (_lines(data) or [""])[0][:80]
+                return False, (f"{found[0].rel} does not {'contain' if loose else 'hold exactly'} {given[0]!r} "
+                               f"(line 1: {first!r})")
+        return True, ""
     except OSError:
-        return False
+        return None
+
+
+def request_done(request: str, ws: Path | None) -> bool:
+    """A plain request the files answer all of: only then may R4b take code's word over its own."""
+    got = request_check(request, ws)
+    return got is not None and got[0]
+
+
+def changed(calls: list[ToolCallRecord], ws: Path | None) -> list[str]:
+    """Workspace paths the successful calls wrote, moved or removed (as the safety gate reads a
+    shell command; write_file's path), workspace-relative."""
+    if ws is None:
+        return []
+    from agentui.tools.safety import assess
+
+    root = Path(os.path.realpath(ws))
+    out: list[str] = []
+    for c in calls:
+        if not c.ok:
+            continue
+        if c.tool == "shell":
+            writes = assess(str(c.args.get("command") or c.target), ws).writes
+        elif c.tool == "write_file":
+            writes = (str(c.args.get("path") or c.target),)
+        else:
+            continue
+        for w in writes:
+            p = _resolve(w, ws)
+            if p is not None and (rel := os.path.relpath(p, root)) not in out:
+                out.append(rel)
+    return out
+
+
+def collateral(changes: list[str], text: str, ws: Path | None) -> str | None:
+    """A changed path (see `changed`) `text` never names, else None. Code grants no pass over a
+    validator's fail then: the "fail" may be about that (an outside tester, #13: hello.txt
+    written as asked, and `rm important.txt` besides)."""
+    if ws is None:
+        return None
+    mentioned = {p for p in (_resolve(w, ws) for w in re.split(r"[\s,;:()\"'`]+", text) if w) if p is not None}
+    for rel in changes:
+        if _resolve(rel, ws) not in mentioned:
+            return f"{rel} was changed too"
+    return None
 
 
 def confirmed(criterion: str, ws: Path | None, context: str = "") -> str | None:
@@ -516,7 +608,8 @@ def confirmed(criterion: str, ws: Path | None, context: str = "") -> str | None:
             return _existence_confirmed(criterion, ws)
         except OSError:
             return None
-    rel, want = _clean(m.group("path")), m.group("text")
+    rel = _clean(m.group("path"))
+    want = next(t for t in (m.group(f"t{i}") for i in range(1, 6)) if t is not None)
     exact = m.re is _CONTENT_IS or bool(m.group("exact")) or bool(_STRICT.search(context))
     p = _resolve(rel, ws)
     if p is None or not want.strip():

@@ -122,6 +122,8 @@ async def test_a_file_holding_the_asked_text_overrules_validators_that_fail_it(f
         assert r.final.directive.value == "accept"
         [o] = r.of("SubTaskOutcome")
         assert o.criteria_verdicts[0].evidence == "checked by code: hello.txt contains 'Hello, world'"
+        # R4b's own words were "not met": the result says what code checked instead (an outside tester)
+        assert r.final.summary.startswith("Done — checked by code: hello.txt holds exactly 'Hello, world'")
     else:
         assert r.final.directive.value == "abandon"
 
@@ -146,6 +148,32 @@ async def test_r4b_takes_the_files_word_only_for_a_request_they_fully_answer(fak
                        confirm=_approve, ggs={"max_replans": 1, "time_budget_ms": 10**9})
     assert (tmp_path / "ws" / "src" / "app" / "__init__.py").read_text() == content
     assert r.final.directive.value == ("accept" if accepted else "abandon")
+
+
+async def test_no_code_granted_pass_for_a_task_that_also_changed_what_nobody_asked_for(fakellm, tmp_path):
+    """An outside tester (#13): hello.txt written as asked, and `rm important.txt` besides (approved);
+    the validators failed it, code granted it over them from hello.txt alone — and a replan that
+    only rewrote hello.txt was accepted, the deletion hidden. A change nobody asked for, in any
+    attempt or round, keeps code's word out."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "important.txt").write_text("keep me\n")
+    fakellm.script("perceiver", [perceive("create hello.txt containing 'hi'")])
+    fakellm.responder("planner", lambda _r: plan(["hello.txt contains 'hi'"],
+                                                   sub("Write hi to hello.txt", "hello.txt contains 'hi'")))
+    step = {"n": 0}
+
+    def executor(_req):
+        step["n"] += 1
+        return [call("write_file", path="hello.txt", content="hi\n"), call("shell", command="rm important.txt"),
+                finish("created hello.txt")][(step["n"] - 1) % 3]
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda _r: verdicts("fail:logical"))
+    fakellm.responder("meta_validator", lambda _r: merge("not met", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, "create hello.txt containing 'hi'", confirm=_approve,
+                       pipeline={"correction_budget": 0}, ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    assert not (tmp_path / "ws" / "important.txt").exists()
+    assert r.final.directive.value == "abandon"
+    assert all("important.txt" in o.changes for o in r.of("SubTaskOutcome"))
 
 
 async def _approve(_req):

@@ -48,6 +48,15 @@ def test_a_count_read_off_a_listing_printed_in_full_is_grounded():
     cut = [rec("a\nb\n… [900 chars omitted] …\nz\n", target="ls big")]  # a capped listing cannot be counted
     assert G.number_found("big has 4 entries", cut) is False
     assert G.number_found("4", [rec("a\nb\nc\nd\n", ok=False, error="exit code 2", exit_code=2)]) is False
+    dots = [rec(".\n..\na\nb\nc\nd\n", target="ls -1a d")]  # . and .. are no entries
+    assert G.number_found("d has 4 entries", dots) is True and G.number_found("6", dots) is False
+
+
+def test_numbers_read_thousands_and_number_words_in_answers():
+    assert G.numbers("1,200 lines") == ["1200"] and G.numbers("3,5 kg") == ["3.5"]
+    assert G.numbers("three lines") == [] and G.numbers("three lines", words=True) == ["3"]
+    assert G.number_found("1,200 lines", [rec("1200 big.txt\n", target="wc -l big.txt")]) is True
+    assert G.missing_value("the number of lines is reported", "three lines") is None
 
 
 def test_an_effect_is_grounded_by_its_successful_call():

@@ -274,3 +274,30 @@ def test_existence_only_criteria_and_plain_requests_are_confirmed_by_the_files(t
     assert not W.request_done("write a haiku about cats to hello.txt", ws)
     assert not W.request_done("What is the sum of the numbers in data.csv?", ws)
     assert not W.request_done("Create notes.txt and then delete a.txt", ws)
+
+
+def test_granting_checks_hold_against_an_outside_testers_attacks(tmp_path):
+    # #13, a second outside corpus: a directory passed as a file and the reverse, an apostrophe
+    # inside double quotes, the right count elsewhere in a wrong answer, a task that changed more
+    ws = _ws(tmp_path)
+    (ws / "build.txt").mkdir()
+    (ws / "logs").write_text("")
+    (ws / "q.txt").write_text("it's done\n")
+    assert W.confirmed("the file build.txt is created", ws) is None
+    assert W.confirmed("build.txt exists", ws) is None  # a name with an extension is a file
+    assert W.confirmed("the directory logs is created", ws) is None
+    assert W.confirmed("an empty file build.txt exists", ws) is None
+    assert W.request_check("create the file build.txt", ws) == (False, "build.txt is not a file")
+    assert W.request_check("create the directory logs", ws) == (False, "logs is not a directory")
+    assert W.confirmed('q.txt contains "it\'s done"', ws) == 'checked by code: q.txt contains "it\'s done"'
+    assert W.request_check('create q.txt containing "it\'s done"', ws) == (True, "")
+    assert W.request_check("write a haiku to q.txt", ws) is None  # says more than files: not code's
+    why = W.request_check("Create q.txt containing exactly: done", ws)
+    assert why is not None and why[0] is False and "does not hold exactly 'done'" in why[1]
+    (ws / "a3.txt").write_text("1\n2\n3\n")
+    assert W.contradiction("How many lines does a3.txt have?", "a3.txt has 5 lines (b.txt has 3)", ws) is not None
+    assert W.contradiction("How many lines does a3.txt have?", "a3.txt has three lines", ws) is None
+    assert W.changed([], ws) == []
+    assert W.collateral(["hello.txt", "important.txt"], "create hello.txt containing 'hi'", ws) == \
+        "important.txt was changed too"
+    assert W.collateral(["hello.txt"], "create hello.txt containing 'hi'", ws) is None
