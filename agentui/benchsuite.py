@@ -181,6 +181,7 @@ def run_task(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             rec["error"] = f"timed out after {timeout:g} s"
+            rec.update(_logged_usage(data))  # what the killed run spent still counts (#13)
             return rec
         except BaseException:
             # Ctrl+C or a kill of the bench: the task runs in its own session, so take it down too.
@@ -213,6 +214,26 @@ def run_task(
         rec["wall_s"] = round(time.monotonic() - t0, 2)
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _logged_usage(data: Path) -> dict[str, int]:
+    """LLM calls and tokens of a run that was killed, from its task logs (it printed no stats)."""
+    calls = prompt = completion = 0
+    for log in sorted((data / "tasks").glob("*.jsonl")) if (data / "tasks").is_dir() else []:
+        try:
+            lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the last line of a killed writer may be cut
+            if isinstance(r, dict) and r.get("kind") == "llm":
+                calls += 1
+                prompt += int(r.get("prompt_tokens") or 0)
+                completion += int(r.get("completion_tokens") or 0)
+    return {"llm_calls": calls, "prompt_tokens": prompt, "completion_tokens": completion}
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:

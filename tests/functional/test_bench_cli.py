@@ -69,3 +69,19 @@ def test_bench_keep_that_is_a_file_is_one_line_exit_2(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--keep" in r.stderr and "directory" in r.stderr
+
+
+def test_a_killed_runs_usage_is_read_from_its_task_log(tmp_path):
+    """#13: a task the bench killed at --timeout reported 0 calls and 0 tokens (the naive-retry
+    ablation's two timeouts had spent 46 and 50 calls); its task log still holds them."""
+    from agentui.benchsuite import _logged_usage
+
+    tasks = tmp_path / "data" / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "t1.jsonl").write_text(
+        json.dumps({"kind": "llm", "prompt_tokens": 500, "completion_tokens": 40}) + "\n"
+        + json.dumps({"kind": "tool", "exit_code": 0}) + "\n"
+        + json.dumps({"kind": "llm", "prompt_tokens": 700, "completion_tokens": 60}) + "\n"
+        + '{"kind": "llm", "prompt_tok')  # the killed writer's last line, cut
+    assert _logged_usage(tmp_path / "data") == {"llm_calls": 2, "prompt_tokens": 1200, "completion_tokens": 100}
+    assert _logged_usage(tmp_path / "nothing") == {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
