@@ -2,7 +2,7 @@
 """Turn `agentui bench --out FILE` lines into the Markdown table the README shows.
 
 Usage: python scripts/bench_table.py results.jsonl [more.jsonl …]
-       python scripts/bench_table.py --compare ggs.jsonl naive.jsonl
+       python scripts/bench_table.py --compare ggs.jsonl naive.jsonl [--names GGS,naive-retry]
 One row per task (the last record of each id wins, in suite order of first appearance), then a
 totals row: passed, LLM calls, prompt/completion tokens, parse failures, runaways cut, wall seconds.
 With --compare: one row per task both runs finished (GGS vs. the naive-retry ablation, or any two
@@ -117,6 +117,15 @@ def _read(name: str) -> list[dict] | str:
 
 def main(argv: list[str]) -> int:
     usage = "\n".join(__doc__.strip().splitlines()[2:4])
+    names = ("GGS", "naive-retry")
+    if "--names" in argv:
+        i = argv.index("--names")
+        got = argv[i + 1].split(",") if i + 1 < len(argv) else []
+        if len(got) != 2 or not all(got):
+            print(usage, file=sys.stderr)
+            return 2
+        names = (got[0], got[1])
+        argv = argv[:i] + argv[i + 2:]
     cmp_mode = bool(argv) and argv[0] == "--compare"
     files = argv[1:] if cmp_mode else argv
     if not files or (cmp_mode and len(files) != 2):
@@ -130,7 +139,7 @@ def main(argv: list[str]) -> int:
             return 2
         runs.append(got)
     if cmp_mode:
-        print(compare(runs[0], runs[1], ("GGS", "naive-retry")))
+        print(compare(runs[0], runs[1], names))
     else:
         print(table([r for run in runs for r in run]))
     return 0

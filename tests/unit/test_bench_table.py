@@ -77,3 +77,6 @@ def test_compare_puts_two_runs_side_by_side_over_their_common_tasks(tmp_path):
     assert "GGS 13.0 calls, 7,400 prompt tokens; naive-retry 35.0 calls, 20,000 prompt tokens" in r.stdout
     assert lines[-1] == "Passed only with GGS: 1 (a); only with naive-retry: 1 (b)."
     assert _run("--compare", str(fa)).returncode == 2
+    named = _run("--compare", str(fa), str(fb), "--names", "old,new")
+    assert named.returncode == 0 and named.stdout.splitlines()[0].startswith("| task | old | old calls |")
+    assert _run("--compare", str(fa), str(fb), "--names", "one").returncode == 2
