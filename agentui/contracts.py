@@ -318,6 +318,8 @@ class ToolCallRecord(Contract):
     error: str | None = None
     duration_s: float = Field(default=0.0, ge=0)
     log_ref: str | None = None
+    writes: list[str] = Field(default_factory=list, description=(
+        "paths the call wrote, moved or removed, as the safety gate read it before it ran (#13)"))
 
 
 class ExecutionResult(Contract):

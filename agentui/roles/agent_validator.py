@@ -233,6 +233,13 @@ class AgentValidator(RoleBase):
                 if t is not None and not t.done():
                     t.cancel()
 
+    def _files_confirm(self, c: Criterion, st: SubTask, changes: list[str]) -> str | None:
+        """Code's evidence that the files answer `c` (worldcheck.confirmed), unless the task also
+        changed a path neither `c` nor the subtask names: then the model's verdict stands (#13)."""
+        ws = self.ctx.workspace
+        seen_ok = W.confirmed(c.criterion, ws, st.intent)
+        return seen_ok if seen_ok and not W.collateral(changes, f"{c.criterion}\n{st.intent}", ws) else None
+
     async def judge(self, st: SubTask, r: ExecutionResult, changes: list[str] | None = None) -> list[CriterionVerdict]:
         """Verdicts for one attempt; `changes`: the paths every attempt so far changed (default: this one's)."""
         crits = st.success_criteria
@@ -259,11 +266,9 @@ class AgentValidator(RoleBase):
             # the files themselves already answer the criterion (an earlier attempt did the work and
             # only a retry's overwrite was denied: an outside tester, #13)
             ev = f"the user denied {denied.tool} {denied.target[:160]!r} ({denied.error}); nothing later did it"
-            ws = self.ctx.workspace
             out = []
             for c in crits:
-                seen_ok = W.confirmed(c.criterion, ws, st.intent)
-                if seen_ok and not W.collateral(changes, f"{c.criterion}\n{st.intent}", ws):
+                if seen_ok := self._files_confirm(c, st, changes):
                     out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                                 evidence=seen_ok))
                 else:
@@ -300,9 +305,8 @@ class AgentValidator(RoleBase):
                                                                    made=c.criterion)):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
-            if v.verdict != "pass" and (seen_ok := W.confirmed(c.criterion, ws, st.intent)) and \
-                    not W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws, made=c.criterion) and \
-                    not W.collateral(changes, f"{c.criterion}\n{st.intent}", ws):
+            if v.verdict != "pass" and (seen_ok := self._files_confirm(c, st, changes)) and \
+                    not W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws, made=c.criterion):
                 v = CriterionJudgement(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
             if v.verdict == "pass":
                 out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,

@@ -272,6 +272,9 @@ class MetaValidator(RoleBase):
             " ".join(str(o.output) for o in outcomes)
         hay = G.tool_text(c for o in outcomes for c in o.tool_calls)
         granted = False  # some criterion the model failed was passed by the files themselves
+        # a request for nothing but files: do the files answer it? (None: any other request) (#13)
+        files_say = W.request_check(request, ws)
+        changes = [p for o in outcomes for p in o.changes]
         for i, c in enumerate(crits):
             v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(
                 verdict="fail", failure_class="logical", evidence="no verdict given (rejected by default)")
@@ -285,13 +288,12 @@ class MetaValidator(RoleBase):
                 elif bad := W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"contradicted by the workspace: {bad[0]} — {bad[1]}")
-                elif (check := W.request_check(request, ws)) is not None and not check[0]:
-                    # the request asks nothing but files, and the files do not answer it (#13)
+                elif files_say is not None and not files_say[0]:
                     v = TaskVerdict(verdict="fail", failure_class="logical",
-                                    evidence=f"contradicted by the workspace: {check[1]}")
-            elif W.request_done(request, ws) and (seen_ok := W.confirmed(c.criterion, ws, request)) and \
-                    not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) and \
-                    not W.collateral([p for o in outcomes for p in o.changes], request, ws):
+                                    evidence=f"contradicted by the workspace: {files_say[1]}")
+            elif files_say is not None and files_say[0] and (seen_ok := W.confirmed(c.criterion, ws, request)) \
+                    and not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) \
+                    and not W.collateral(changes, request, ws):
                 v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
                 granted = True
             if v.verdict == "pass":

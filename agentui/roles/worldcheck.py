@@ -18,9 +18,11 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
 - `confirmed(criterion, ws)`: the one check that grants: a criterion that is nothing but "F
   (exists and) contains [exactly] 'T'" (or "the content of F is 'T'"), with F a workspace file that
   does hold T (exactly: nothing else but surrounding whitespace); or nothing but "these paths are
-  created / exist" (files empty when it says so), with every one of them there. A validator's `fail` on such a
-  criterion is overruled by the file itself (#13: the 1.5B validator failed "hello.txt exists and
-  contains the text 'Hello, world'" three times with hello.txt holding exactly that).
+  created / exist" (files empty when it says so), with every one of them there as what it is
+  called. A validator's `fail` on such a criterion is overruled by the file itself (#13: the 1.5B
+  validator failed "hello.txt exists and contains the text 'Hello, world'" three times with
+  hello.txt holding exactly that). `request_check` does the same for a whole request that asks
+  for nothing but files; `collateral` keeps code's word out when the task changed other paths.
 """
 
 from __future__ import annotations
@@ -559,24 +561,14 @@ def request_done(request: str, ws: Path | None) -> bool:
 
 
 def changed(calls: list[ToolCallRecord], ws: Path | None) -> list[str]:
-    """Workspace paths the successful calls wrote, moved or removed (as the safety gate reads a
-    shell command; write_file's path), workspace-relative."""
+    """Workspace paths the successful calls wrote, moved or removed (`ToolCallRecord.writes`, as
+    the safety gate read each call before it ran), workspace-relative."""
     if ws is None:
         return []
-    from agentui.tools.safety import assess
-
     root = Path(os.path.realpath(ws))
     out: list[str] = []
     for c in calls:
-        if not c.ok:
-            continue
-        if c.tool == "shell":
-            writes = assess(str(c.args.get("command") or c.target), ws).writes
-        elif c.tool == "write_file":
-            writes = (str(c.args.get("path") or c.target),)
-        else:
-            continue
-        for w in writes:
+        for w in c.writes if c.ok else ():
             p = _resolve(w, ws)
             if p is not None and (rel := os.path.relpath(p, root)) not in out:
                 out.append(rel)

@@ -158,7 +158,8 @@ class WriteFileTool(BaseTool):
                 raise
             except Exception as exc:  # noqa: BLE001 - one clear line; never written twice
                 return self.fail(args, f"cannot write {path}: the editor refused: {str(exc)[:200]}")
-            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {path}")
+            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {path}",
+                           writes=[str(rel)])
         try:
             await asyncio.to_thread(fsaccess.write_beneath, ws, rel, content, append=append)
         except fsaccess.EscapesWorkspace as exc:
@@ -168,7 +169,7 @@ class WriteFileTool(BaseTool):
         except OSError as exc:
             return self.fail(args, f"cannot write {path}: {exc.strerror or exc}")
         verb = "appended" if append else "wrote"
-        return self.ok(args, f"{verb} {len(content)} chars to {path}")
+        return self.ok(args, f"{verb} {len(content)} chars to {path}", writes=[str(rel)])
 
 
 class GlobTool(BaseTool):

@@ -70,8 +70,10 @@ class BaseTool:
         required = self.parameters.get("required") or []
         return str(args.get(required[0], "")) if required else ""
 
-    def ok(self, args: dict[str, Any], evidence: str, *, exit_code: int | None = None) -> ToolCallRecord:
-        return ToolCallRecord(tool=self.name, args=args, ok=True, evidence=evidence, exit_code=exit_code)
+    def ok(self, args: dict[str, Any], evidence: str, *, exit_code: int | None = None,
+           writes: tuple[str, ...] | list[str] = ()) -> ToolCallRecord:
+        return ToolCallRecord(tool=self.name, args=args, ok=True, evidence=evidence, exit_code=exit_code,
+                              writes=list(writes))
 
     def fail(
         self, args: dict[str, Any], error: str, *, evidence: str = "", exit_code: int | None = None

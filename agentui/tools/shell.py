@@ -223,7 +223,7 @@ class ShellTool(BaseTool):
             return self.fail(
                 args, f"exit code {result.returncode}{note}", evidence=result.output, exit_code=result.returncode
             )
-        return self.ok(args, result.output, exit_code=0)
+        return self.ok(args, result.output, exit_code=0, writes=assessment.writes)
 
 
 async def execute(argv: list[str], ctx: ToolContext) -> ProcessResult:
