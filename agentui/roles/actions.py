@@ -36,6 +36,25 @@ def short(text: str, n: int) -> str:
     return f"{text[:half]}\n… [{len(text) - n} chars omitted] …\n{text[-half:]}"
 
 
+FIX = " | what to do: "
+#: the workspace as the planner and executor see it: tools run there and name paths relative to it,
+#: so its absolute path would only cost tokens and be copied wrong by small models (#13)
+WORKSPACE_LINE = "Workspace: . (the current folder; name paths relative to it)"
+
+
+def brief(text: str, n: int) -> str:
+    """`text` cut to n chars, keeping its "what to do" part (the fix a retry or a replan needs, #13)
+    rather than cutting it off the end."""
+    text = text or ""
+    if len(text) <= n:
+        return text
+    why, sep, fix = text.partition(FIX)
+    if not sep:
+        return text[:n]
+    fix = fix[:max(n // 2, n - len(sep) - 60)]
+    return why[:max(n - len(sep) - len(fix), 0)] + sep + fix
+
+
 def normalise_action(data: Any, required: dict[str, str]) -> Any:
     """Reshape a small model's tool call into {"tool", "args", "output"}; `required` maps a tool to
     its first required argument. Anything unrecognisable is returned as is (validation says why)."""

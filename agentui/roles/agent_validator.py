@@ -47,6 +47,7 @@ from agentui.contracts import (
 from agentui.llm.base import LLMInfraError
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
+from agentui.roles.actions import FIX, brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
 from agentui.roles.loss import NOT_RUN
@@ -315,7 +316,7 @@ class AgentValidator(RoleBase):
             fc = FailureClass.ENVIRONMENTAL if env_ev else FailureClass(v.failure_class or "logical")
             ev = v.evidence or env_ev or ""
             if v.what_to_do:
-                ev = f"{ev} | what to do: {v.what_to_do}" if ev else f"what to do: {v.what_to_do}"
+                ev = f"{ev}{FIX}{v.what_to_do}" if ev else f"what to do: {v.what_to_do}"
             out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
                                         failure_class=fc, evidence=ev[:500]))
         return out
@@ -351,7 +352,7 @@ class AgentValidator(RoleBase):
             FailedCriterion(criterion=v.criterion, failure_class=v.failure_class) for v in failed]))
         if failed and not repeat and r.attempt <= self.ctx.config.pipeline.correction_budget:
             f = failed[0]
-            what = f.evidence.split(" | what to do: ")
+            what = f.evidence.split(FIX)
             await self.publish(Role.EXECUTOR, CorrectionSignal(
                 subtask_id=st.subtask_id, attempt_number=r.attempt, failed_criterion=f.criterion,
                 failure_class=f.failure_class, what_was_wrong=(what[0] or f"criterion not met: {f.criterion}")[:500],
@@ -364,7 +365,7 @@ class AgentValidator(RoleBase):
             status=OutcomeStatus.FAILED if failed else OutcomeStatus.MATCHED,
             output=r.output,
             failure_reason=((REPEATED if repeat else "")
-                            + "; ".join(f"{v.criterion}: {v.evidence[:160]}" for v in failed))[:600] if failed else None,
+                            + "; ".join(f"{v.criterion}: {brief(v.evidence, 240)}" for v in failed))[:600] if failed else None,
             criteria_verdicts=verdicts, gap_trajectory=list(sub.trajectory), tool_calls=r.tool_calls,
             intent=st.intent, sequence=st.sequence, model_output_cut=r.model_output_cut if failed else None,
             changes=list(changes)), tid)

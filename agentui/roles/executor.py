@@ -42,6 +42,7 @@ from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles.actions import (
     FINISH,
     INFEASIBLE,
+    WORKSPACE_LINE,
     Window,
     action_model,
     one_line,
@@ -205,7 +206,7 @@ class Executor(RoleBase):
         names = [s["name"] for s in offered]
         Action = action_model(names, required_args(offered))
         blocked_targets = self._blocked_targets.get(tid, set())
-        lines = [f"Workspace: {self.ctx.workspace}", "Tools:", *(_tool_line(s) for s in offered),
+        lines = [WORKSPACE_LINE, "Tools:", *(_tool_line(s) for s in offered),
                  f"Subtask: {st.intent}", "Success criteria:",
                  *(f"- {c.criterion}" for c in st.success_criteria)]
         if st.context:

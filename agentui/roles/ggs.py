@@ -33,6 +33,7 @@ from agentui.contracts import (
 )
 from agentui.memory.quantize import megram_params
 from agentui.roles import loss as L
+from agentui.roles.actions import brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import rel_target
 
@@ -360,7 +361,7 @@ class GGS(RoleBase):
             parts.append("Do not use: " + ", ".join(tools) + ".")
         if targets:
             parts.append("Do not retry: " + "; ".join(targets[:6]) + ".")
-        parts.append("What failed: " + req.gap_summary[:300])
+        parts.append("What failed: " + brief(req.gap_summary, 420))
         return " ".join(parts)
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:

@@ -38,6 +38,7 @@ from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.llm.schema import LENGTHS
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
+from agentui.roles.actions import FIX, brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
 
@@ -213,7 +214,7 @@ class MetaValidator(RoleBase):
         outcomes = self._ordered(fi)
         failed = [o for o in outcomes if o.status == OutcomeStatus.FAILED]
         if failed:  # the code gate: no LLM call
-            lines = [f"{o.intent[:80] or o.subtask_id}: {(o.failure_reason or 'failed')[:200]}" for o in failed]
+            lines = [f"{o.intent[:80] or o.subtask_id}: {brief(o.failure_reason or 'failed', 240)}" for o in failed]
             # every step that ran failed only on the executor's unusable replies: a model-output
             # failure (#12) — no replan order built on it, no Megram; skipped steps did not run
             cut = [o.model_output_cut for o in failed if o.model_output_cut]
@@ -287,7 +288,7 @@ class MetaValidator(RoleBase):
                     v = TaskVerdict(verdict="fail", failure_class="logical", evidence=f"not met: {why}")
                 elif bad := W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
                     v = TaskVerdict(verdict="fail", failure_class="logical",
-                                    evidence=f"contradicted by the workspace: {bad[0]} — {bad[1]}")
+                                    evidence=f"contradicted by the workspace: {bad[0]}{FIX}{bad[1]}")
                 elif files_say is not None and not files_say[0]:
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"contradicted by the workspace: {files_say[1]}")
@@ -311,7 +312,7 @@ class MetaValidator(RoleBase):
         if failed:
             await self.publish(Role.GGS, ReplanRequest(
                 task_id=tid, intent=self._intent(fi),
-                gap_summary=("task criteria not met: " + "; ".join(f"{v.criterion} ({v.evidence[:120]})"
+                gap_summary=("task criteria not met: " + "; ".join(f"{v.criterion} ({brief(v.evidence, 240)})"
                                                                    for v in failed))[:800],
                 correction_count=self._corrections(outcomes), elapsed_ms=self._elapsed_ms(tid),
                 outcomes=outcomes, task_criteria_verdicts=verdicts, reason="task_criteria"), tid)

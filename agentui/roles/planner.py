@@ -33,6 +33,7 @@ from agentui.contracts import (
     TaskSpec,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
+from agentui.roles.actions import WORKSPACE_LINE
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import Calibration, calibrate
 
@@ -196,7 +197,7 @@ class Planner(RoleBase):
         if short:  # after an unusable reply: no example, no memory advice (#12)
             prefer = []
         tools = self._tool_names(st.blocked_tools)
-        lines = [f"Workspace: {self.ctx.workspace}", f"Tools: {', '.join(tools)}",
+        lines = [WORKSPACE_LINE, f"Tools: {', '.join(tools)}",
                  f"Request (verbatim): {spec.raw_input}", f"Intent: {spec.intent}"]
         if spec.constraints.scope:
             lines.append(f"Scope: {spec.constraints.scope}")

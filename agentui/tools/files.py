@@ -17,7 +17,7 @@ from typing import Any
 
 from agentui.contracts import ToolCallRecord
 from agentui.tools import fsaccess, safety
-from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in
+from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in, shown
 
 MAX_READ_BYTES = 5_000_000
 GLOB_MAX_RESULTS = 500
@@ -48,10 +48,11 @@ class ReadFileTool(BaseTool):
         ws = Path(os.path.realpath(ctx.workspace))
         rel = fsaccess.relative_in(ws, path) or fsaccess.relative_in(ctx.workspace, path)
         real = Path(os.path.realpath(path))
+        name = shown(ctx.workspace, path)  # as the model should name it (#13)
         if not real.exists():
-            return self.fail(args, f"no such file: {path}")
+            return self.fail(args, f"no such file: {name}")
         if real.is_dir():
-            return self.fail(args, f"is a directory, not a file: {path} (use glob to list it)")
+            return self.fail(args, f"is a directory, not a file: {name} (use glob to list it)")
         # a symlink inside the workspace that leads out is judged by where it leads
         subject = path if rel is not None and safety.paths.inside(real, ws) else real
         denial = await gate(ctx, self.name, str(subject), safety.assess_read(subject, ws))
@@ -65,15 +66,15 @@ class ReadFileTool(BaseTool):
             else:
                 data, size = await asyncio.to_thread(_read_outside, real, MAX_READ_BYTES)
         except fsaccess.EscapesWorkspace as exc:
-            return self.fail(args, f"cannot read {path}: {exc.strerror} (it changed while being read)")
+            return self.fail(args, f"cannot read {name}: {exc.strerror} (it changed while being read)")
         except OSError as exc:
-            return self.fail(args, f"cannot read {path}: {exc.strerror or exc}")
+            return self.fail(args, f"cannot read {name}: {exc.strerror or exc}")
         if b"\x00" in data[:_BINARY_SNIFF]:
-            return self.fail(args, f"binary file, not text: {path} ({size} bytes)")
+            return self.fail(args, f"binary file, not text: {name} ({size} bytes)")
         try:
             text = codecs.getincrementaldecoder("utf-8")().decode(data, final=size <= len(data))
         except UnicodeDecodeError:
-            return self.fail(args, f"binary file, not UTF-8 text: {path} ({size} bytes)")
+            return self.fail(args, f"binary file, not UTF-8 text: {name} ({size} bytes)")
         note = ""
         if max_chars is not None and len(text) > max_chars:
             note = f"\n… [truncated at {max_chars} of {len(text)}+ chars]"
@@ -157,19 +158,19 @@ class WriteFileTool(BaseTool):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one clear line; never written twice
-                return self.fail(args, f"cannot write {path}: the editor refused: {str(exc)[:200]}")
-            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {path}",
+                return self.fail(args, f"cannot write {shown(ctx.workspace, path)}: the editor refused: {str(exc)[:200]}")
+            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {shown(ws, path)}",
                            writes=[str(rel)])
         try:
             await asyncio.to_thread(fsaccess.write_beneath, ws, rel, content, append=append)
         except fsaccess.EscapesWorkspace as exc:
-            return self.fail(args, f"refused: {exc.strerror} ({path})")
+            return self.fail(args, f"refused: {exc.strerror} ({shown(ctx.workspace, path)})")
         except IsADirectoryError:
-            return self.fail(args, f"is a directory: {path}")
+            return self.fail(args, f"is a directory: {shown(ctx.workspace, path)}")
         except OSError as exc:
-            return self.fail(args, f"cannot write {path}: {exc.strerror or exc}")
+            return self.fail(args, f"cannot write {shown(ctx.workspace, path)}: {exc.strerror or exc}")
         verb = "appended" if append else "wrote"
-        return self.ok(args, f"{verb} {len(content)} chars to {path}", writes=[str(rel)])
+        return self.ok(args, f"{verb} {len(content)} chars to {shown(ctx.workspace, path)}", writes=[str(rel)])
 
 
 class GlobTool(BaseTool):
@@ -215,7 +216,7 @@ class GlobTool(BaseTool):
                 return self.fail(args, denial)
         if not matches:
             return self.ok(args, f"no paths match {pattern!r}")
-        text = "\n".join(matches)
+        text = "\n".join(shown(ctx.workspace, m) for m in matches)
         if more:
             text += f"\n… [more than {GLOB_MAX_RESULTS} matches; narrow the pattern]"
         return self.ok(args, text)

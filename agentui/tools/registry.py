@@ -94,6 +94,22 @@ def resolve_in(workspace: Path, raw: str) -> Path:
     return Path(os.path.normpath(path))
 
 
+def shown(workspace: Path, path: str | Path) -> str:
+    """How a tool names a path to the model: relative to the workspace when inside it ("." for the
+    workspace itself), else as given. Small models copy long absolute paths badly, and each costs
+    ~25 prompt tokens every time it is repeated (#13)."""
+    raw = str(path)
+    p = Path(os.path.normpath(Path(raw).expanduser())) if raw else Path(".")
+    if not p.is_absolute():
+        return raw
+    for ws in (Path(os.path.normpath(workspace)), Path(os.path.realpath(workspace))):
+        try:
+            return str(p.relative_to(ws))
+        except ValueError:
+            continue
+    return raw
+
+
 def cap_output(text: str, cap: int) -> str:
     """Keep the head and the tail of `text` within `cap` characters, marking what was dropped."""
     if len(text) <= cap:

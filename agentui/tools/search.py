@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from agentui.contracts import ToolCallRecord
 from agentui.tools import safety
-from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in
+from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in, shown
 from agentui.tools.shell import run_process, sandboxed
 
 WEB_SEARCH_URL = "https://html.duckduckgo.com/html/"
@@ -59,7 +59,7 @@ class FileSearchTool(BaseTool):
             if root.is_file():  # say what to use instead (#13): small models retry the same call otherwise
                 return self.fail(args, f"{args.get('path')} is a file, not a directory: use read_file or shell "
                                        f"(e.g. grep) to look inside it")
-            return self.fail(args, f"not a directory: {root}")
+            return self.fail(args, f"not a directory: {shown(ctx.workspace, root)}")
         denial = await gate(ctx, self.name, f"{query} under {root}", safety.assess_read(root, ctx.workspace,
                                                                                          tool=self.name))
         if denial:
@@ -74,8 +74,8 @@ class FileSearchTool(BaseTool):
         if not paths:
             if result.returncode not in (0, None) and result.stderr.strip():
                 return self.fail(args, f"{os.path.basename(argv[0])} failed: {result.stderr.strip()[:500]}")
-            return self.ok(args, f"no files matching {query!r} under {root}")
-        text = "\n".join(paths[:FILE_SEARCH_MAX_RESULTS])
+            return self.ok(args, f"no files matching {query!r} under {shown(ctx.workspace, root)}")
+        text = "\n".join(shown(ctx.workspace, p) for p in paths[:FILE_SEARCH_MAX_RESULTS])
         if len(paths) > FILE_SEARCH_MAX_RESULTS:
             text += f"\n… [{len(paths) - FILE_SEARCH_MAX_RESULTS} more; narrow the query or path]"
         return self.ok(args, text)

@@ -90,6 +90,20 @@ async def test_a_count_that_includes_the_excluded_header_is_not_accepted(fakellm
     assert "data.csv has 6 lines" in req.task_criteria_verdicts[0].evidence
 
 
+async def test_the_replan_order_names_the_command_code_found(fakellm, tmp_path):
+    """csv-rows on the 1.5B model: code found the header counted and named the command that counts
+    the rest, but the gap summary was cut at 120 characters and GGS's at 300, so the planner saw
+    "6 counts wha" and replanned `wc -l` twice. The command must reach the replan prompt; and no
+    prompt shows the workspace's absolute path (the model names paths relative to it)."""
+    _csv_rows(fakellm, tmp_path, "wc -l data.csv", "data.csv has 6 rows", "6 data.csv")
+    await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
+    replan = fakellm.calls("planner")[1]["messages"][-1]["content"]
+    assert "tail -n +2 data.csv | wc -l" in replan, replan
+    prompts = [m["content"] for role in ("planner", "executor") for c in fakellm.calls(role) for m in c["messages"]]
+    assert prompts and not [p for p in prompts if str(tmp_path) in p]
+    assert "Workspace: . (the current folder" in prompts[1]
+
+
 async def test_the_right_count_of_data_rows_is_still_accepted(fakellm, tmp_path):
     _csv_rows(fakellm, tmp_path, "tail -n +2 data.csv | wc -l", "data.csv has 5 data rows", "5")
     r = await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)

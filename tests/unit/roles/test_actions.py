@@ -51,3 +51,16 @@ def test_window_keeps_one_line_per_earlier_step_and_the_last_in_full():
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
     assert msgs[1]["content"].count("→ ok") == 7 and "seq 7" in msgs[2]["content"]
     assert len(msgs[3]["content"]) < 200  # the last result, capped
+
+
+def test_brief_keeps_what_to_do_when_it_cuts() -> None:
+    """A cut failure text keeps its fix (#13): the replan prompt needs the command, not the why."""
+    from agentui.roles.actions import FIX, brief
+
+    why = "contradicted by the workspace: data.csv has 6 lines in all and the task excludes header " * 3
+    text = f"{why}{FIX}count data.csv again (e.g. tail -n +2 data.csv | wc -l), and report that number"
+    out = brief(text, 240)
+    assert len(out) <= 240 and out.endswith("report that number") and out.startswith("contradicted")
+    assert brief("short", 240) == "short" and brief("x" * 300, 240) == "x" * 240
+    long_fix = brief(f"why{FIX}{'y' * 400}", 240)
+    assert len(long_fix) <= 240 and FIX in long_fix

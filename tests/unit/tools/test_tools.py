@@ -390,6 +390,27 @@ async def test_glob_caps_the_count(registry: ToolRegistry, ws: Path) -> None:
     assert lines[0] == "f000.txt" and len(lines) == 501 and "more than 500" in lines[-1]
 
 
+async def test_tools_name_workspace_paths_relative_to_it(registry: ToolRegistry, ws: Path, tmp_path: Path) -> None:
+    """The model never sees the workspace's absolute path (#13): a small model copies it wrong and
+    each copy costs ~25 prompt tokens. A path it gave absolute comes back relative; a path outside
+    the workspace stays as it is."""
+    (ws / "docs").mkdir()
+    (ws / "docs/a.md").write_text("x")
+    rec = await registry.call("glob", {"pattern": f"{ws}/**/*.md"}, ctx_for(ws))
+    assert rec.ok and rec.evidence.splitlines() == ["docs/a.md"]
+    wrote = await registry.call("write_file", {"path": str(ws / "out/n.txt"), "content": "hi"}, ctx_for(ws))
+    assert wrote.ok and wrote.evidence == "wrote 2 chars to out/n.txt"
+    found = await registry.call("file_search", {"query": "a.md", "path": str(ws)}, ctx_for(ws))
+    assert found.ok and found.evidence.splitlines() == ["docs/a.md"]
+    none = await registry.call("file_search", {"query": "zzz", "path": str(ws / "docs")}, ctx_for(ws))
+    assert none.ok and none.evidence == "no files matching 'zzz' under docs"
+    assert str(ws) not in f"{rec.evidence}{wrote.evidence}{found.evidence}{none.evidence}"
+    from agentui.tools.registry import shown
+
+    assert shown(ws, ws) == "." and shown(ws, tmp_path / "elsewhere.txt") == str(tmp_path / "elsewhere.txt")
+    assert shown(ws, "rel/x.txt") == "rel/x.txt"
+
+
 # ---------------------------------------------------------------------------------------------
 # search
 # ---------------------------------------------------------------------------------------------
@@ -401,7 +422,7 @@ async def test_file_search(registry: ToolRegistry, ws: Path) -> None:
     (ws / "other.txt").write_text("")
     rec = await registry.call("file_search", {"query": "report"}, ctx_for(ws))
     assert rec.ok, rec.error
-    assert rec.evidence.splitlines() == [str(ws / "src" / "Report_final.md")]
+    assert rec.evidence.splitlines() == ["src/Report_final.md"]  # named as the model should name it (#13)
     assert rec.target == "report"
     scoped = await registry.call("file_search", {"query": "other", "path": "src"}, ctx_for(ws))
     assert scoped.ok and "no files matching" in scoped.evidence
