@@ -33,7 +33,7 @@ from agentui.contracts import (
 )
 from agentui.memory.quantize import megram_params
 from agentui.roles import loss as L
-from agentui.roles.actions import brief
+from agentui.roles.actions import REPEATED_PLAN, brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import rel_target
 
@@ -286,6 +286,7 @@ class GGS(RoleBase):
                        f"budget exhausted (Ω={sig.Omega:.2f} ≥ θ={self.cfg.theta})"
                        if sig.Omega >= self.cfg.theta else
                        "you did not confirm going ahead" if "declined: " in req.gap_summary else
+                       "the planner found no plan unlike the one that failed" if REPEATED_PLAN in req.gap_summary else
                        "the validators recommended abandoning")
                 partial = dict(st.last_matched) or None
                 final = FinalResult(

@@ -38,7 +38,7 @@ from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.llm.schema import LENGTHS
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
-from agentui.roles.actions import FIX, brief
+from agentui.roles.actions import FIX, REPEATED_PLAN, brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
 
@@ -193,8 +193,12 @@ class MetaValidator(RoleBase):
         why = m.planner_error or "the planner produced no subtasks"
         output = m.planner_error_kind == "model_output"  # the model's output, not the approach (#12)
         declined = why.startswith("declined: ")  # the user said no to the plan: stop, don't replan (#13)
+        # break_symmetry, and the planner repeated the failed plan even after its re-ask: another
+        # round gets the same order and no new outcome, so the same plan again (5 of 5 stored
+        # 1.5B runs ended in abandon anyway, 2 planner calls later) (#13)
+        stuck = REPEATED_PLAN in why
         await self.publish(Role.GGS, ReplanRequest(
-            recommendation=Recommendation.ABANDON if declined else Recommendation.REPLAN,
+            recommendation=Recommendation.ABANDON if declined or stuck else Recommendation.REPLAN,
             task_id=tid, intent=m.task_spec.intent if m.task_spec else "",
             gap_summary=f"no plan: {why}"[:600], elapsed_ms=self._elapsed_ms(tid),
             task_criteria_verdicts=[CriterionVerdict(

@@ -33,7 +33,7 @@ from agentui.contracts import (
     TaskSpec,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
-from agentui.roles.actions import WORKSPACE_LINE
+from agentui.roles.actions import REPEATED_PLAN, WORKSPACE_LINE
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import Calibration, calibrate
 
@@ -242,7 +242,7 @@ class Planner(RoleBase):
             old = {_norm(s.intent) for s in st.last_plan.subtasks}
             new = {_norm(s.intent) for s in plan.subtasks}
             if new == old:
-                return "break_symmetry needs a different plan, but this one repeats the previous plan"
+                return REPEATED_PLAN
         return None
 
     async def _plan(self, st: _Task) -> None:

@@ -636,6 +636,25 @@ async def test_a_reask_rejected_for_the_same_problem_ends_the_reasks(fakellm, tm
     assert r.final.directive.value == "abandon"
 
 
+async def test_a_plan_repeated_under_break_symmetry_after_its_reask_ends_the_task(fakellm, tmp_path):
+    """#13: under break_symmetry the 1.5B planner repeated the failed plan, then again after the
+    re-ask; GGS ordered break_symmetry once more and got the same plan twice more (2 planner calls,
+    ~1,600 prompt tokens) before abandoning: 5 of 5 stored runs. Abandon at once, and say why."""
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("sum the numbers")])
+    fakellm.responder("planner", lambda _r: plan(["the sum is shown"], sub("sum them with: bc", "a number",
+                                                                            tools=["read_file"])))
+    fakellm.script("executor", [finish("10")])
+    fakellm.script("agent_validator", [verdicts("fail:logical")])
+    r = await run_task(fakellm, tmp_path, "sum the numbers", pipeline={"plan_reasks": 1, "correction_budget": 0},
+                       ggs={"max_replans": 3, "time_budget_ms": 10**9})
+    [d] = r.of("PlanDirective")
+    assert d.directive.value == "break_symmetry"
+    assert len(fakellm.calls("planner")) == 3  # the plan, the replan, its re-ask — no second round
+    assert r.final.directive.value == "abandon"
+    assert "the planner found no plan unlike the one that failed" in r.final.summary
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
     (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""
