@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import fsaccess, safety
+from agentui.tools import fsaccess, nearby, safety
 from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in, shown
 
 MAX_READ_BYTES = 5_000_000
@@ -50,7 +50,8 @@ class ReadFileTool(BaseTool):
         real = Path(os.path.realpath(path))
         name = shown(ctx.workspace, path)  # as the model should name it (#13)
         if not real.exists():
-            return self.fail(args, f"no such file: {name}")
+            near = await asyncio.to_thread(nearby.hint, ctx.workspace, [args["path"]], want_dir=False)
+            return self.fail(args, f"no such file: {name}{near}")
         if real.is_dir():
             return self.fail(args, f"is a directory, not a file: {name} (use glob to list it)")
         # a symlink inside the workspace that leads out is judged by where it leads
@@ -215,7 +216,8 @@ class GlobTool(BaseTool):
             if denial:
                 return self.fail(args, denial)
         if not matches:
-            return self.ok(args, f"no paths match {pattern!r}")
+            near = await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.glob_roots(expanded))
+            return self.ok(args, f"no paths match {pattern!r}{near}")
         text = "\n".join(shown(ctx.workspace, m) for m in matches)
         if more:
             text += f"\n… [more than {GLOB_MAX_RESULTS} matches; narrow the pattern]"

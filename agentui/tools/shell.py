@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import safety
+from agentui.tools import nearby, safety
 from agentui.tools.registry import BaseTool, ToolContext, gate, sandbox_active
 from agentui.tools.safety import envsecrets
 from agentui.tools.sandbox import Policy, blocked_by_sandbox, wrap
@@ -220,6 +220,7 @@ class ShellTool(BaseTool):
             )
         if result.returncode != 0:
             note = f" (the OS sandbox blocked it: {blocked})" if blocked else ""
+            note += await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.missing_names(result.output))
             return self.fail(
                 args, f"exit code {result.returncode}{note}", evidence=result.output, exit_code=result.returncode
             )

@@ -532,3 +532,43 @@ async def test_time_waiting_for_the_confirmation_is_not_tool_time(registry: Tool
     assert rec.ok, rec.error
     assert ctx.waited_s >= 1.0
     assert rec.duration_s < ctx.waited_s  # with the wait counted it would be ≥ 1.0
+
+
+async def test_a_missing_path_error_says_where_its_namesake_is(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (wall tasks on the 1.5B model): `cat settings.ini` failed five times over three replans
+    while conf/settings.ini existed. Each tool that fails on a missing path names the namesakes the
+    workspace has; with none, or with the path present, it adds nothing."""
+    (ws / "conf").mkdir()
+    (ws / "conf/settings.ini").write_text("mode = turbo\n")
+    (ws / "archive/reports").mkdir(parents=True)
+    (ws / "archive/reports/q1.pdf").write_text("")
+    (ws / ".git/conf").mkdir(parents=True)
+    (ws / ".git/conf/settings.ini").write_text("")  # never offered: not the user's file
+    sh = await registry.call("shell", {"command": "cat settings.ini"}, ctx_for(ws))
+    assert not sh.ok and sh.error == "exit code 1 (settings.ini is not there; the workspace has conf/settings.ini)"
+    ls = await registry.call("shell", {"command": "ls reports"}, ctx_for(ws))
+    assert not ls.ok and "the workspace has archive/reports)" in (ls.error or "")
+    rd = await registry.call("read_file", {"path": "settings.ini"}, ctx_for(ws))
+    assert not rd.ok and rd.error == "no such file: settings.ini (settings.ini is not there; the workspace has conf/settings.ini)"
+    gl = await registry.call("glob", {"pattern": "reports/*.pdf"}, ctx_for(ws))
+    assert gl.ok and gl.evidence.endswith("(reports is not there; the workspace has archive/reports)")
+    fs = await registry.call("file_search", {"query": "q1", "path": "reports"}, ctx_for(ws))
+    assert not fs.ok and "the workspace has archive/reports)" in (fs.error or "")
+    none = await registry.call("shell", {"command": "cat nowhere.txt"}, ctx_for(ws))
+    assert not none.ok and none.error == "exit code 1"
+    other = await registry.call("shell", {"command": "cat conf/settings.ini missing.txt"}, ctx_for(ws))
+    assert other.error == "exit code 1"  # conf/settings.ini exists; missing.txt has no namesake
+
+
+def test_nearby_is_bounded_and_reads_error_shapes(tmp_path: Path) -> None:
+    from agentui.tools import nearby
+
+    assert nearby.missing_names("ls: cannot access 'a b': No such file or directory\n"
+                                "python3: can't open file '/w/s.py': [Errno 2] No such file or directory\n"
+                                "tail: cannot open 'x' for reading: No such file or directory") == ["a b", "/w/s.py", "x"]
+    for i in range(nearby.MAX_FOUND + 2):
+        (tmp_path / f"d{i}").mkdir()
+        (tmp_path / f"d{i}/n.txt").write_text("")
+    assert len(nearby.elsewhere(tmp_path, "n.txt")) == nearby.MAX_FOUND
+    assert nearby.elsewhere(tmp_path, "d1", want_dir=False) == [] and nearby.elsewhere(tmp_path, "..") == []
+    assert nearby.glob_roots("**/*.md") == [] and nearby.glob_roots("docs/*.md") == ["docs"]

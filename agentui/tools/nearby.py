@@ -1,0 +1,84 @@
+"""Where a path that does not exist may be instead (#13).
+
+A tool that fails on a missing path says where a file or folder of that name is in the workspace,
+like a shell's "did you mean": `cat settings.ini` fails, and the error adds that
+`conf/settings.ini` exists. Small models otherwise retry the same path until the step budget is
+spent (seen on the 1.5B model: `cat settings.ini` five times over three replans). The search is
+bounded (entries visited, names returned) and never leaves the workspace or follows a symlink.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+#: folders not worth searching for a user's file
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox",
+                       ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+MAX_VISITED = 20_000
+MAX_FOUND = 3
+
+# "cat: a.txt: No such file or directory", "ls: cannot access 'reports': No such …",
+# "tail: cannot open 'x' for reading: No such …", "python3: can't open file '/w/s.py': [Errno 2] No such …"
+_MISSING = re.compile(r"(?:['‘]([^'’\n]{1,300})['’](?: for reading)?|([^\s:'‘’]{1,300})): "
+                      r"(?:\[Errno 2\] )?No such file or directory")
+
+
+def missing_names(output: str) -> list[str]:
+    """The paths a command's error output says do not exist, in order, without repeats."""
+    names: list[str] = []
+    for m in _MISSING.finditer(output or ""):
+        name = m.group(1) or m.group(2)
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def elsewhere(workspace: Path, name: str, *, want_dir: bool | None = None) -> list[str]:
+    """Workspace-relative paths of entries named like `name`'s last part (folders first when
+    `want_dir`), at most MAX_FOUND, after visiting at most MAX_VISITED entries."""
+    base = os.path.basename(name.rstrip("/"))
+    if not base or base in (".", ".."):
+        return []
+    ws = Path(os.path.realpath(workspace))
+    found: list[str] = []
+    visited = 0
+    for root, dirs, files in os.walk(ws):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        here = Path(root)
+        for entry, is_dir in [*((d, True) for d in dirs), *((f, False) for f in sorted(files))]:
+            visited += 1
+            if entry == base and (want_dir is None or want_dir == is_dir):
+                found.append(str((here / entry).relative_to(ws)))
+        if len(found) >= MAX_FOUND or visited >= MAX_VISITED:
+            break
+    return found[:MAX_FOUND]
+
+
+def hint(workspace: Path, names: Iterable[str], *, want_dir: bool | None = None) -> str:
+    """" (a.txt is not there; the workspace has conf/a.txt)" for the first named path that does not
+    exist and has a namesake elsewhere in the workspace, else ""."""
+    for name in names:
+        p = Path(os.path.expanduser(name))
+        full = p if p.is_absolute() else Path(workspace) / p
+        if os.path.lexists(full):
+            continue
+        try:
+            alts = [a for a in elsewhere(workspace, name, want_dir=want_dir) if a != os.path.normpath(name)]
+        except OSError:
+            return ""
+        if alts:
+            return f" ({name} is not there; the workspace has {', '.join(alts)})"
+    return ""
+
+
+def glob_roots(pattern: str) -> list[str]:
+    """The literal folder a glob pattern starts from ("reports" for "reports/*.pdf"), or the pattern
+    itself when it has no wildcard; [] when it starts with one."""
+    literal = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+    if literal == pattern:
+        return [pattern]
+    head = literal.rsplit("/", 1)[0] if "/" in literal else ""
+    return [head] if head else []
