@@ -4,7 +4,8 @@ A tool that fails on a missing path says where a file or folder of that name is 
 like a shell's "did you mean": `cat settings.ini` fails, and the error adds that
 `conf/settings.ini` exists. Small models otherwise retry the same path until the step budget is
 spent (seen on the 1.5B model: `cat settings.ini` five times over three replans). The search is
-bounded (entries visited, names returned) and never leaves the workspace or follows a symlink.
+bounded (entries visited, names returned) and never leaves the workspace or follows a symlink;
+a secret's path (a `.env`, a key) is never named: listing one asks the user first (#14).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+
+from agentui.tools.safety.paths import is_secret
 
 #: folders not worth searching for a user's file
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox",
@@ -50,7 +53,7 @@ def elsewhere(workspace: Path, name: str, *, want_dir: bool | None = None) -> li
         here = Path(root)
         for entry, is_dir in [*((d, True) for d in dirs), *((f, False) for f in sorted(files))]:
             visited += 1
-            if entry == base and (want_dir is None or want_dir == is_dir):
+            if entry == base and (want_dir is None or want_dir == is_dir) and not is_secret(here / entry):
                 found.append(str((here / entry).relative_to(ws)))
         if len(found) >= MAX_FOUND or visited >= MAX_VISITED:
             break

@@ -558,6 +558,11 @@ async def test_a_missing_path_error_says_where_its_namesake_is(registry: ToolReg
     assert not none.ok and none.error == "exit code 1"
     other = await registry.call("shell", {"command": "cat conf/settings.ini missing.txt"}, ctx_for(ws))
     assert other.error == "exit code 1"  # conf/settings.ini exists; missing.txt has no namesake
+    (ws / "conf/.env").write_text("TOKEN=x\n")
+    (ws / "conf/id_rsa").write_text("key\n")
+    for name in (".env", "id_rsa"):  # a secret's name is never listed without asking (#14)
+        rec = await registry.call("read_file", {"path": name}, ctx_for(ws))
+        assert rec.error == f"no such file: {name}", rec.error
 
 
 def test_nearby_is_bounded_and_reads_error_shapes(tmp_path: Path) -> None:
