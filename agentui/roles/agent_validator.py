@@ -49,6 +49,7 @@ from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
 from agentui.roles.actions import FIX, brief
 from agentui.roles.base import RoleBase, RoleContext
+from agentui.roles.calibration import rel_target
 from agentui.roles.executor import SKIPPED
 from agentui.roles.loss import NOT_RUN
 
@@ -266,7 +267,8 @@ class AgentValidator(RoleBase):
             # claims, the subtask is not done, and the wall is the environment (issue #13) — unless
             # the files themselves already answer the criterion (an earlier attempt did the work and
             # only a retry's overwrite was denied: an outside tester, #13)
-            ev = f"the user denied {denied.tool} {denied.target[:160]!r} ({denied.error}); nothing later did it"
+            ev = (f"the user denied {denied.tool} {rel_target(denied.target, self.ctx.workspace)[:160]!r} "
+                  f"({denied.error}); nothing later did it")
             out = []
             for c in crits:
                 if seen_ok := self._files_confirm(c, st, changes):

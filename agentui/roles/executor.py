@@ -315,7 +315,7 @@ class Executor(RoleBase):
             calls.append(rec)
             seen[key] = rec
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {rec.error}"
-            win.step(sent, f"{head}\n{rec.evidence}", f"{act.tool} {rec.target[:60]!r} → " + (
+            win.step(sent, f"{head}\n{rec.evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
                 f"ok: {one_line(rec.evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(rec.error or '')}"))
         last = calls[-1] if calls else None
         return ExecutionResult(

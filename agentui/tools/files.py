@@ -160,7 +160,7 @@ class WriteFileTool(BaseTool):
                 raise
             except Exception as exc:  # noqa: BLE001 - one clear line; never written twice
                 return self.fail(args, f"cannot write {shown(ctx.workspace, path)}: the editor refused: {str(exc)[:200]}")
-            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {shown(ws, path)}",
+            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {shown(ctx.workspace, path)}",
                            writes=[str(rel)])
         try:
             await asyncio.to_thread(fsaccess.write_beneath, ws, rel, content, append=append)

@@ -20,12 +20,15 @@ from agentui.tools.safety.paths import is_secret
 #: folders not worth searching for a user's file
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox",
                        ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+#: folders that hold keys and credentials wherever they are: never searched, never named
+PRIVATE_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".password-store", "gcloud",
+                          "keyrings", ".config"})
 MAX_VISITED = 20_000
 MAX_FOUND = 3
 
 # "cat: a.txt: No such file or directory", "ls: cannot access 'reports': No such …",
 # "tail: cannot open 'x' for reading: No such …", "python3: can't open file '/w/s.py': [Errno 2] No such …"
-_MISSING = re.compile(r"(?:['‘]([^'’\n]{1,300})['’](?: for reading)?|([^\s:'‘’]{1,300})): "
+_MISSING = re.compile(r"(?:['‘]([^'’\n]{1,300})['’](?: for reading)?|\"([^\"\n]{1,300})\"|([^\s:'‘’\"]{1,300})): "
                       r"(?:\[Errno 2\] )?No such file or directory")
 
 
@@ -33,7 +36,7 @@ def missing_names(output: str) -> list[str]:
     """The paths a command's error output says do not exist, in order, without repeats."""
     names: list[str] = []
     for m in _MISSING.finditer(output or ""):
-        name = m.group(1) or m.group(2)
+        name = m.group(1) or m.group(2) or m.group(3)
         if name and name not in names:
             names.append(name)
     return names
@@ -49,15 +52,29 @@ def elsewhere(workspace: Path, name: str, *, want_dir: bool | None = None) -> li
     found: list[str] = []
     visited = 0
     for root, dirs, files in os.walk(ws):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         here = Path(root)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and d.lower() not in PRIVATE_DIRS
+                         and not (here / d / "pyvenv.cfg").exists())  # a virtualenv by any name
         for entry, is_dir in [*((d, True) for d in dirs), *((f, False) for f in sorted(files))]:
             visited += 1
-            if entry == base and (want_dir is None or want_dir == is_dir) and not is_secret(here / entry):
+            if entry == base and (want_dir is None or want_dir == is_dir) and _nameable(here / entry, ws):
                 found.append(str((here / entry).relative_to(ws)))
         if len(found) >= MAX_FOUND or visited >= MAX_VISITED:
             break
     return found[:MAX_FOUND]
+
+
+def _nameable(path: Path, ws: Path) -> bool:
+    """Not a secret (by any letter case: macOS file names ignore it), not a link that leads out."""
+    if is_secret(path) or is_secret(path.with_name(path.name.lower())) or path.name.lower().endswith(
+            (".ppk", ".git-credentials")):
+        return False
+    return not path.is_symlink() or Path(os.path.realpath(path)).is_relative_to(ws)
+
+
+def _printable(text: str) -> str:
+    """A name as one line: a file name cannot forge lines of a tool result."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def hint(workspace: Path, names: Iterable[str], *, want_dir: bool | None = None) -> str:
@@ -73,7 +90,7 @@ def hint(workspace: Path, names: Iterable[str], *, want_dir: bool | None = None)
         except OSError:
             return ""
         if alts:
-            return f" ({name} is not there; the workspace has {', '.join(alts)})"
+            return f" ({_printable(name)} is not there; the workspace has {', '.join(map(_printable, alts))})"
     return ""
 
 

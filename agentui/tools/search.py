@@ -59,7 +59,7 @@ class FileSearchTool(BaseTool):
             if root.is_file():  # say what to use instead (#13): small models retry the same call otherwise
                 return self.fail(args, f"{args.get('path')} is a file, not a directory: use read_file or shell "
                                        f"(e.g. grep) to look inside it")
-            near = await asyncio.to_thread(nearby.hint, ctx.workspace, [args.get("path") or "."], want_dir=True)
+            near = await asyncio.to_thread(nearby.hint, ctx.workspace, [args.get("path") or "."])
             return self.fail(args, f"not a directory: {shown(ctx.workspace, root)}{near}")
         denial = await gate(ctx, self.name, f"{query} under {root}", safety.assess_read(root, ctx.workspace,
                                                                                          tool=self.name))

@@ -41,7 +41,8 @@ _SECRET_ABSOLUTE = (
 # Basenames that are secret wherever they live (the workspace's own `.env` included).
 _SECRET_NAMES = (".env", ".env.*", "*.env", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem",
                  "*.key", "*.p12", "*.pfx", "*.keychain", "*.keychain-db", "credentials",
-                 "credentials.json", ".netrc", ".pgpass", "*.kdbx", "secrets.*", "*.asc")
+                 "credentials.json", ".netrc", ".pgpass", "*.kdbx", "secrets.*", "*.asc", ".git-credentials",
+                 "*.ppk")
 # Inside the workspace, a write here later runs code or changes what git does (ask even for new files).
 _CODE_PLACES = (".git/hooks", ".git/config", ".gitattributes", ".envrc", ".vscode", ".idea",
                 ".git/info/attributes", ".agentui", ".husky")
@@ -90,7 +91,9 @@ def is_secret(path: Path, lexical: str | None = None) -> bool:
             return True
         if any(inside(p, Path(s)) and not inside(h, Path(s)) for s in _SECRET_ABSOLUTE):
             return True
-        if any(fnmatch.fnmatch(p.name, pat) for pat in _SECRET_NAMES) and not _public_example(p.name):
+        # by any letter case: on macOS `.ENV` is the file `.env`
+        if any(fnmatch.fnmatchcase(p.name.lower(), pat) for pat in _SECRET_NAMES) \
+                and not _public_example(p.name.lower()):
             return True
         if p.parts[:2] == ("/", "proc") and p.name in ("environ", "mem", "cmdline", "maps"):
             return True
