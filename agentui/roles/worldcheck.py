@@ -13,7 +13,10 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   "add a line saying 'X' at the end of F" with F's last line not X, or F holding nothing but X
   when the task says to keep the existing lines; "sort the lines of A … into B" with B not A's
   lines sorted; "how many lines contain the word W (in any case)" answered with the count of W
-  inside other words or in one case only.
+  inside other words or in one case only; "the total of the C column in F.csv" answered with a
+  number that is not that column's sum; "how many files are in the D folder" (hidden files, folders
+  in or out as the question says, either when it does not) and "how many distinct extensions"
+  answered with a number no reading of the question gives; a listing of names that holds paths.
   None when code cannot tell — these checks only ever take a pass away.
 - `confirmed(criterion, ws)`: the one check that grants: a criterion that is nothing but "F
   (exists and) contains [exactly] 'T'" (or "the content of F is 'T'"), with F a workspace file that
@@ -208,6 +211,128 @@ def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
+_COLUMN_SUM = re.compile(r"\b(?:total|sum)\s+of\s+(?:the\s+|all\s+(?:the\s+)?)?[\"'`]?(?P<col>[\w .-]{1,40}?)[\"'`]?"
+                         r"\s+(?:column|field|values)\b", re.I)
+
+
+def _number_problem(output: str, right: set[float], why: str, todo: str) -> tuple[str, str] | None:
+    """The answer states numbers and none of them is one code counted: (why, todo); else None."""
+    nums = [float(n) for n in G.numbers(output, words=True) if re.fullmatch(r"-?\d+(?:\.\d+)?", n)]
+    if not nums or any(abs(n - r) < 1e-9 for n in nums for r in right):
+        return None
+    return why, todo
+
+
+def _column_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"The total of the score column in scores.csv" answered with a number that is not the sum of
+    that column's values (header left out): the 1.5B model summed column 3 instead of 2."""
+    m = _COLUMN_SUM.search(text)
+    if m is None or G.asks_for(text) != "number":
+        return None
+    files = [(rel, p) for rel, p in named(text, ws) if p.suffix.lower() in (".csv", ".tsv") and p.is_file()]
+    if len(files) != 1 or (data := _read(files[0][1])) is None:
+        return None
+    rel, p = files[0]
+    import csv
+
+    rows = [r for r in csv.reader(_lines(data), delimiter="\t" if p.suffix.lower() == ".tsv" else ",") if r]
+    if len(rows) < 2:
+        return None
+    head = [h.strip().lower() for h in rows[0]]
+    col = m.group("col").strip().lower()
+    if head.count(col) != 1:
+        return None  # no such column, or two: code cannot tell which
+    i = head.index(col)
+    try:
+        values = [float(r[i]) for r in rows[1:] if len(r) > i and r[i].strip()]
+    except ValueError:
+        return None  # not all numbers: code cannot tell what the total means
+    sep = "\\t" if p.suffix.lower() == ".tsv" else ","
+    return _number_problem(output, {sum(values)},
+                           f"the {col} column of {rel} (column {i + 1}) does not sum to what the answer says",
+                           f"sum column {i + 1} of {rel} without its header (e.g. awk -F'{sep}' "
+                           f"'NR>1 {{s+=${i + 1}}} END {{print s}}' {rel}) and report that number")
+
+
+_IN_FOLDER = re.compile(r"\b(?:in|inside|under|within)\s+(?:the\s+)?(?:(?P<this>this|the\s+current)\s+(?:folder|directory)|"
+                        r"[\"'`]?(?P<dir>[\w.-]+/?)[\"'`]?\s+(?:folder|directory|dir)\b)", re.I)
+_HIDDEN_IN = re.compile(r"\b(?:hidden(?:\s+(?:files|ones))?\s+(?:included|too|as\s+well)|(?:including|incl\.?|with|counting)"
+                        r"\s+(?:the\s+)?hidden|dot-?files\s+included)\b", re.I)
+_HIDDEN_OUT = re.compile(r"\b(?:not\s+(?:counting\s+)?(?:the\s+)?hidden|excluding\s+(?:the\s+)?hidden|without\s+"
+                         r"(?:the\s+)?hidden|visible|non-?hidden)\b", re.I)
+_FILES_ONLY = re.compile(r"\b(?:not\s+(?:the\s+)?(?:folders|directories|sub-?folders|dirs)|files\s+only|only\s+files|"
+                         r"regular\s+files)\b", re.I)
+_HOW_MANY_FILES = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?P<what>files|entries|items)\b", re.I)
+_DISTINCT_EXT = re.compile(r"\b(?:distinct|different|unique)\s+(?:file\s+)?(?:extensions|suffixes|file\s+types)\b", re.I)
+
+
+def _folder(text: str, ws: Path) -> Path | None:
+    m = _IN_FOLDER.search(text)
+    if m is None:
+        return None
+    root = Path(os.path.realpath(ws))
+    if m.group("this"):
+        return root
+    p = _resolve(m.group("dir").rstrip("/"), ws)
+    return p if p is not None and p.is_dir() and inside(Path(os.path.realpath(p)), root) else None
+
+
+def _entries(folder: Path, recursive: bool) -> list[Path]:
+    if not recursive:
+        return list(folder.iterdir())
+    out: list[Path] = []
+    for d, dirs, files in os.walk(folder):
+        out.extend(Path(d) / n for n in (*dirs, *files))
+        if len(out) > 20_000:
+            break
+    return out
+
+
+def _folder_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"How many files (not folders) are directly inside the data folder, hidden files included?"
+    answered with a number no reading of the question gives (hidden in or out when it does not say,
+    folders in or out when it does not say)."""
+    m = _HOW_MANY_FILES.search(text)
+    if m is None or G.asks_for(text) != "number" or _DISTINCT_EXT.search(text):
+        return None
+    kind = re.search(r"how\s+many\s+((?:\w+\s+){0,2}?)(?:files|entries|items)", text, re.I)
+    if kind and kind.group(1).strip():  # "how many .md files", "how many python files": other checks' business
+        return None
+    folder = _folder(text, ws)
+    if folder is None:
+        return None
+    recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
+    every = _entries(folder, recursive)
+    hidden = [True] if _HIDDEN_IN.search(text) else [False] if _HIDDEN_OUT.search(text) else [True, False]
+    files_only = [True] if _FILES_ONLY.search(text) else [True, False]
+    right = {float(sum(1 for e in every if (h or not e.name.startswith(".")) and (not f or e.is_file())))
+             for h in hidden for f in files_only}
+    rel = os.path.relpath(folder, os.path.realpath(ws))
+    how = f"find {rel} {'' if recursive else '-maxdepth 1 '}-type f | wc -l"
+    return _number_problem(output, right, f"{rel} does not hold as many as the answer says (code counted them)",
+                           f"count them with a command that matches the question exactly (e.g. {how}) "
+                           f"and report that number")
+
+
+def _extension_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"How many distinct file extensions are there among the files in this folder?" answered with
+    a number that is not the count of distinct extensions (the 1.5B model counted the files)."""
+    if not _DISTINCT_EXT.search(text) or G.asks_for(text) != "number":
+        return None
+    folder = _folder(text, ws) or (Path(os.path.realpath(ws)) if re.search(r"\bhere\b", text, re.I) else None)
+    if folder is None:
+        return None
+    files = [e for e in _entries(folder, bool(_RECURSIVE.search(text))) if e.is_file()]
+    exts = {e.suffix for e in files if e.suffix}
+    right = {float(len(exts)), float(len({x.lower() for x in exts}))}
+    if any(not e.suffix for e in files):  # does "no extension" count as one? code cannot tell: both
+        right |= {r + 1 for r in right}
+    return _number_problem(output, right, "the answer's number is not the count of distinct extensions "
+                                          "(code counted them)",
+                           "list the extensions and count the distinct ones (e.g. ls | sed -n 's/.*\\.//p' | "
+                           "sort -u | wc -l) and report that number")
+
+
 _LINE_COUNT = re.compile(r"\b(how\s+many\s+lines|number\s+of\s+lines|line\s+count|count\s+(?:the\s+)?lines)\b", re.I)
 _FILTERED = re.compile(r"\b(contain\w*|match\w*|with|without|start\w*|end\w*|begin\w*|that|which|where|having|"
                        r"includ\w*|mention\w*|uniq\w*|distinct|duplicat\w*|longer|shorter|more|less|than|each|per|"
@@ -267,8 +392,9 @@ def _listing_problem(text: str, ws: Path) -> tuple[str, str] | None:
     folder = out.parent if out.parent != root and inside(out.parent, root) else root
     want = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ext and p != out)
     got = [ln.strip().removeprefix("./") for ln in _lines(data) if ln.strip()]
-    got = [g.rsplit("/", 1)[-1] if "/" in g and (folder / g.rsplit("/", 1)[-1]).exists() else g for g in got]
     todo = f"write exactly the {ext} file names ({', '.join(want) or 'none'}) into {rel}, one per line"
+    if any("/" in g for g in got):  # the 1.5B wrote `ls /abs/ws/*.md > index.txt`: paths, not names
+        return f"{rel} lists paths ({next(g for g in got if '/' in g)[:80]}), not file names", todo
     if set(got) != set(want) or len(got) != len(want):
         extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
         what = "; ".join(x for x in (f"it lists {', '.join(extra)} that is not a {ext} file here" if extra else "",
@@ -630,6 +756,7 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
                 or _count_problem(text, out, ws) or _line_count_problem(text, out, ws)
                 or _answer_problem(text, out, ws)
                 or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
-                or _word_count_problem(text, out, ws))
+                or _word_count_problem(text, out, ws) or _column_sum_problem(text, out, ws)
+                or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws))
     except OSError:
         return None

@@ -301,3 +301,42 @@ def test_granting_checks_hold_against_an_outside_testers_attacks(tmp_path):
     assert W.collateral(["hello.txt", "important.txt"], "create hello.txt containing 'hi'", ws) == \
         "important.txt was changed too"
     assert W.collateral(["hello.txt"], "create hello.txt containing 'hi'", ws) is None
+
+
+def test_counts_and_sums_code_can_recount(tmp_path):
+    """The 1.5B model's grounded but wrong answers on the full suite (#13): `awk '{print $3}'` for
+    the score column (96, not 49); `ls -a /abs/…/data | wc -l` on the wrong folder (6, not 4);
+    the files counted instead of their extensions (6, not 4); `ls /abs/ws/*.md > index.txt`."""
+    ws = tmp_path / "ws"
+    (ws / "data/sub").mkdir(parents=True)
+    (ws / "scores.csv").write_text("name,score,age\nann,12,30\nbob,30,41\ncid,7,25\n")
+    for n in ("a.csv", "b.csv", ".env", ".cache", "sub/x.csv"):
+        (ws / "data" / n).write_text("")
+    col = "What is the total of the score column in scores.csv?"
+    why, todo = W.contradiction(col, "The total of the score column in scores.csv is 96.", ws)
+    assert "column 2" in why and "NR>1 {s+=$2}" in todo
+    assert W.contradiction(col, "49", ws) is None and W.contradiction(col, "the total is not shown", ws) is None
+    hidden = "How many files (not folders) are directly inside the data folder, hidden files included?"
+    assert W.contradiction(hidden, "6", ws) is not None and W.contradiction(hidden, "2", ws) is not None
+    assert W.contradiction(hidden, "4", ws) is None
+    plain = "How many files are in the data folder?"  # hidden? folders? it does not say: any reading
+    assert all(W.contradiction(plain, n, ws) is None for n in ("2", "3", "4", "5"))
+    assert W.contradiction(plain, "6", ws) is not None
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    for n in ("a.txt", "b.txt", "c.md", "d.py", "e.py", "f.json"):
+        (ext / n).write_text("")
+    q = "How many distinct file extensions are there among the files in this folder?"
+    assert W.contradiction(q, "6", ext) is not None and W.contradiction(q, "4", ext) is None
+    (ext / "Makefile").write_text("")  # no extension: counted as one or not, code cannot tell
+    assert W.contradiction(q, "5", ext) is None and W.contradiction(q, "4", ext) is None
+    md = tmp_path / "md"
+    md.mkdir()
+    for n in ("zeta.md", "alpha.md", "mid.md"):
+        (md / n).write_text("")
+    (md / "index.txt").write_text("".join(f"{md}/{n}\n" for n in ("alpha.md", "mid.md", "zeta.md")))
+    task = "Write the names of all .md files in this folder, sorted, one per line, into index.txt."
+    why, _ = W.contradiction(task, "done", md)
+    assert "lists paths" in why
+    (md / "index.txt").write_text("alpha.md\nmid.md\nzeta.md\n")
+    assert W.contradiction(task, "done", md) is None
