@@ -211,13 +211,14 @@ def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
-_COLUMN_SUM = re.compile(r"\b(?:total|sum)\s+of\s+(?:the\s+|all\s+(?:the\s+)?)?[\"'`]?(?P<col>[\w .-]{1,40}?)[\"'`]?"
-                         r"\s+(?:column|field|values)\b", re.I)
+_COLUMN_SUM = re.compile(r"\b(?:total|sum|add\s+up)\b(?:[^.?!\n]{0,60}?\s)?[\"'`]?(?P<col>[\w.-][\w .-]{0,59}?)[\"'`]?"
+                         r"\s+(?:column|field)\b", re.I)
 
 
 def _number_problem(output: str, right: set[float], why: str, todo: str) -> tuple[str, str] | None:
     """The answer states numbers and none of them is one code counted: (why, todo); else None."""
-    nums = [float(n) for n in G.numbers(output, words=True) if re.fullmatch(r"-?\d+(?:\.\d+)?", n)]
+    # digits only: "forty-nine" would read as "nine" (number words stop at twenty)
+    nums = [float(n) for n in G.numbers(output) if re.fullmatch(r"-?\d+(?:\.\d+)?", n)]
     if not nums or any(abs(n - r) < 1e-9 for n in nums for r in right):
         return None
     return why, todo
@@ -235,46 +236,67 @@ def _column_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     rel, p = files[0]
     import csv
 
-    rows = [r for r in csv.reader(_lines(data), delimiter="\t" if p.suffix.lower() == ".tsv" else ",") if r]
+    lines = _lines(data)
+    if lines:
+        lines[0] = lines[0].lstrip("\ufeff")
+    delim = "\t" if p.suffix.lower() == ".tsv" else ";" if lines and ";" in lines[0] and "," not in lines[0] else ","
+    rows = [r for r in csv.reader(lines, delimiter=delim) if r]
     if len(rows) < 2:
         return None
     head = [h.strip().lower() for h in rows[0]]
-    col = m.group("col").strip().lower()
-    if head.count(col) != 1:
+    words = m.group("col").strip().lower().split()
+    # "add up the values in the amount column": the column is the longest tail of words that is one
+    cols = [c for c in (" ".join(words[k:]) for k in range(len(words))) if head.count(c) == 1]
+    if not cols:
         return None  # no such column, or two: code cannot tell which
+    col = cols[0]
     i = head.index(col)
     try:
         values = [float(r[i]) for r in rows[1:] if len(r) > i and r[i].strip()]
     except ValueError:
         return None  # not all numbers: code cannot tell what the total means
-    sep = "\\t" if p.suffix.lower() == ".tsv" else ","
+    sep = "\\t" if delim == "\t" else delim
     return _number_problem(output, {sum(values)},
                            f"the {col} column of {rel} (column {i + 1}) does not sum to what the answer says",
                            f"sum column {i + 1} of {rel} without its header (e.g. awk -F'{sep}' "
                            f"'NR>1 {{s+=${i + 1}}} END {{print s}}' {rel}) and report that number")
 
 
-_IN_FOLDER = re.compile(r"\b(?:in|inside|under|within)\s+(?:the\s+)?(?:(?P<this>this|the\s+current)\s+(?:folder|directory)|"
-                        r"[\"'`]?(?P<dir>[\w.-]+/?)[\"'`]?\s+(?:folder|directory|dir)\b)", re.I)
+_THIS_FOLDER = re.compile(r"\b(?:in|inside|within|of|among)\s+(?:the\s+files\s+in\s+)?(?:this|the\s+current)\s+"
+                          r"(?:folder|directory)\b|\bhere\b", re.I)
+#: ways to name a folder, tried in order; the first that names a workspace folder wins
+_FOLDER_NAMES = (
+    re.compile(r"[\"'`“‘](?P<d>[^\"'`”’\n]{1,80})[\"'`”’]\s+(?:folder|directory|dir)\b", re.I),
+    re.compile(r"\b(?P<d>[\w./-]{1,80})\s+(?:folder|directory|dir)\b", re.I),
+    re.compile(r"\b(?:folder|directory)\s+[\"'`]?(?P<d>[\w./-]{1,80}?)[\"'`]?(?=[\s,;?!]|\.?$|\.\s)", re.I),
+    re.compile(r"\b(?:files?|entries|items)\s+(?:are\s+)?(?:directly\s+)?(?:in|inside|under|within|from)\s+"
+               r"(?P<d>[\w./-]{1,80}?)/?(?=[\s,;?!]|\.?$|\.\s)", re.I),
+)
 _HIDDEN_IN = re.compile(r"\b(?:hidden(?:\s+(?:files|ones))?\s+(?:included|too|as\s+well)|(?:including|incl\.?|with|counting)"
                         r"\s+(?:the\s+)?hidden|dot-?files\s+included)\b", re.I)
 _HIDDEN_OUT = re.compile(r"\b(?:not\s+(?:counting\s+)?(?:the\s+)?hidden|excluding\s+(?:the\s+)?hidden|without\s+"
                          r"(?:the\s+)?hidden|visible|non-?hidden)\b", re.I)
-_FILES_ONLY = re.compile(r"\b(?:not\s+(?:the\s+)?(?:folders|directories|sub-?folders|dirs)|files\s+only|only\s+files|"
+_FILES_ONLY = re.compile(r"\b(?:(?:not|without|excluding)\s+(?:counting\s+|including\s+)?(?:the\s+|any\s+)?"
+                         r"(?:folders|directories|sub-?folders|sub-?directories|dirs)|files\s+only|only\s+(?:the\s+)?files|"
                          r"regular\s+files)\b", re.I)
-_HOW_MANY_FILES = re.compile(r"\bhow\s+many\s+(?:\w+\s+){0,2}?(?P<what>files|entries|items)\b", re.I)
+_HOW_MANY_FILES = re.compile(r"\b(?:how\s+many\s+(?:(?:visible|regular|plain|normal)\s+)?(?P<what>files|entries|items)|"
+                             r"count\s+(?:the\s+|all\s+(?:the\s+)?)?(?P<what2>files|entries|items))\b", re.I)
 _DISTINCT_EXT = re.compile(r"\b(?:distinct|different|unique)\s+(?:file\s+)?(?:extensions|suffixes|file\s+types)\b", re.I)
 
 
 def _folder(text: str, ws: Path) -> Path | None:
-    m = _IN_FOLDER.search(text)
-    if m is None:
-        return None
+    """The workspace folder a question is about: the one it names, or the workspace for "this
+    folder" / "here"; None when it names none that exists."""
     root = Path(os.path.realpath(ws))
-    if m.group("this"):
-        return root
-    p = _resolve(m.group("dir").rstrip("/"), ws)
-    return p if p is not None and p.is_dir() and inside(Path(os.path.realpath(p)), root) else None
+    for pat in _FOLDER_NAMES:
+        for m in pat.finditer(text):
+            name = m.group("d").strip().rstrip("/")
+            if not name or name.lower() in ("this", "the", "current", "a", "that", "each", "every"):
+                continue
+            p = _resolve(name, ws)
+            if p is not None and p.is_dir() and inside(Path(os.path.realpath(p)), root):
+                return Path(os.path.realpath(p))
+    return root if _THIS_FOLDER.search(text) else None
 
 
 def _entries(folder: Path, recursive: bool) -> list[Path]:
@@ -294,19 +316,23 @@ def _folder_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] |
     folders in or out when it does not say)."""
     m = _HOW_MANY_FILES.search(text)
     if m is None or G.asks_for(text) != "number" or _DISTINCT_EXT.search(text):
-        return None
-    kind = re.search(r"how\s+many\s+((?:\w+\s+){0,2}?)(?:files|entries|items)", text, re.I)
-    if kind and kind.group(1).strip():  # "how many .md files", "how many python files": other checks' business
-        return None
+        return None  # "how many .md files", "how many python files": not this check's business
     folder = _folder(text, ws)
     if folder is None:
         return None
     recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
-    every = _entries(folder, recursive)
-    hidden = [True] if _HIDDEN_IN.search(text) else [False] if _HIDDEN_OUT.search(text) else [True, False]
+    every = _entries(Path(os.path.realpath(folder)), recursive)
+    hidden = [False] if _HIDDEN_OUT.search(text) or re.search(r"\bvisible\b", text, re.I) \
+        else [True] if _HIDDEN_IN.search(text) else [True, False]  # "not counting hidden" is out
     files_only = [True] if _FILES_ONLY.search(text) else [True, False]
-    right = {float(sum(1 for e in every if (h or not e.name.startswith(".")) and (not f or e.is_file())))
-             for h in hidden for f in files_only}
+    base = Path(os.path.realpath(folder))
+
+    def shown(e: Path, h: bool) -> bool:  # hidden: the entry or a folder on its way down
+        return h or not any(part.startswith(".") for part in e.relative_to(base).parts)
+
+    # a link to a file counts as a file for `ls`, not for `find -type f`: both readings stand
+    right = {float(sum(1 for e in every if shown(e, h) and (not f or (e.is_file() and not (ln and e.is_symlink())))))
+             for h in hidden for f in files_only for ln in (False, True)}
     rel = os.path.relpath(folder, os.path.realpath(ws))
     how = f"find {rel} {'' if recursive else '-maxdepth 1 '}-type f | wc -l"
     return _number_problem(output, right, f"{rel} does not hold as many as the answer says (code counted them)",
@@ -324,7 +350,8 @@ def _extension_problem(text: str, output: str, ws: Path) -> tuple[str, str] | No
         return None
     files = [e for e in _entries(folder, bool(_RECURSIVE.search(text))) if e.is_file()]
     exts = {e.suffix for e in files if e.suffix}
-    right = {float(len(exts)), float(len({x.lower() for x in exts}))}
+    whole = {"".join(e.suffixes) for e in files if e.suffixes}  # is a.tar.gz's extension .gz or .tar.gz?
+    right = {float(len(exts)), float(len({x.lower() for x in exts})), float(len(whole))}
     if any(not e.suffix for e in files):  # does "no extension" count as one? code cannot tell: both
         right |= {r + 1 for r in right}
     return _number_problem(output, right, "the answer's number is not the count of distinct extensions "
@@ -389,9 +416,12 @@ def _listing_problem(text: str, ws: Path) -> tuple[str, str] | None:
     if data is None:
         return None  # missing: the missing-path rule speaks; too big: code cannot tell
     root = Path(os.path.realpath(ws))
-    folder = out.parent if out.parent != root and inside(out.parent, root) else root
+    folder = _folder(text.replace(rel, " "), ws) or (
+        out.parent if out.parent != root and inside(out.parent, root) else root)
     want = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ext and p != out)
-    got = [ln.strip().removeprefix("./") for ln in _lines(data) if ln.strip()]
+    # one per line, or comma-separated, or as a bulleted / numbered list: the names are what count
+    got = [re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", g.strip()).removeprefix("./")
+           for ln in _lines(data) for g in (ln.split(",") if "," in ln else [ln]) if g.strip()]
     todo = f"write exactly the {ext} file names ({', '.join(want) or 'none'}) into {rel}, one per line"
     if any("/" in g for g in got):  # the 1.5B wrote `ls /abs/ws/*.md > index.txt`: paths, not names
         return f"{rel} lists paths ({next(g for g in got if '/' in g)[:80]}), not file names", todo

@@ -340,3 +340,34 @@ def test_counts_and_sums_code_can_recount(tmp_path):
     assert "lists paths" in why
     (md / "index.txt").write_text("alpha.md\nmid.md\nzeta.md\n")
     assert W.contradiction(task, "done", md) is None
+
+
+def test_recounts_read_the_question_as_a_user_means_it(tmp_path):
+    """A second outside tester's cases (#13): the folder the question names (not the workspace
+    root), "not counting hidden" as hidden out, links counted by `ls` or not by `find -type f`,
+    the column found inside "add up the values in the amount column", a BOM and semicolons,
+    lists written comma-separated or as bullets, and number words left to grounding."""
+    ws = tmp_path / "ws"
+    (ws / "d/sub").mkdir(parents=True)
+    (ws / "docs").mkdir()
+    for n in ("d/a.txt", "d/b.txt", "d/c.txt", "d/.h", "d/sub/x", "d/sub/y", "docs/a.md", "docs/b.md", "docs/c.txt",
+              "README.md"):
+        (ws / n).write_text("")
+    rec = "How many files are in the d folder including subfolders, not counting hidden files?"
+    assert W.contradiction(rec, "5", ws) is None and W.contradiction(rec, "7", ws) is not None  # 7: hidden in
+    assert W.contradiction("How many files are in the d folder, not counting folders?", "5", ws) is not None
+    assert W.contradiction("How many visible files are in the d folder?", "5", ws) is not None
+    assert W.contradiction("Count the files in the d folder.", "9", ws) is not None
+    (ws / "d/la").symlink_to(ws / "d/a.txt")
+    direct = "How many files are directly inside the d folder, not counting folders or hidden files?"
+    assert W.contradiction(direct, "3", ws) is None and W.contradiction(direct, "4", ws) is None
+    lst = "Write the names of all .md files in docs into list.txt."
+    for body in ("a.md\nb.md\n", "a.md, b.md\n", "- a.md\n- b.md\n", "a.md\r\nb.md\r\n"):
+        (ws / "list.txt").write_text(body)
+        assert W.contradiction(lst, "done", ws) is None, body
+    (ws / "list.txt").write_text("README.md\n")
+    assert W.contradiction(lst, "done", ws) is not None
+    (ws / "sales.csv").write_bytes("\ufeffamount;name\r\n10;a\r\n39;b\r\n".encode())
+    add = "Add up the values in the amount column in sales.csv and tell me the result."
+    assert W.contradiction(add, "60", ws) is not None and W.contradiction(add, "49", ws) is None
+    assert W.contradiction("What is the total of the amount column in sales.csv?", "forty-nine", ws) is None
