@@ -16,6 +16,7 @@ SubTaskOutcome (done).
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -314,15 +315,24 @@ class Executor(RoleBase):
                 self._denied[tid].add(f"{act.tool}:{target}")
             calls.append(rec)
             seen[key] = rec
-            head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {rec.error}"
-            win.step(sent, f"{head}\n{rec.evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
-                f"ok: {one_line(rec.evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(rec.error or '')}"))
+            # the model sees workspace paths relative, as its prompt names them (#13); the task log keeps all
+            error, evidence = self._as_seen(rec.error or ""), self._as_seen(rec.evidence or "")
+            head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {error}"
+            win.step(sent, f"{head}\n{evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
+                f"ok: {one_line(evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(error)}"))
         last = calls[-1] if calls else None
         return ExecutionResult(
             subtask_id=st.subtask_id, attempt=attempt, status=ExecutionStatus.FAILED,
             output=(last.evidence if last else None), tool_calls=calls,
             infeasible_reason=f"ran out of steps ({cfg.pipeline.executor_max_steps}) before finishing",
         )
+
+    def _as_seen(self, text: str) -> str:
+        """`text` with the workspace's absolute path prefix taken off the paths inside it."""
+        ws = str(self.ctx.workspace).rstrip("/")
+        for root in dict.fromkeys((ws, os.path.realpath(ws))):
+            text = text.replace(root + "/", "")
+        return text
 
     async def _memory_targets(self, tid: str, mem: Any) -> dict[str, str]:
         """`tool:target` → rule, for memory's consolidated Constraints (the executor's gate)."""

@@ -106,15 +106,16 @@ async def test_the_replan_order_names_the_command_code_found(fakellm, tmp_path):
 
 async def test_earlier_steps_name_paths_relative_to_the_workspace(fakellm, tmp_path):
     """An outside tester (#13): the executor was told the workspace is ".", yet its earlier-steps
-    summary showed `read_file '/tmp/…/ws/data.csv'` for a path it had given absolute."""
+    summary showed `read_file '/tmp/…/ws/data.csv'` for a path it had given absolute; a command's
+    output or a gate's message that holds workspace paths reaches the model relative too."""
     _csv_rows(fakellm, tmp_path, "tail -n +2 data.csv | wc -l", "data.csv has 5 data rows", "5")
     fakellm.responder("planner", lambda _r: plan(["the number of data rows in data.csv is reported"], sub(
         "Count the rows of data.csv", "a single integer is reported", tools=["read_file", "shell"])))
-    steps = iter([call("read_file", path=str(tmp_path / "ws/data.csv")), call("shell", command="head -1 data.csv"),
+    steps = iter([call("read_file", path=str(tmp_path / "ws/data.csv")), call("shell", command='ls "$PWD"/data.csv'),
                   call("shell", command="tail -n +2 data.csv | wc -l")])
     fakellm.responder("executor", lambda _r: next(steps, finish("data.csv has 5 data rows")))
     await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
-    last = str(fakellm.calls("executor")[-1]["messages"][1:])
+    last = "\n".join(m["content"] for m in fakellm.calls("executor")[-1]["messages"][1:])
     assert "read_file 'data.csv'" in last and str(tmp_path) not in last, last
 
 
