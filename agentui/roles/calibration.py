@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentui.contracts import Level, MemoryAction
+from agentui.tools.registry import shown
 
 #: user-wide remembered rules (`agentui memory remember`), read for every plan
 USER_SPACE = "user"
@@ -33,17 +34,9 @@ class Calibration:
 
 
 def rel_target(target: str, workspace: Path) -> str:
-    """An absolute path inside the workspace, made workspace-relative; anything else unchanged."""
-    if not target or not os.path.isabs(target):
-        return target
-    for root in (workspace, workspace.resolve()):
-        try:
-            rel = os.path.relpath(target, root)
-        except ValueError:  # another drive on Windows
-            continue
-        if not rel.startswith(".."):
-            return rel
-    return target
+    """An absolute path inside the workspace, made workspace-relative; anything else unchanged
+    (the tools name paths to the model the same way)."""
+    return shown(workspace, target) if target and os.path.isabs(target) else target
 
 
 async def _rules(mem: Any, space: str) -> list[Any]:

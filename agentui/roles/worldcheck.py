@@ -30,6 +30,7 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from dataclasses import dataclass
@@ -234,8 +235,6 @@ def _column_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     if len(files) != 1 or (data := _read(files[0][1])) is None:
         return None
     rel, p = files[0]
-    import csv
-
     lines = _lines(data)
     if lines:
         lines[0] = lines[0].lstrip("\ufeff")
@@ -279,8 +278,8 @@ _HIDDEN_OUT = re.compile(r"\b(?:not\s+(?:counting\s+)?(?:the\s+)?hidden|excludin
 _FILES_ONLY = re.compile(r"\b(?:(?:not|without|excluding)\s+(?:counting\s+|including\s+)?(?:the\s+|any\s+)?"
                          r"(?:folders|directories|sub-?folders|sub-?directories|dirs)|files\s+only|only\s+(?:the\s+)?files|"
                          r"regular\s+files)\b", re.I)
-_HOW_MANY_FILES = re.compile(r"\b(?:how\s+many\s+(?:(?:visible|regular|plain|normal)\s+)?(?P<what>files|entries|items)|"
-                             r"count\s+(?:the\s+|all\s+(?:the\s+)?)?(?P<what2>files|entries|items))\b", re.I)
+_HOW_MANY_FILES = re.compile(r"\b(?:how\s+many\s+(?:(?:visible|regular|plain|normal)\s+)?(?:files|entries|items)|"
+                             r"count\s+(?:the\s+|all\s+(?:the\s+)?)?(?:files|entries|items))\b", re.I)
 _DISTINCT_EXT = re.compile(r"\b(?:distinct|different|unique)\s+(?:file\s+)?(?:extensions|suffixes|file\s+types)\b", re.I)
 
 
@@ -321,14 +320,13 @@ def _folder_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] |
     if folder is None:
         return None
     recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
-    every = _entries(Path(os.path.realpath(folder)), recursive)
-    hidden = [False] if _HIDDEN_OUT.search(text) or re.search(r"\bvisible\b", text, re.I) \
-        else [True] if _HIDDEN_IN.search(text) else [True, False]  # "not counting hidden" is out
+    every = _entries(folder, recursive)  # _folder gives the real path
+    hidden = [False] if _HIDDEN_OUT.search(text) else [True] if _HIDDEN_IN.search(text) \
+        else [True, False]  # "not counting hidden", "visible": out
     files_only = [True] if _FILES_ONLY.search(text) else [True, False]
-    base = Path(os.path.realpath(folder))
 
     def shown(e: Path, h: bool) -> bool:  # hidden: the entry or a folder on its way down
-        return h or not any(part.startswith(".") for part in e.relative_to(base).parts)
+        return h or not any(part.startswith(".") for part in e.relative_to(folder).parts)
 
     # a link to a file counts as a file for `ls`, not for `find -type f`: both readings stand
     right = {float(sum(1 for e in every if shown(e, h) and (not f or (e.is_file() and not (ln and e.is_symlink())))))
@@ -345,7 +343,7 @@ def _extension_problem(text: str, output: str, ws: Path) -> tuple[str, str] | No
     a number that is not the count of distinct extensions (the 1.5B model counted the files)."""
     if not _DISTINCT_EXT.search(text) or G.asks_for(text) != "number":
         return None
-    folder = _folder(text, ws) or (Path(os.path.realpath(ws)) if re.search(r"\bhere\b", text, re.I) else None)
+    folder = _folder(text, ws)  # "here" and "this folder" are the workspace
     if folder is None:
         return None
     files = [e for e in _entries(folder, bool(_RECURSIVE.search(text))) if e.is_file()]

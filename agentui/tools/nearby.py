@@ -65,11 +65,8 @@ def elsewhere(workspace: Path, name: str, *, want_dir: bool | None = None) -> li
 
 
 def _nameable(path: Path, ws: Path) -> bool:
-    """Not a secret (by any letter case: macOS file names ignore it), not a link that leads out."""
-    if is_secret(path) or is_secret(path.with_name(path.name.lower())) or path.name.lower().endswith(
-            (".ppk", ".git-credentials")):
-        return False
-    return not path.is_symlink() or Path(os.path.realpath(path)).is_relative_to(ws)
+    """Not a secret (the gate's list, any letter case), not a link that leads out."""
+    return not is_secret(path) and (not path.is_symlink() or Path(os.path.realpath(path)).is_relative_to(ws))
 
 
 def _printable(text: str) -> str:
