@@ -358,7 +358,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         except Exception:  # noqa: BLE001
             mem = "memory ?"
         self.sub_title = f"{mem} · {self.data_layout.root}"
-        self.query_one(StatusBar).set(memory=mem)
+        for bar in self.query(StatusBar):  # none while the app shuts down: the stats read may end after
+            bar.set(memory=mem)
 
     @work(group="consume")
     async def consume(self, tap: Any) -> None:

@@ -128,6 +128,23 @@ async def test_first_run_hint_until_there_is_a_past_task(fakellm, tmp_path):
         assert not app2.query_one("#hint").display  # the data dir has a past task now
 
 
+async def test_memory_count_that_ends_after_the_status_bar_is_gone_does_not_crash(fakellm, tmp_path):
+    """CI once saw the memory-count worker finish its stats read while the app was shutting down:
+    NoMatches for the status bar, raised through run_test. The count must just have nowhere to go."""
+    from agentui.ui.status import StatusBar
+
+    script_happy(fakellm)
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None and app.memory is not None)
+        await app.query_one(StatusBar).remove()
+        worker = app.refresh_memory_counts()
+        await app.workers.wait_for_complete([worker])
+        await pilot.pause()
+        assert app.sub_title.startswith("M0 K0 C0 T0")
+        assert app.is_running
+
+
 async def test_bus_filter_stays_visible_after_escape(tmp_path):
     app = replay_app()
     async with app.run_test(size=SIZE) as pilot:
