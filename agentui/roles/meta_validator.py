@@ -280,6 +280,15 @@ class MetaValidator(RoleBase):
         # a request for nothing but files: do the files answer it? (None: any other request) (#13)
         files_say = W.request_check(request, ws)
         changes = [p for o in outcomes for p in o.changes]
+        # a counting question code can count itself: a plainly stated right count stands over R4b's
+        # fail, when the task changed no file (#13); a question whose task changed the file it is
+        # about cannot pass on what the task may have written
+        answer = next((o.output for o in reversed(outcomes) if o.output not in (None, "")), None)
+        count_ok = None if changes else W.counted(request, answer, ws)
+        if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
+            count_ok = W.listed(request, ws)  # "the names of all .md files … into index.txt" (#13)
+        asked_changed = W.question_changed(request, changes, ws)
+        counted_grant = False
         for i, c in enumerate(crits):
             v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(
                 verdict="fail", failure_class="logical", evidence="no verdict given (rejected by default)")
@@ -296,11 +305,18 @@ class MetaValidator(RoleBase):
                 elif files_say is not None and not files_say[0]:
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"contradicted by the workspace: {files_say[1]}")
+                elif asked_changed:
+                    v = TaskVerdict(verdict="fail", failure_class="logical",
+                                    evidence=f"not met: {asked_changed}{FIX}answer from the files as they are; "
+                                             f"write nothing to them")
             elif files_say is not None and files_say[0] and (seen_ok := W.confirmed(c.criterion, ws, request)) \
                     and not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) \
                     and not W.collateral(changes, request, ws):
                 v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
                 granted = True
+            elif count_ok:
+                v = TaskVerdict(verdict="pass", evidence=count_ok)
+                counted_grant = True
             if v.verdict == "pass":
                 verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                                  evidence=v.evidence[:500]))
@@ -322,7 +338,9 @@ class MetaValidator(RoleBase):
                 outcomes=outcomes, task_criteria_verdicts=verdicts, reason="task_criteria"), tid)
             return
         summary = out.summary or "done"
-        if granted:  # the model's own summary said "not met": say what was checked instead (#13)
+        if counted_grant:  # R4b's summary said "not met": the answer, and what code counted
+            summary, merged = f"{answer} — {count_ok}", answer if W.counted(request, answer, ws) else count_ok
+        elif granted:  # the model's own summary said "not met": say what was checked instead (#13)
             summary = "Done — checked by code: " + "; ".join(v.evidence.removeprefix("checked by code: ")
                                                               for v in verdicts if v.evidence.startswith("checked by code"))
             merged = summary  # a request for files only: there is no answer value to lose

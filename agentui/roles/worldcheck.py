@@ -26,6 +26,11 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   validator failed "hello.txt exists and contains the text 'Hello, world'" three times with
   hello.txt holding exactly that). `request_check` does the same for a whole request that asks
   for nothing but files; `collateral` keeps code's word out when the task changed other paths.
+- `counted(request, answer, ws)`: the grant for a one-count question code can count itself (words,
+  lines, matching lines or rows of a file, a CSV column's total, a file's numbers summed, a folder's
+  files or distinct extensions when every open reading agrees), answered plainly with that count;
+  `listed` for "the names of all .md files … into F" with F listing exactly them;
+  `question_changed`: a question whose task wrote to the file it asks about.
 """
 
 from __future__ import annotations
@@ -190,7 +195,10 @@ def _one_file(text: str, ws: Path) -> tuple[str, bytes] | None:
     return None if data is None else (files[0][0], data)
 
 
-def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+def _excluded_count(text: str, ws: Path) -> tuple[int, int, str, str, str] | None:
+    """"How many data rows, not counting the header, are in data.csv?": (the count with that part
+    left out, the whole line count, the file, the kind left out, a command that counts the rest);
+    None when code cannot tell."""
     m = _EXCLUDES.search(text) or _NON_BLANK.search(text)
     if m is None or G.asks_for(text) != "number" or not _WHOLE_COUNT.search(text):
         return None
@@ -202,12 +210,19 @@ def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     ex = _excluded(m.group(1), lines, rel)  # "non-empty": group(1) is "empty", the kind left out
     if not ex or not ex[0]:
         return None  # unknown kind, or nothing to exclude: the whole count may be right
-    n, how = ex
-    total, nums = str(len(lines)), set(G.numbers(output))
-    if total in nums and str(len(lines) - n) not in nums:
-        kind = m.group(1).lower() if m.re is _EXCLUDES else f"{m.group(1).lower()} lines"
-        return (f"{rel} has {total} lines in all and the task excludes {kind} ({n} of those lines): "
-                f"{total} counts what it leaves out"), \
+    kind = m.group(1).lower() if m.re is _EXCLUDES else f"{m.group(1).lower()} lines"
+    return len(lines) - ex[0], len(lines), rel, kind, ex[1]
+
+
+def _count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    got = _excluded_count(text, ws)
+    if got is None:
+        return None
+    rest, whole, rel, kind, how = got
+    nums = set(G.numbers(output))
+    if str(whole) in nums and str(rest) not in nums:
+        return (f"{rel} has {whole} lines in all and the task excludes {kind} ({whole - rest} of those lines): "
+                f"{whole} counts what it leaves out"), \
             f"count {rel} again leaving out {kind} (e.g. {how}), and report that number"
     return None
 
@@ -225,9 +240,10 @@ def _number_problem(output: str, right: set[float], why: str, todo: str) -> tupl
     return why, todo
 
 
-def _column_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
-    """"The total of the score column in scores.csv" answered with a number that is not the sum of
-    that column's values (header left out): the 1.5B model summed column 3 instead of 2."""
+def _column_sum(text: str, ws: Path) -> tuple[float, str, int, str, str] | None:
+    """"The total of the score column in scores.csv": (the column's sum with the header left out,
+    the file, the column's index, its name, the separator); None when code cannot tell which column
+    or the values are not all numbers."""
     m = _COLUMN_SUM.search(text)
     if m is None or G.asks_for(text) != "number":
         return None
@@ -248,14 +264,22 @@ def _column_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     cols = [c for c in (" ".join(words[k:]) for k in range(len(words))) if head.count(c) == 1]
     if not cols:
         return None  # no such column, or two: code cannot tell which
-    col = cols[0]
-    i = head.index(col)
+    i = head.index(cols[0])
     try:
         values = [float(r[i]) for r in rows[1:] if len(r) > i and r[i].strip()]
     except ValueError:
         return None  # not all numbers: code cannot tell what the total means
-    sep = "\\t" if delim == "\t" else delim
-    return _number_problem(output, {sum(values)},
+    return sum(values), rel, i, cols[0], "\\t" if delim == "\t" else delim
+
+
+def _column_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"The total of the score column in scores.csv" answered with a number that is not the sum of
+    that column's values (header left out): the 1.5B model summed column 3 instead of 2."""
+    got = _column_sum(text, ws)
+    if got is None:
+        return None
+    total, rel, i, col, sep = got
+    return _number_problem(output, {total},
                            f"the {col} column of {rel} (column {i + 1}) does not sum to what the answer says",
                            f"sum column {i + 1} of {rel} without its header (e.g. awk -F'{sep}' "
                            f"'NR>1 {{s+=${i + 1}}} END {{print s}}' {rel}) and report that number")
@@ -309,10 +333,11 @@ def _entries(folder: Path, recursive: bool) -> list[Path]:
     return out
 
 
-def _folder_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
-    """"How many files (not folders) are directly inside the data folder, hidden files included?"
-    answered with a number no reading of the question gives (hidden in or out when it does not say,
-    folders in or out when it does not say)."""
+def _folder_count(text: str, ws: Path) -> tuple[set[float], str, bool] | None:
+    """"How many files (not folders) are directly inside the data folder, hidden files included?":
+    every count a reading of the question gives (hidden in or out, folders in or out, links as `ls`
+    or as `find -type f` counts them, as far as the question leaves them open), the folder, and
+    whether the count goes down into subfolders."""
     m = _HOW_MANY_FILES.search(text)
     if m is None or G.asks_for(text) != "number" or _DISTINCT_EXT.search(text):
         return None  # "how many .md files", "how many python files": not this check's business
@@ -331,16 +356,24 @@ def _folder_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] |
     # a link to a file counts as a file for `ls`, not for `find -type f`: both readings stand
     right = {float(sum(1 for e in every if shown(e, h) and (not f or (e.is_file() and not (ln and e.is_symlink())))))
              for h in hidden for f in files_only for ln in (False, True)}
-    rel = os.path.relpath(folder, os.path.realpath(ws))
+    return right, os.path.relpath(folder, os.path.realpath(ws)), recursive
+
+
+def _folder_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """A folder's file count answered with a number no reading of the question gives."""
+    got = _folder_count(text, ws)
+    if got is None:
+        return None
+    right, rel, recursive = got
     how = f"find {rel} {'' if recursive else '-maxdepth 1 '}-type f | wc -l"
     return _number_problem(output, right, f"{rel} does not hold as many as the answer says (code counted them)",
                            f"count them with a command that matches the question exactly (e.g. {how}) "
                            f"and report that number")
 
 
-def _extension_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
-    """"How many distinct file extensions are there among the files in this folder?" answered with
-    a number that is not the count of distinct extensions (the 1.5B model counted the files)."""
+def _extensions(text: str, ws: Path) -> set[float] | None:
+    """"How many distinct file extensions are there among the files in this folder?": every count a
+    reading gives (letter case, .tar.gz as one or as .gz, no extension as one more or not)."""
     if not _DISTINCT_EXT.search(text) or G.asks_for(text) != "number":
         return None
     folder = _folder(text, ws)  # "here" and "this folder" are the workspace
@@ -352,6 +385,15 @@ def _extension_problem(text: str, output: str, ws: Path) -> tuple[str, str] | No
     right = {float(len(exts)), float(len({x.lower() for x in exts})), float(len(whole))}
     if any(not e.suffix for e in files):  # does "no extension" count as one? code cannot tell: both
         right |= {r + 1 for r in right}
+    return right
+
+
+def _extension_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """Distinct extensions answered with a number that is not their count (the 1.5B model counted
+    the files)."""
+    right = _extensions(text, ws)
+    if right is None:
+        return None
     return _number_problem(output, right, "the answer's number is not the count of distinct extensions "
                                           "(code counted them)",
                            "list the extensions and count the distinct ones (e.g. ls | sed -n 's/.*\\.//p' | "
@@ -496,9 +538,9 @@ def _sort_problem(text: str, ws: Path) -> tuple[str, str] | None:
             f"{src_rel} {len(lines)}"), f"sort {src_rel} into {dst_rel} (sort {src_rel} > {dst_rel})"
 
 
-def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
-    """"How many lines in F contain the word W (in any case)?" answered with the count of a reading
-    the text rules out — W inside other words, or one letter case only — and not the asked one."""
+def _word_lines(text: str, ws: Path) -> tuple[int, dict[int, str], str, str, bool] | None:
+    """"How many lines in F contain the word W (in any case)?": (the lines with W as a word, in any
+    case when asked; the counts of the readings the text rules out, W, F, any case)."""
     m = _WORD_COUNT.search(text)
     if m is None:
         return None
@@ -518,6 +560,16 @@ def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     if any_case:
         readings.setdefault(sum(1 for ln in lines if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", ln)),
                             "in one letter case only")
+    return right, readings, word, rel, any_case
+
+
+def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"How many lines in F contain the word W (in any case)?" answered with the count of a reading
+    the text rules out — W inside other words, or one letter case only — and not the asked one."""
+    got = _word_lines(text, ws)
+    if got is None:
+        return None
+    right, readings, word, rel, any_case = got
     nums = set(G.numbers(output))
     if str(right) in nums:
         return None
@@ -788,3 +840,208 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
                 or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws))
     except OSError:
         return None
+
+
+# -- answers code can count (#13) ----------------------------------------------------------------
+# The 1.5B meta-validator failed right answers to plain counting questions in 6 of the 30 suite
+# tasks ("poem.txt has 2 lines, 9 words, 44 characters" for "How many words are in poem.txt?"),
+# and the replans that followed overwrote the very files asked about. When code can count the
+# answer from the files itself, and the answer states that count plainly, the count stands.
+
+_WORDS_IN = re.compile(r"\b(?:how\s+many\s+words|number\s+of\s+words|word\s+count)\b", re.I)
+_SUM_OF_NUMBERS = re.compile(r"\b(?:sum|total)\s+of\s+(?:all\s+)?(?:the\s+)?(?:numbers|values|integers)\b", re.I)
+_EXT_FILES = re.compile(r"\bhow\s+many\s+(?:[A-Za-z]+\s+)?\(?\*?\.([A-Za-z0-9]{1,8})\)?\s+files\b", re.I)
+#: an answer that is unsure, bounds the value, or offers several: it states no count
+_HEDGE = re.compile(r"\b(?:not|no|never|none|about|approx\w*|around|roughly|maybe|perhaps|probably|possibly|guess\w*|"
+                    r"estimat\w*|least|most|more|less|fewer|over|under|nearly|almost|unsure|unknown|unclear|cannot|"
+                    r"could|might|either|or|if|between|expected|should)\b|n't\b|[~≈+±<>]", re.I)
+#: a request that asks for more than the one count
+_ASKS_MORE = re.compile(r"\band\s+(?:also\s+)?(?:what|which|who|where|when|why|how|list|name|show|tell|give|print|"
+                        r"write|save|its|their|the\s+(?:longest|shortest|largest|smallest|first|last))\b|[;\n]", re.I)
+_NUMBERS_FILE = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _stated(answer: str, right: set[float], unit: str | None) -> float | None:
+    """The count `answer` states, when it is one of `right`: its only number (file names' digits
+    aside), or the one number right before the question's unit ("9 words")."""
+    text = G._THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), answer)
+    nums: list[tuple[float, int]] = []
+    for m in G._NUM.finditer(text):
+        if re.match(r"\.[A-Za-z]", text[m.end():]) or text[max(0, m.start() - 1):m.start()] in ("/", "-", "_"):
+            continue  # "2.txt", "logs/9", "run_3": a name, not a count
+        nums.append((float(m.group(0).replace(",", ".")), m.end()))
+    if not nums:
+        return None
+
+    def ok(v: float) -> bool:
+        return any(abs(v - r) < 1e-9 for r in right)
+
+    if len({v for v, _ in nums}) == 1:
+        return nums[0][0] if ok(nums[0][0]) else None
+    if unit:
+        said = {v for v, end in nums if re.match(rf"\s*{unit}\b", text[end:], re.I)}
+        if len(said) == 1 and ok(v := next(iter(said))):
+            return v
+    return None
+
+
+def _ext_files(text: str, ws: Path) -> tuple[set[float], str, str] | None:
+    """"How many .md files are in the docs folder, including its subfolders?": the counts of every
+    reading left open (hidden files in or out, the extension's letter case), the extension, the folder."""
+    m = _EXT_FILES.search(text)
+    if m is None or _DISTINCT_EXT.search(text):
+        return None
+    folder = _folder(text, ws)
+    if folder is None:
+        return None
+    recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
+    ext = "." + m.group(1)
+    files = [e for e in _entries(folder, recursive) if e.is_file()]
+    hidden = [False] if _HIDDEN_OUT.search(text) else [True] if _HIDDEN_IN.search(text) else [True, False]
+
+    def shown(e: Path, h: bool) -> bool:
+        return h or not any(part.startswith(".") for part in e.relative_to(folder).parts)
+
+    right = {float(sum(1 for e in files if shown(e, h) and (e.suffix == ext if exact else e.suffix.lower() == ext.lower())))
+             for h in hidden for exact in (True, False)}
+    return right, ext, os.path.relpath(folder, os.path.realpath(ws))
+
+
+def _file_numbers(text: str, ws: Path) -> tuple[float, str] | None:
+    """"What is the sum of the numbers in numbers.txt?": their sum, when the file holds nothing but
+    numbers (separated by spaces, commas or lines)."""
+    if not _SUM_OF_NUMBERS.search(text) or _COLUMN_SUM.search(text):
+        return None
+    one = _one_file(text, ws)
+    if one is None:
+        return None
+    rel, data = one
+    tokens = [t for t in re.split(r"[\s,;]+", data.decode("utf-8", "replace")) if t]
+    if not tokens or not all(_NUMBERS_FILE.fullmatch(t) for t in tokens):
+        return None
+    return sum(float(t) for t in tokens), rel
+
+
+def _count_of(request: str, ws: Path) -> tuple[set[float], str | None, str] | None:
+    """What code counts for a one-count question: (the right values, the answer's unit word, what
+    was counted), or None when the question is not one code can count."""
+    if _WORDS_IN.search(request):
+        one = _one_file(request, ws)
+        if one is not None and not re.search(r"\b(?:contain\w*|with|start\w*|end\w*|longer|shorter|unique|distinct)\b",
+                                             request, re.I):
+            return {float(len(one[1].split()))}, r"words?", f"{one[0]} has {len(one[1].split())} words (like wc -w)"
+        return None
+    if (got := _word_lines(request, ws)) is not None:
+        right, _, word, rel, any_case = got
+        return {float(right)}, r"lines?", (f"{right} lines of {rel} contain the word {word!r}"
+                                           + (" in any letter case" if any_case else ""))
+    if (got := _excluded_count(request, ws)) is not None:
+        rest, _, rel, kind, _ = got
+        return {float(rest)}, r"(?:[\w-]+\s+){0,2}?(?:lines?|rows?|records?|entries)", \
+            f"{rel} has {rest} lines leaving out {kind}"
+    if _LINE_COUNT.search(request) and not (_FILTERED.search(request) or _EXCLUDES.search(request)
+                                            or _NON_BLANK.search(request)):
+        one = _one_file(request, ws)
+        if one is not None:
+            rel, data = one
+            return {float(len(_lines(data))), float(data.count(b"\n"))}, r"lines?", f"{rel} has {len(_lines(data))} lines"
+        return None
+    if (cs := _column_sum(request, ws)) is not None:
+        return {cs[0]}, None, f"the {cs[3]} column of {cs[1]} sums to {cs[0]:g}"
+    if (fn := _file_numbers(request, ws)) is not None:
+        return {fn[0]}, None, f"the numbers in {fn[1]} sum to {fn[0]:g}"
+    if (ef := _ext_files(request, ws)) is not None:
+        right, unit, what = ef[0], r"(?:[\w.()*]+\s+){0,2}?files?", f"{ef[1]} files in {ef[2]}"
+    elif (fc := _folder_count(request, ws)) is not None:
+        right, unit, what = fc[0], r"(?:\w+\s+)?(?:files?|entries|items)", f"entries of {fc[1]} as asked"
+    elif (ex := _extensions(request, ws)) is not None:
+        right, unit, what = ex, r"(?:\w+\s+)?(?:file\s+)?(?:extensions?|suffixes|types)", "distinct extensions"
+    else:
+        return None
+    if len(right) != 1:
+        return None  # the readings the question leaves open disagree: code cannot tell
+    return right, unit, f"{next(iter(right)):g} {what}"
+
+
+_LINE_OF = re.compile(r"\bwhat\s+(?:is|does)\s+(?:the\s+)?(first|last)\s+line\s+(?:of|in)\b", re.I)
+
+
+def _line_said(request: str, answer: str, ws: Path) -> str | None:
+    """"What is the first (last) line of F?" answered with that line, whole, and little else."""
+    m = _LINE_OF.search(request)
+    one = _one_file(request, ws) if m else None
+    if m is None or one is None:
+        return None
+    rel, data = one
+    lines = [ln for ln in _lines(data) if ln.strip()] if m.group(1).lower() == "last" else _lines(data)[:1]
+    line = (lines[-1] if lines else "").strip()
+    said = answer.strip().strip("\"'`“”‘’").strip()
+    if not line or len(said) > len(line) + 60:
+        return None
+    # the line itself, or "The first line of F is 'L'": the line whole, not a part of it
+    if said == line or re.search(rf"(?:^|[\s\"'`“‘:]){re.escape(line)}(?=$|[\"'`”’]|\.(?:\s|$))", said):
+        return f"checked by code: the {m.group(1).lower()} line of {rel} is {line[:200]!r}; the answer gives it"
+    return None
+
+
+def counted(request: str, answer: object, ws: Path | None) -> str | None:
+    """Evidence read by code when `request` asks one count code can take from the files (the words,
+    lines, matching lines or rows of a file; a CSV column's total; the sum of a file's numbers; the
+    files in a folder; distinct extensions) and `answer` states that count plainly — its only number,
+    or the one before the question's unit — without hedging. None otherwise: R4b's word stands. The
+    caller grants only when the task changed no file."""
+    if ws is None or not isinstance(answer, (str, int, float)):
+        return None
+    text = str(answer)
+    if G.asks_for(request) != "number":
+        simple = not (_MAKES.search(request) or _EDITS.search(request) or request.count("?") > 1
+                      or _ASKS_MORE.search(request.strip()))
+        return _line_said(request, text, ws) if simple and not _HEDGE.search(text) else None
+    if _MAKES.search(request) or _EDITS.search(request) or request.count("?") > 1 or _ASKS_MORE.search(request.strip()) \
+            or _HEDGE.search(text) or len(text) > 400:
+        return None
+    if len([p for _, p in named(request, ws) if not p.is_dir()]) > 1:
+        return None  # several files: which count is which is not code's to tell
+    try:
+        got = _count_of(request, ws)
+    except OSError:
+        return None
+    if got is None:
+        return None
+    right, unit, what = got
+    v = _stated(text, right, unit)
+    return None if v is None else f"checked by code: {what}; the answer says {v:g}"[:500]
+
+
+def question_changed(request: str, changes: list[str], ws: Path | None) -> str | None:
+    """A question (it asks for a value and to make or change nothing) whose task changed a file the
+    question is about: its answer may count what the task wrote (#13: the 1.5B executor appended
+    poem.txt to itself, then counted 18 words)."""
+    if ws is None or not changes or G.asks_for(request) is None or _MAKES.search(request) or _EDITS.search(request):
+        return None
+    asked = {p for _, p in named(request, ws)} | ({f} if (f := _folder(request, ws)) is not None else set())
+    for rel in changes:
+        p = _resolve(rel, ws)
+        if p is not None and (p in asked or any(inside(p, a) for a in asked if a.is_dir())):
+            return f"the task changed {rel}, which the question is about: the answer may count what the task wrote"
+    return None
+
+
+def listed(request: str, ws: Path | None) -> str | None:
+    """Evidence read by code when the request asks nothing but "write the names of all .md files in
+    this folder (sorted, one per line) into F" and F lists exactly those names (in order when asked):
+    the 1.5B meta-validator failed index.txt holding exactly alpha.md, mid.md, zeta.md (#13)."""
+    if ws is None or not (m := _LISTING.search(request)) or _RECURSIVE.search(request) or _UNMAKES.search(request) \
+            or _ASKS_MORE.search(request.strip()) or request.count("?") or len(re.findall(r"\band\b", request, re.I)):
+        return None
+    try:
+        target = _target(request.replace(m.group(0), " "), ws)
+        data = None if target is None else _read(target[1])
+        if data is None or _listing_problem(request, ws) is not None:
+            return None
+        # names as asked, nothing else: no "./", no bullets (the deny check reads past those)
+        if any("/" in ln or re.match(r"\s*(?:[-*•]|\d+[.)])\s", ln) for ln in _lines(data) if ln.strip()):
+            return None
+    except OSError:
+        return None
+    return f"checked by code: {target[0]} lists exactly the {m.group(1).lower()} files of the folder"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.fakellm import Reply
 from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub
 
@@ -256,3 +258,78 @@ async def test_a_denied_call_is_never_asked_again_in_the_same_task(fakellm, tmp_
     assert len(r.of("ConfirmationRequest")) == 1
     assert (ws / "junk.txt").read_text() == "x"
     assert r.final.directive.value == "abandon"
+
+
+# -- a counted answer stands; a question that changed its own file does not pass (#13) ----------
+POEM = "the quick brown fox\njumps over the lazy dog\n"
+
+
+def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "poem.txt").write_text(POEM)
+    fake.script("perceiver", [perceive("How many words are in poem.txt?")])
+    fake.responder("planner", lambda _r: plan(["the answer gives the number of words in poem.txt"],
+                                              sub("Count the words in poem.txt with: wc poem.txt", "a number is reported",
+                                                  tools=["shell", "write_file"])))
+    steps = ([call("write_file", path="poem.txt", content=POEM, append=True)] if write else []) + \
+        [call("shell", command="wc poem.txt"), finish(answer)]
+    n = {"i": 0}
+
+    def executor(_r):
+        n["i"] += 1
+        return steps[(n["i"] - 1) % len(steps)]
+    fake.responder("executor", executor)
+    fake.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass", "evidence": answer}]}))
+    fake.responder("meta_validator", lambda _r: merge(answer, r4b))
+
+
+async def test_a_right_count_stands_over_the_meta_validators_fail(fakellm, tmp_path):
+    # the 1.5B R4b failed "poem.txt has 2 lines, 9 words, 44 characters" for "How many words…?"
+    # and the replans that followed appended poem.txt to itself
+    _word_count_task(fakellm, tmp_path, "poem.txt has 2 lines, 9 words, 44 characters", r4b="fail:logical")
+    r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
+    assert r.final.directive.value == "accept"
+    assert "9 words" in str(r.final.output)
+    ev = [v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts]
+    assert ev and all("checked by code: poem.txt has 9 words" in e for e in ev)
+    assert len(fakellm.calls("planner")) == 1
+
+
+@pytest.mark.parametrize("answer", ["poem.txt has 18 words", "about 9 words", "2 lines, 9 or 10 words",
+                                    "poem.txt: 2 lines, 9 chars"])
+async def test_a_wrong_or_hedged_count_gets_no_grant(fakellm, tmp_path, answer):
+    _word_count_task(fakellm, tmp_path, answer, r4b="fail:logical")
+    r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
+    assert r.final.directive.value == "abandon"
+
+
+async def test_a_question_whose_task_changed_its_file_cannot_pass(fakellm, tmp_path):
+    # R4b passed "poem.txt has 4 lines, 18 words" after the executor had appended poem.txt to itself
+    _word_count_task(fakellm, tmp_path, "poem.txt has 4 lines, 18 words, 88 characters", r4b="pass", write=True)
+    r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
+    assert r.final.directive.value == "abandon"
+    reasons = " ".join(v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts)
+    assert "the task changed poem.txt, which the question is about" in reasons
+
+
+@pytest.mark.parametrize("content,accepted", [("alpha.md\nmid.md\nzeta.md\n", True),
+                                               ("zeta.md\nalpha.md\nmid.md\n", False),  # not sorted
+                                               ("./alpha.md\n./mid.md\n./zeta.md\n", False),  # paths
+                                               ("alpha.md\nmid.md\n", False)])
+async def test_a_listing_the_files_confirm_stands_over_the_meta_validators_fail(fakellm, tmp_path, content, accepted):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for n in ("zeta.md", "alpha.md", "mid.md", "notes.txt"):
+        (ws / n).write_text("x\n")
+    goal = "Write the names of all .md files in this folder, sorted, one per line, into index.txt."
+    fakellm.script("perceiver", [perceive(goal)])
+    fakellm.responder("planner", lambda _r: plan(["index.txt lists the .md files sorted"],
+                                                 sub("write the sorted .md names into index.txt", "index.txt is written",
+                                                     tools=["write_file"])))
+    fakellm.responder("executor", lambda r: call("write_file", path="index.txt", content=content)
+                      if len(r["messages"]) == 2 else finish("index.txt written"))
+    fakellm.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass",
+                                                                              "evidence": "index.txt written"}]}))
+    fakellm.responder("meta_validator", lambda _r: merge("index.txt", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
+    assert (r.final.directive.value == "accept") is accepted

@@ -371,3 +371,88 @@ def test_recounts_read_the_question_as_a_user_means_it(tmp_path):
     add = "Add up the values in the amount column in sales.csv and tell me the result."
     assert W.contradiction(add, "60", ws) is not None and W.contradiction(add, "49", ws) is None
     assert W.contradiction("What is the total of the amount column in sales.csv?", "forty-nine", ws) is None
+
+
+# -- counted: the grant for one count code can take from the files (#13) -------------------------
+def _count_ws(tmp_path: Path) -> Path:
+    ws = _ws(tmp_path)
+    (ws / "poem.txt").write_text("the quick brown fox\njumps over the lazy dog\n")
+    (ws / "scores.csv").write_text("name,score,age\nann,10,30\nbob,39,40\n")
+    (ws / "numbers.txt").write_text("".join(f"{i}\n" for i in range(1, 11)))
+    (ws / "server.log").write_text("Error one\nerror two\nERROR three\nerrors four\nok\n")
+    for rel in ("docs/a.md", "docs/b.md", "docs/sub/c.md", "docs/sub/d.md", "docs/x.txt", "data/.h", "data/v"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text("x")
+    return ws
+
+
+GRANTED = [
+    ("How many words are in poem.txt?", "poem.txt has 2 lines, 9 words, 44 characters"),
+    ("How many words are in poem.txt?", "9"),
+    ("How many words are in poem.txt?", "9.txt aside, poem.txt has 9 words"),
+    (CSV_ROWS, "data.csv has 5 rows"),
+    ("What is the total of the score column in scores.csv?", "The total is 49.0"),
+    ("What is the sum of the numbers in numbers.txt?", "55"),
+    ("How many .md files are in the docs folder, including its subfolders?", "There are 4 .md files in docs."),
+    ("How many .md files are directly in the docs folder?", "2"),
+    ("How many lines in server.log contain the word error, in any letter case?", "3 lines"),
+    ("How many lines in server.log contain the word error?", "1"),
+    ("How many lines does poem.txt have?", "poem.txt has 2 lines"),
+    ("How many files are in the data folder, hidden files included?", "2 files"),
+]
+REFUSED = [
+    ("How many words are in poem.txt?", "poem.txt has 18 words"),
+    ("How many words are in poem.txt?", "about 9 words"),
+    ("How many words are in poem.txt?", "9 or 10 words"),
+    ("How many words are in poem.txt?", "at least 9 words"),
+    ("How many words are in poem.txt?", "It is not 9 words"),
+    ("How many words are in poem.txt?", "2 lines, 44 characters, 9 bytes"),  # 9 said of no "words"
+    ("How many words are in poem.txt?", "9.txt"),  # a name, not a count
+    ("How many words are in poem.txt? And which word is longest?", "9"),
+    ("How many words are in poem.txt and what is its first line?", "9"),
+    ("How many words are in poem.txt and numbers.txt?", "9"),  # two files
+    ("Count the words in poem.txt and write the number into count.txt.", "9"),  # a write request
+    ("How many words in poem.txt start with t?", "9"),
+    ("How many lines in server.log contain the word error, in any letter case?", "4"),  # inside "errors"
+    ("How many lines in server.log contain the word error?", "3"),  # one case only asked
+    ("How many files are in the data folder?", "2"),  # hidden in or out: 1 or 2, code cannot tell
+    ("How many .md files are in the docs folder, including its subfolders?", "2"),
+    ("What is the total of the score column in scores.csv?", "10 + 39 = 49"),
+    ("How many words are in ../poem.txt?", "9"),
+]
+
+
+def test_counted_grants_a_plainly_stated_right_count(tmp_path):
+    ws = _count_ws(tmp_path)
+    for q, a in GRANTED:
+        got = W.counted(q, a, ws)
+        assert got and got.startswith("checked by code: "), (q, a)
+
+
+def test_counted_refuses_wrong_hedged_ambiguous_or_compound(tmp_path):
+    ws = _count_ws(tmp_path)
+    for q, a in REFUSED:
+        assert W.counted(q, a, ws) is None, (q, a)
+
+
+def test_question_changed_names_the_asked_file_only(tmp_path):
+    ws = _count_ws(tmp_path)
+    q = "How many words are in poem.txt?"
+    assert "poem.txt" in W.question_changed(q, ["poem.txt"], ws)
+    assert W.question_changed(q, ["scratch.txt"], ws) is None  # a scratch file is no harm
+    assert W.question_changed("Append 'x' to poem.txt", ["poem.txt"], ws) is None  # asked to change it
+    assert "docs/a.md" in W.question_changed("How many .md files are in the docs folder?", ["docs/a.md"], ws)
+    # "how many files are in this folder?" and the task wrote one: the count may include it
+    assert "scratch.txt" in W.question_changed("How many files are in this folder?", ["scratch.txt"], ws)
+
+
+def test_counted_grants_the_first_line_given_whole(tmp_path):
+    ws = _count_ws(tmp_path)
+    (ws / "README.txt").write_text("Project Nimbus\nA tool.\n\n")
+    q = "What is the first line of README.txt?"
+    for a in ("Project Nimbus", "The first line of README.txt is 'Project Nimbus'."):
+        assert W.counted(q, a, ws), a
+    for a in ("Project", "Project Nimbus 2", "It is probably Project Nimbus", "A tool."):
+        assert W.counted(q, a, ws) is None, a
+    assert W.counted("What is the last line of README.txt?", "A tool.", ws)
+    assert W.counted("What is the first line of README.txt and how long is it?", "Project Nimbus", ws) is None
