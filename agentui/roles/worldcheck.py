@@ -859,6 +859,9 @@ _HEDGE = re.compile(r"\b(?:not|no|never|none|about|approx\w*|around|roughly|mayb
 _ASKS_MORE = re.compile(r"\band\s+(?:also\s+)?(?:what|which|who|where|when|why|how|list|name|show|tell|give|print|"
                         r"write|save|its|their|the\s+(?:longest|shortest|largest|smallest|first|last))\b|[;\n]", re.I)
 _NUMBERS_FILE = re.compile(r"-?\d+(?:\.\d+)?")
+#: the units a count can be said in: a number followed by another question's unit answers that one
+_UNITS = re.compile(r"\s*(?:words?|lines?|rows?|records?|entries|characters?|chars?|bytes?|letters?|files?|"
+                    r"folders?|directories|extensions?|columns?|items?)\b", re.I)
 
 
 def _stated(answer: str, right: set[float], unit: str | None) -> float | None:
@@ -872,12 +875,18 @@ def _stated(answer: str, right: set[float], unit: str | None) -> float | None:
         nums.append((float(m.group(0).replace(",", ".")), m.end()))
     if not nums:
         return None
+    # "ten words in 9 lines": a number word is a number too (an outside tester, #13)
+    nums += [(float(G._NUMBER_WORDS[m.group(1).lower()]), m.end()) for m in G._WORD_NUM.finditer(text)]
 
     def ok(v: float) -> bool:
         return any(abs(v - r) < 1e-9 for r in right)
 
+    def other_unit(end: int) -> bool:  # "3 words" answers no question about lines
+        m = _UNITS.match(text[end:])
+        return bool(m) and not (unit and re.fullmatch(rf"\s*{unit}", m.group(0), re.I))
+
     if len({v for v, _ in nums}) == 1:
-        return nums[0][0] if ok(nums[0][0]) else None
+        return nums[0][0] if ok(nums[0][0]) and not any(other_unit(end) for _, end in nums) else None
     if unit:
         said = {v for v, end in nums if re.match(rf"\s*{unit}\b", text[end:], re.I)}
         if len(said) == 1 and ok(v := next(iter(said))):
@@ -944,7 +953,9 @@ def _count_of(request: str, ws: Path) -> tuple[set[float], str | None, str] | No
         one = _one_file(request, ws)
         if one is not None:
             rel, data = one
-            return {float(len(_lines(data))), float(data.count(b"\n"))}, r"lines?", f"{rel} has {len(_lines(data))} lines"
+            n, ends = len(_lines(data)), data.count(b"\n")
+            return {float(n), float(ends)}, r"lines?", f"{rel} has {n} lines" + (
+                f" ({ends} by wc -l, which counts line ends: the last line has none)" if ends != n else "")
         return None
     if (cs := _column_sum(request, ws)) is not None:
         return {cs[0]}, None, f"the {cs[3]} column of {cs[1]} sums to {cs[0]:g}"

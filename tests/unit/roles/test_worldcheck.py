@@ -419,6 +419,9 @@ REFUSED = [
     ("How many .md files are in the docs folder, including its subfolders?", "2"),
     ("What is the total of the score column in scores.csv?", "10 + 39 = 49"),
     ("How many words are in ../poem.txt?", "9"),
+    # an outside tester's (#13 corpus 5): the 9 is said of lines, the word count is "ten"
+    ("How many words are in poem.txt?", "poem.txt has ten words in 9 lines."),
+    ("How many lines does poem.txt have?", "poem.txt has 2 words"),  # the right number, another unit
 ]
 
 
