@@ -287,7 +287,7 @@ class MetaValidator(RoleBase):
         count_ok = None if changes else W.counted(request, answer, ws)
         if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
             count_ok = W.listed(request, ws)  # "the names of all .md files … into index.txt" (#13)
-        asked_changed = W.question_changed(request, changes, ws)
+        asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
         counted_grant = False
         for i, c in enumerate(crits):
             v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(

@@ -503,6 +503,9 @@ def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
             return f"{rel} has no line {line!r}", todo
     if _KEEP.search(text) and lines and all(ln == line for ln in lines):
         return f"{rel} holds only {line!r}: the lines it had before are gone", todo
+    if _AT_END.search(text) and len(lines) > 1 and not data.endswith(b"\n") and line in lines[-1]:
+        # the 1.5B model wrote "\ndone" at the end: the next line added would join it
+        return f"the new last line of {rel} has no line end (the file does not end with a newline)", todo
     return None
 
 
@@ -536,6 +539,72 @@ def _sort_problem(text: str, ws: Path) -> tuple[str, str] | None:
         return None
     return (f"{dst_rel} does not hold the lines of {src_rel} sorted: it has {len(got)} lines, "
             f"{src_rel} {len(lines)}"), f"sort {src_rel} into {dst_rel} (sort {src_rel} > {dst_rel})"
+
+
+_CASE = re.compile(r"\b(?:(upper|lower)(?:\s*-?\s*case[ds]?|case)|(capital)\s+letters|(capitali[sz]\w*))\b", re.I)
+
+
+def _case_pair(text: str, ws: Path) -> tuple[str, Path, str, Path, str] | None:
+    """"Write the contents of in.txt converted to upper case into a new file out.txt": (the
+    source, the result, "upper" or "lower"), when the text names exactly those two files, the
+    source first, and asks nothing else of the result."""
+    m = _CASE.search(text)
+    if m is None or m.group(3) or re.search(r"\b(then|also|append\w*|add\w*|sort\w*|first|only|each|every)\b",
+                                              text, re.I):
+        return None
+    files = named(text, ws)
+    if len(files) != 2:
+        return None
+    (src_rel, src), (dst_rel, dst) = files
+    if src == dst or not src.is_file():
+        return None
+    return src_rel, src, dst_rel, dst, "lower" if (m.group(1) or "").lower() == "lower" else "upper"
+
+
+def _case_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    """The result of an upper/lower-case conversion that does not hold the source converted (the
+    1.5B executor converted in.txt into out.txt, then wrote its own sentence over out.txt)."""
+    got = _case_pair(text, ws)
+    if got is None:
+        return None
+    src_rel, src, dst_rel, dst, how = got
+    a, b = _read(src), _read(dst)
+    if a is None or b is None:
+        return None  # a missing result is the missing-path rule's to report
+    want = a.decode("utf-8", "replace")
+    want = want.upper() if how == "upper" else want.lower()
+    have = b.decode("utf-8", "replace")
+    if have.strip() == want.strip():
+        return None
+    first = (_lines(b) or [""])[0][:80]
+    tr = "'[:lower:]' '[:upper:]'" if how == "upper" else "'[:upper:]' '[:lower:]'"
+    return (f"{dst_rel} does not hold {src_rel} in {how} case (its line 1: {first!r})",
+            f"convert with tr {tr} < {src_rel} > {dst_rel} and write nothing else to {dst_rel}")
+
+
+def _sources(request: str, ws: Path) -> list[tuple[str, Path]]:
+    """The files a request only reads to make another: copy / sort / convert A into B → A."""
+    out = []
+    for pat in (_COPY, _SORT):
+        if (m := pat.search(request)) and (p := _resolve(m.group(1), ws)) is not None:
+            out.append((_clean(m.group(1)), p))
+    if (cp := _case_pair(request, ws)) is not None:
+        out.append((cp[0], cp[1]))
+    return out
+
+
+def source_changed(request: str, changes: list[str], ws: Path | None) -> str | None:
+    """A request that only reads A to make B (copy, sort, convert A into B) whose task changed A:
+    B may hold what the task wrote into A (#13: the 1.5B executor appended to names.txt, then
+    sorted it into sorted.txt; it wrote in.txt over before converting it)."""
+    if ws is None or not changes or re.search(r"\b(?:in\s+place|itself|overwrit\w*|replac\w*|edit\w*|modif\w*|"
+                                              r"append\w*|add\w*|remov\w*|delet\w*|mov\w*)\b", request, re.I):
+        return None
+    srcs = {p: rel for rel, p in _sources(request, ws)}
+    for rel in changes:
+        if (p := _resolve(rel, ws)) is not None and p in srcs:
+            return f"the task changed {srcs[p]}, which it was only to read: the result may hold what the task wrote"
+    return None
 
 
 def _word_lines(text: str, ws: Path) -> tuple[int, dict[int, str], str, str, bool] | None:
@@ -836,6 +905,7 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
                 or _count_problem(text, out, ws) or _line_count_problem(text, out, ws)
                 or _answer_problem(text, out, ws)
                 or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
+                or _case_problem(text, ws)
                 or _word_count_problem(text, out, ws) or _column_sum_problem(text, out, ws)
                 or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws))
     except OSError:

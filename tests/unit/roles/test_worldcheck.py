@@ -150,8 +150,10 @@ def test_an_appended_line_must_end_the_file_and_keep_what_was_there(tmp_path):
     assert "last line of todo.txt is 'call bob'" in W.contradiction(APPEND, "done", ws)[0]
     todo.write_text("done\nbuy milk\ncall bob\n")
     assert W.contradiction(APPEND, "done", ws) is not None  # prepended, not appended
-    todo.write_text("buy milk\ncall bob\ndone")  # no final newline: still the last line
-    assert W.contradiction(APPEND, "done", ws) is None
+    # no final newline: the last line, but the next line added would join it — the 1.5B model's
+    # "\ndone" was accepted and failed the suite's check (#13): no longer a pass
+    todo.write_text("buy milk\ncall bob\ndone")
+    assert "no line end" in W.contradiction(APPEND, "done", ws)[0]
     assert W.contradiction("Add a line saying 'done' to todo.txt", "ok", ws) is None
     assert W.contradiction("Remove the line 'done' from todo.txt", "ok", ws) is None
 
@@ -459,3 +461,37 @@ def test_counted_grants_the_first_line_given_whole(tmp_path):
         assert W.counted(q, a, ws) is None, a
     assert W.counted("What is the last line of README.txt?", "A tool.", ws)
     assert W.counted("What is the first line of README.txt and how long is it?", "Project Nimbus", ws) is None
+
+
+def test_a_case_conversion_result_must_hold_the_source_converted(tmp_path):
+    # the 1.5B executor ran tr into out.txt, then wrote its own sentence over out.txt (accepted)
+    ws = _ws(tmp_path)
+    (ws / "in.txt").write_text("make me loud\n")
+    q = "Write the contents of in.txt converted to upper case into a new file out.txt."
+    (ws / "out.txt").write_text("in.txt has been converted to upper case successfully")
+    why, todo = W.contradiction(q, "done", ws)
+    assert "out.txt does not hold in.txt in upper case" in why and "tr '[:lower:]' '[:upper:]'" in todo
+    (ws / "out.txt").write_text("MAKE ME LOUD\n")
+    assert W.contradiction(q, "done", ws) is None
+    (ws / "low.txt").write_text("make me loud\n")
+    assert W.contradiction("Convert in.txt to lower case into low.txt", "done", ws) is None
+
+
+def test_a_source_the_request_only_reads_must_not_change(tmp_path):
+    ws = _ws(tmp_path)
+    (ws / "names.txt").write_text("bob\nalice\n")
+    sort = "Sort the lines of names.txt alphabetically and write the result to sorted.txt."
+    assert "names.txt" in W.source_changed(sort, ["names.txt", "sorted.txt"], ws)
+    assert W.source_changed(sort, ["sorted.txt"], ws) is None
+    assert "a.txt" in W.source_changed("Copy a.txt to b.txt", ["a.txt", "b.txt"], ws)
+    assert W.source_changed("Sort names.txt in place", ["names.txt"], ws) is None  # asked to change it
+
+
+def test_an_appended_line_ends_with_a_newline(tmp_path):
+    ws = _ws(tmp_path)
+    q = "Add a line saying 'done' at the end of todo.txt, keeping the existing lines."
+    (ws / "todo.txt").write_text("buy milk\ncall bob\ndone")
+    why, todo = W.contradiction(q, "done", ws)
+    assert "no line end" in why and ">> todo.txt" in todo
+    (ws / "todo.txt").write_text("buy milk\ncall bob\ndone\n")
+    assert W.contradiction(q, "done", ws) is None
