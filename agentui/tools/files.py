@@ -12,6 +12,7 @@ import codecs
 import glob as globlib
 import itertools
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,8 @@ class GlobTool(BaseTool):
                 return self.fail(args, denial)
         if not matches:
             near = await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.glob_roots(expanded))
+            if not near and re.fullmatch(r"[\w .:-]{2,80}", pattern):  # a word, not a pattern: text sought?
+                near = await asyncio.to_thread(nearby.content_hint, ctx.workspace, ws, pattern)
             return self.ok(args, f"no paths match {pattern!r}{near}")
         text = "\n".join(shown(ctx.workspace, m) for m in matches)
         if more:

@@ -64,6 +64,65 @@ def elsewhere(workspace: Path, name: str, *, want_dir: bool | None = None) -> li
     return found[:MAX_FOUND]
 
 
+MAX_READ_FILES = 2_000
+MAX_FILE_BYTES = 1_000_000
+
+
+def holding(workspace: Path, root: Path, text: str) -> list[str]:
+    """Workspace-relative paths of text files under `root` whose content contains `text` (letter
+    case aside when no file holds it as written), at most MAX_FOUND, after reading at most
+    MAX_READ_FILES files of at most MAX_FILE_BYTES each; secrets, binary files, key stores and links
+    that lead out are never read (#13: the 1.5B model called file_search 'TODO' to find the file
+    that contains TODO, three replans long)."""
+    ws = Path(os.path.realpath(workspace))
+    needle = text.encode("utf-8", "replace")
+    if not needle.strip():
+        return []
+    exact: list[str] = []
+    folded: list[str] = []
+    read = 0
+    for here_s, dirs, files in os.walk(os.path.realpath(root)):
+        here = Path(here_s)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and d.lower() not in PRIVATE_DIRS
+                         and not (here / d / "pyvenv.cfg").exists())
+        for f in sorted(files):
+            p = here / f
+            if not _nameable(p, ws) or not Path(os.path.realpath(p)).is_relative_to(ws):
+                continue
+            try:
+                if p.stat().st_size > MAX_FILE_BYTES:
+                    continue
+                data = p.read_bytes()
+            except OSError:
+                continue
+            read += 1
+            if b"\0" in data[:8192]:
+                continue  # binary
+            rel = str(p.relative_to(ws))
+            if needle in data:
+                exact.append(rel)
+            elif needle.lower() in data.lower():
+                folded.append(rel)
+            if len(exact) >= MAX_FOUND or read >= MAX_READ_FILES:
+                break
+        if len(exact) >= MAX_FOUND or read >= MAX_READ_FILES:
+            break
+    return (exact or folded)[:MAX_FOUND]
+
+
+def content_hint(workspace: Path, root: Path, text: str) -> str:
+    """"; files whose text contains 'TODO': b.txt (file_search matches names: use grep -l to search
+    text)" when a name search found nothing and some files hold the query, else ""."""
+    try:
+        found = holding(workspace, root, text)
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    return (f"; files whose text contains {_printable(text)!r}: {', '.join(map(_printable, found))} "
+            f"(this searched names; to search text use shell: grep -l {_printable(text)!r} <files>)")
+
+
 def _nameable(path: Path, ws: Path) -> bool:
     """Not a secret (the gate's list, any letter case), not a link that leads out."""
     return not is_secret(path) and (not path.is_symlink() or Path(os.path.realpath(path)).is_relative_to(ws))

@@ -75,7 +75,8 @@ class FileSearchTool(BaseTool):
         if not paths:
             if result.returncode not in (0, None) and result.stderr.strip():
                 return self.fail(args, f"{os.path.basename(argv[0])} failed: {result.stderr.strip()[:500]}")
-            return self.ok(args, f"no files matching {query!r} under {shown(ctx.workspace, root)}")
+            near = await asyncio.to_thread(nearby.content_hint, ctx.workspace, root, query)
+            return self.ok(args, f"no files matching {query!r} under {shown(ctx.workspace, root)}{near}")
         text = "\n".join(shown(ctx.workspace, p) for p in paths[:FILE_SEARCH_MAX_RESULTS])
         if len(paths) > FILE_SEARCH_MAX_RESULTS:
             text += f"\n… [{len(paths) - FILE_SEARCH_MAX_RESULTS} more; narrow the query or path]"

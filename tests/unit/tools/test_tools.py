@@ -565,6 +565,29 @@ async def test_a_missing_path_error_says_where_its_namesake_is(registry: ToolReg
         assert rec.error == f"no such file: {name}", rec.error
 
 
+async def test_a_name_search_that_finds_nothing_names_files_holding_the_text(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (find-todo on the 1.5B model): file_search 'TODO' and glob 'TODO' found no names, three
+    replans long, while b.txt held TODO. The empty result says which files hold the text; secrets,
+    binary files and files outside the searched folder are never named."""
+    (ws / "a.txt").write_text("nothing here\n")
+    (ws / "b.txt").write_text("x\nTODO: ship it\n")
+    (ws / ".env").write_text("TODO=secret\n")
+    (ws / "blob.bin").write_bytes(b"\0\0TODO")
+    (ws / "sub").mkdir()
+    (ws / "sub/c.md").write_text("todo later\n")  # another letter case: named only when no exact match
+    fs = await registry.call("file_search", {"query": "TODO"}, ctx_for(ws))
+    assert fs.ok and fs.evidence.startswith("no files matching 'TODO' under .; files whose text contains 'TODO': b.txt ")
+    assert "grep -l 'TODO'" in fs.evidence and ".env" not in fs.evidence and "blob.bin" not in fs.evidence
+    gl = await registry.call("glob", {"pattern": "TODO"}, ctx_for(ws))
+    assert gl.ok and "files whose text contains 'TODO': b.txt " in gl.evidence
+    only_sub = await registry.call("file_search", {"query": "TODO", "path": "sub"}, ctx_for(ws))
+    assert "files whose text contains 'TODO': sub/c.md " in only_sub.evidence
+    nothing = await registry.call("file_search", {"query": "absent-word"}, ctx_for(ws))
+    assert nothing.evidence == "no files matching 'absent-word' under ."
+    pattern = await registry.call("glob", {"pattern": "*.zip"}, ctx_for(ws))
+    assert pattern.evidence == "no paths match '*.zip'"  # a pattern is about names: no text search
+
+
 def test_nearby_is_bounded_and_reads_error_shapes(tmp_path: Path) -> None:
     from agentui.tools import nearby
 
