@@ -45,7 +45,7 @@ class ReadFileTool(BaseTool):
         path = resolve_in(ctx.workspace, args["path"])
         max_chars = args.get("max_chars")
         if max_chars is not None and max_chars <= 0:
-            return self.fail(args, "max_chars must be positive")
+            max_chars = None  # small models send 0 for "no limit" (#13: the 1.5B model, twice a task)
         ws = Path(os.path.realpath(ctx.workspace))
         rel = fsaccess.relative_in(ws, path) or fsaccess.relative_in(ctx.workspace, path)
         real = Path(os.path.realpath(path))

@@ -317,6 +317,10 @@ async def test_read_file(registry: ToolRegistry, ws: Path, tmp_path: Path) -> No
 
     short = await registry.call("read_file", {"path": "notes.txt", "max_chars": 3}, ctx_for(ws))
     assert short.ok and short.evidence.startswith("hél") and "truncated" in short.evidence
+    # the 1.5B model sends max_chars 0 meaning "no limit": it used to get an error and give up (#13)
+    for none in (0, -1):
+        whole = await registry.call("read_file", {"path": "notes.txt", "max_chars": none}, ctx_for(ws))
+        assert whole.ok and whole.evidence == "héllo\nworld\n"
 
     outside = tmp_path / "outside.txt"
     outside.write_text("readable")
