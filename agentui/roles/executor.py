@@ -19,6 +19,7 @@ import asyncio
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentui.contracts import (
@@ -40,6 +41,7 @@ from agentui.contracts import (
     canonical_json,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
+from agentui.roles import worldcheck as W
 from agentui.roles.actions import (
     FINISH,
     INFEASIBLE,
@@ -96,6 +98,7 @@ class Executor(RoleBase):
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
+        self._asked_about: dict[str, list[Path]] = {}  # task → what its question is about: read only (#13)
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}  # subtask → the dispatch running it
 
@@ -104,6 +107,7 @@ class Executor(RoleBase):
         self._blocked_tools.pop(task_id, None)
         self._blocked_targets.pop(task_id, None)
         self._denied.pop(task_id, None)
+        self._asked_about.pop(task_id, None)
         if self.ctx.tools is not None and getattr(self.ctx.tools, "approvals", None) is not None:
             self.ctx.tools.approvals.forget_task(task_id)
         for rid, fut in list(self._decisions.items()):
@@ -120,6 +124,8 @@ class Executor(RoleBase):
             self._pending[tid][p.subtask_id] = p
             self._waiters.setdefault(p.subtask_id, asyncio.Queue())
         elif isinstance(p, DispatchManifest):
+            if p.task_spec is not None:
+                self._asked_about[tid] = W.question_paths(p.task_spec.raw_input, self.ctx.workspace)
             subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]
             if subs:
                 me = asyncio.current_task()
@@ -310,6 +316,11 @@ class Executor(RoleBase):
                     "Use a different target or tool.")
                 win.step(sent, refusal, one_line(refusal, 120))
                 continue
+            if (touched := self._writes_asked(tid, act.tool, act.args)) is not None:
+                refusal = (f"REFUSED: the request only asks about {touched}; do not change it. "
+                           "Answer from it as it is (read it, count it, search it).")
+                win.step(sent, refusal, one_line(refusal, 120))
+                continue
             rec = await reg.call(act.tool, act.args, ctx)
             if not rec.ok and (rec.error or "").startswith("denied by user") and target:
                 self._denied[tid].add(f"{act.tool}:{target}")
@@ -326,6 +337,32 @@ class Executor(RoleBase):
             output=(last.evidence if last else None), tool_calls=calls,
             infeasible_reason=f"ran out of steps ({cfg.pipeline.executor_max_steps}) before finishing",
         )
+
+    def _writes_asked(self, tid: str, tool: str, args: dict[str, Any]) -> str | None:
+        """The path a question is about that this call would write (as the gate reads the call
+        before it runs), else None: "How many words are in poem.txt?" never needs poem.txt written
+        (#13: the 1.5B executor wrote its answer over config.json and appended poem.txt to itself)."""
+        asked = self._asked_about.get(tid)
+        if not asked:
+            return None
+        from agentui.tools import safety
+
+        ws = self.ctx.workspace
+        try:
+            if tool == "write_file" and isinstance(args.get("path"), str):
+                writes = safety.assess_write(Path(args["path"]), ws, append=bool(args.get("append"))).writes
+            elif tool == "shell" and isinstance(args.get("command"), str):
+                writes = safety.assess(args["command"], ws).writes
+            else:
+                return None
+        except Exception:  # noqa: BLE001 - a command the gate cannot read: the gate itself decides
+            return None
+        root = Path(os.path.realpath(ws))
+        for w in writes:
+            p = Path(os.path.realpath(root / w))
+            if W.about(p, asked):
+                return os.path.relpath(p, root)
+        return None
 
     def _as_seen(self, text: str) -> str:
         """`text` with the workspace's absolute path prefix taken off the paths inside it."""

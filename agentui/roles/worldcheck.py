@@ -650,6 +650,26 @@ def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     return None
 
 
+def _words_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"How many words are in F?" answered with a word count that is not F's (like wc -w): the
+    numbers said before "words", or every number when none is."""
+    if not _WORDS_IN.search(text) or _FILTERED.search(_WORDS_IN.sub(" ", text).replace("words", " ")):
+        return None
+    one = _one_file(text, ws)
+    if one is None:
+        return None
+    rel, data = one
+    n = len(data.split())
+    said = [float(v) for m in re.finditer(r"([\w,.]+)\s+words?\b", output, re.I)
+            for v in G.numbers(m.group(1), words=True)]
+    if said:
+        return None if float(n) in said else (f"{rel} has {n} words (like wc -w), and the answer says "
+                                               f"{', '.join(f'{v:g}' for v in said[:3])}",
+                                               f"count with wc -w < {rel} and report the number it prints")
+    return _number_problem(output, {float(n)}, f"{rel} has {n} words (like wc -w), not what the answer says",
+                           f"count with wc -w < {rel} and report the number it prints")
+
+
 def _resolve_named(q: str, ws: Path) -> bool:
     """A quoted string that is itself a workspace path (the file, not the text to add)."""
     return bool(named(q, ws)) and len(q.split()) == 1
@@ -905,7 +925,7 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
                 or _count_problem(text, out, ws) or _line_count_problem(text, out, ws)
                 or _answer_problem(text, out, ws)
                 or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
-                or _case_problem(text, ws)
+                or _case_problem(text, ws) or _words_problem(text, out, ws)
                 or _word_count_problem(text, out, ws) or _column_sum_problem(text, out, ws)
                 or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws))
     except OSError:
@@ -1094,16 +1114,29 @@ def counted(request: str, answer: object, ws: Path | None) -> str | None:
     return None if v is None else f"checked by code: {what}; the answer says {v:g}"[:500]
 
 
+def question_paths(request: str, ws: Path | None) -> list[Path]:
+    """The workspace files and folders a question is about, when it asks for a value and to make or
+    change nothing ("How many words are in poem.txt?" → poem.txt): the task has no business writing
+    to them. Empty for any other request."""
+    if ws is None or G.asks_for(request) is None or _MAKES.search(request) or _EDITS.search(request):
+        return []
+    asked = [p for _, p in named(request, ws)]
+    folder = _folder(request, ws)
+    return asked + ([folder] if folder is not None and folder not in asked else [])
+
+
+def about(p: Path, asked: list[Path]) -> bool:
+    """`p` is one of `asked`, or inside one of its folders."""
+    return any(p == a or (a.is_dir() and inside(p, a)) for a in asked)
+
+
 def question_changed(request: str, changes: list[str], ws: Path | None) -> str | None:
-    """A question (it asks for a value and to make or change nothing) whose task changed a file the
-    question is about: its answer may count what the task wrote (#13: the 1.5B executor appended
-    poem.txt to itself, then counted 18 words)."""
-    if ws is None or not changes or G.asks_for(request) is None or _MAKES.search(request) or _EDITS.search(request):
-        return None
-    asked = {p for _, p in named(request, ws)} | ({f} if (f := _folder(request, ws)) is not None else set())
-    for rel in changes:
+    """A question whose task changed a file the question is about: its answer may count what the
+    task wrote (#13: the 1.5B executor appended poem.txt to itself, then counted 18 words)."""
+    asked = question_paths(request, ws) if changes else []
+    for rel in changes if asked and ws is not None else ():
         p = _resolve(rel, ws)
-        if p is not None and (p in asked or any(inside(p, a) for a in asked if a.is_dir())):
+        if p is not None and about(p, asked):
             return f"the task changed {rel}, which the question is about: the answer may count what the task wrote"
     return None
 

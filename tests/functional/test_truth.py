@@ -264,7 +264,7 @@ async def test_a_denied_call_is_never_asked_again_in_the_same_task(fakellm, tmp_
 POEM = "the quick brown fox\njumps over the lazy dog\n"
 
 
-def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False) -> None:
+def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False, cmd: str = "wc poem.txt") -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "poem.txt").write_text(POEM)
     fake.script("perceiver", [perceive("How many words are in poem.txt?")])
@@ -272,7 +272,7 @@ def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = Fal
                                               sub("Count the words in poem.txt with: wc poem.txt", "a number is reported",
                                                   tools=["shell", "write_file"])))
     steps = ([call("write_file", path="poem.txt", content=POEM, append=True)] if write else []) + \
-        [call("shell", command="wc poem.txt"), finish(answer)]
+        [call("shell", command=cmd), finish(answer)]
     n = {"i": 0}
 
     def executor(_r):
@@ -303,13 +303,25 @@ async def test_a_wrong_or_hedged_count_gets_no_grant(fakellm, tmp_path, answer):
     assert r.final.directive.value == "abandon"
 
 
-async def test_a_question_whose_task_changed_its_file_cannot_pass(fakellm, tmp_path):
-    # R4b passed "poem.txt has 4 lines, 18 words" after the executor had appended poem.txt to itself
-    _word_count_task(fakellm, tmp_path, "poem.txt has 4 lines, 18 words, 88 characters", r4b="pass", write=True)
+async def test_a_question_never_writes_the_file_it_asks_about(fakellm, tmp_path):
+    # the 1.5B executor appended poem.txt to itself, then counted 18 words (R4b passed it); and wrote
+    # its answer over config.json. A question's files are read only: the write is refused unrun
+    _word_count_task(fakellm, tmp_path, "poem.txt has 2 lines, 9 words, 44 characters", r4b="pass", write=True)
+    r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
+    assert (tmp_path / "ws" / "poem.txt").read_text() == POEM
+    assert r.final.directive.value == "accept"
+    prompts = " ".join(m["content"] for req in fakellm.calls("executor") for m in req["messages"])
+    assert "REFUSED: the request only asks about poem.txt; do not change it" in prompts
+
+
+async def test_a_wrong_word_count_is_contradicted_by_the_file(fakellm, tmp_path):
+    # the tools printed 18 (grounded), both validators pass: the file itself says 9
+    _word_count_task(fakellm, tmp_path, "poem.txt has 4 lines, 18 words, 88 characters", r4b="pass",
+                     cmd="echo 4 18 88")
     r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
     assert r.final.directive.value == "abandon"
     reasons = " ".join(v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts)
-    assert "the task changed poem.txt, which the question is about" in reasons
+    assert "poem.txt has 9 words (like wc -w), and the answer says 18" in reasons
 
 
 @pytest.mark.parametrize("content,accepted", [("alpha.md\nmid.md\nzeta.md\n", True),

@@ -495,3 +495,21 @@ def test_an_appended_line_ends_with_a_newline(tmp_path):
     assert "no line end" in why and ">> todo.txt" in todo
     (ws / "todo.txt").write_text("buy milk\ncall bob\ndone\n")
     assert W.contradiction(q, "done", ws) is None
+
+
+def test_a_word_count_the_file_contradicts(tmp_path):
+    ws = _count_ws(tmp_path)
+    q = "How many words are in poem.txt?"
+    assert "poem.txt has 9 words (like wc -w), and the answer says 18" in W.contradiction(q, "2 lines, 18 words", ws)[0]
+    assert W.contradiction(q, "18", ws) is not None
+    for right in ("poem.txt has 2 lines, 9 words, 44 characters", "9", "nine words"):
+        assert W.contradiction(q, right, ws) is None, right
+    assert W.contradiction("How many words in poem.txt start with t?", "3", ws) is None  # filtered: not this check's
+
+
+def test_question_paths_are_what_a_question_is_about(tmp_path):
+    ws = _count_ws(tmp_path)
+    assert W.question_paths("How many words are in poem.txt?", ws) == [ws.resolve() / "poem.txt"]
+    assert ws.resolve() in W.question_paths("How many files are in this folder?", ws)
+    assert W.question_paths("Append 'x' to poem.txt", ws) == []  # asked to change it
+    assert W.question_paths("Create notes.txt", ws) == []
