@@ -285,6 +285,7 @@ class MetaValidator(RoleBase):
         # about cannot pass on what the task may have written
         answer = next((o.output for o in reversed(outcomes) if o.output not in (None, "")), None)
         count_ok = None if changes else W.counted(request, answer, ws)
+        answered = count_ok is not None  # the answer itself checked, not only files
         if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
             count_ok = W.listed(request, ws)  # "the names of all .md files … into index.txt" (#13)
         asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
@@ -339,7 +340,7 @@ class MetaValidator(RoleBase):
             return
         summary = out.summary or "done"
         if counted_grant:  # R4b's summary said "not met": the answer, and what code counted
-            summary, merged = f"{answer} — {count_ok}", answer if W.counted(request, answer, ws) else count_ok
+            summary, merged = f"{answer} — {count_ok}", answer if answered else count_ok
         elif granted:  # the model's own summary said "not met": say what was checked instead (#13)
             summary = "Done — checked by code: " + "; ".join(v.evidence.removeprefix("checked by code: ")
                                                               for v in verdicts if v.evidence.startswith("checked by code"))

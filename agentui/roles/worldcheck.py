@@ -16,7 +16,9 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
   inside other words or in one case only; "the total of the C column in F.csv" answered with a
   number that is not that column's sum; "how many files are in the D folder" (hidden files, folders
   in or out as the question says, either when it does not) and "how many distinct extensions"
-  answered with a number no reading of the question gives; a listing of names that holds paths.
+  answered with a number no reading of the question gives; a listing of names that holds paths;
+  "A converted to upper/lower case into B" with B not A converted; "how many words are in F" with
+  a count that is not F's; "what is the first/last line of F" answered without it.
   None when code cannot tell — these checks only ever take a pass away.
 - `confirmed(criterion, ws)`: the one check that grants: a criterion that is nothing but "F
   (exists and) contains [exactly] 'T'" (or "the content of F is 'T'"), with F a workspace file that
@@ -495,7 +497,10 @@ def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
         return None
     lines = [ln.strip() for ln in _lines(data) if ln.strip()]
     todo = f"append the line with >> (e.g. echo '{line}' >> {rel}); never overwrite {rel} with >"
-    if not lines or line not in lines[-1]:
+    # the line as written, not glued to what was there ("betadone": the file had no final newline)
+    alone = re.compile(rf"(?<![\w-]){re.escape(line)}") if line[:1].isalnum() or line[:1] == "_" else \
+        re.compile(re.escape(line))
+    if not lines or not alone.search(lines[-1]):
         if _AT_END.search(text):
             last = lines[-1][:80] if lines else "nothing"
             return f"the last line of {rel} is {last!r}, not {line!r}", todo
@@ -503,7 +508,7 @@ def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
             return f"{rel} has no line {line!r}", todo
     if _KEEP.search(text) and lines and all(ln == line for ln in lines):
         return f"{rel} holds only {line!r}: the lines it had before are gone", todo
-    if _AT_END.search(text) and len(lines) > 1 and not data.endswith(b"\n") and line in lines[-1]:
+    if _AT_END.search(text) and lines and not data.endswith(b"\n") and line in lines[-1]:
         # the 1.5B model wrote "\ndone" at the end: the next line added would join it
         return f"the new last line of {rel} has no line end (the file does not end with a newline)", todo
     return None
@@ -925,7 +930,7 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
                 or _count_problem(text, out, ws) or _line_count_problem(text, out, ws)
                 or _answer_problem(text, out, ws)
                 or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
-                or _case_problem(text, ws) or _words_problem(text, out, ws)
+                or _case_problem(text, ws) or _words_problem(text, out, ws) or _line_of_problem(text, out, ws)
                 or _word_count_problem(text, out, ws) or _column_sum_problem(text, out, ws)
                 or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws))
     except OSError:
@@ -1085,6 +1090,23 @@ def _line_said(request: str, answer: str, ws: Path) -> str | None:
     return None
 
 
+def _line_of_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"What is the first (last) line of F?" answered without that line (an outside tester, #13:
+    "The first line is: hacked" after `head -n 1` printed the real one)."""
+    m = _LINE_OF.search(text)
+    one = _one_file(text, ws) if m and output.strip() else None
+    if m is None or one is None:
+        return None
+    rel, data = one
+    which = m.group(1).lower()
+    lines = [ln for ln in _lines(data) if ln.strip()] if which == "last" else _lines(data)[:1]
+    line = (lines[-1] if lines else "").strip()
+    if not line or " ".join(line.lower().split()) in " ".join(output.lower().split()):
+        return None
+    return (f"the {which} line of {rel} is {line[:120]!r}; the answer does not give it",
+            f"read it with {'head -n 1' if which == 'first' else 'tail -n 1'} {rel} and answer with that line")
+
+
 def counted(request: str, answer: object, ws: Path | None) -> str | None:
     """Evidence read by code when `request` asks one count code can take from the files (the words,
     lines, matching lines or rows of a file; a CSV column's total; the sum of a file's numbers; the
@@ -1118,7 +1140,9 @@ def question_paths(request: str, ws: Path | None) -> list[Path]:
     """The workspace files and folders a question is about, when it asks for a value and to make or
     change nothing ("How many words are in poem.txt?" → poem.txt): the task has no business writing
     to them. Empty for any other request."""
-    if ws is None or G.asks_for(request) is None or _MAKES.search(request) or _EDITS.search(request):
+    if ws is None or _MAKES.search(request) or _EDITS.search(request) or not (
+            G.asks_for(request) is not None or _LINE_OF.search(request)
+            or re.match(r"\s*(?:what|which|who|where|how|is|are|does|do)\b.*\?\s*$", request, re.I | re.S)):
         return []
     asked = [p for _, p in named(request, ws)]
     folder = _folder(request, ws)

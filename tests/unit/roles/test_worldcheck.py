@@ -513,3 +513,33 @@ def test_question_paths_are_what_a_question_is_about(tmp_path):
     assert ws.resolve() in W.question_paths("How many files are in this folder?", ws)
     assert W.question_paths("Append 'x' to poem.txt", ws) == []  # asked to change it
     assert W.question_paths("Create notes.txt", ws) == []
+
+
+def test_an_appended_line_glued_to_the_last_one_is_not_a_line(tmp_path):
+    # an outside tester's (#13 corpus 6): "alpha\nbeta" without a final newline, then echo done >>
+    ws = _ws(tmp_path)
+    q = "Add a line saying 'done' at the end of notes.txt"
+    (ws / "notes.txt").write_text("alpha\nbetadone\n")
+    assert "the last line of notes.txt is 'betadone'" in W.contradiction(q, "ok", ws)[0]
+    (ws / "notes.txt").write_text("done")  # an empty file and printf done >>: no line end either
+    assert "no line end" in W.contradiction(q, "ok", ws)[0]
+    for good in ("alpha\nbeta\ndone\n", "alpha\n- done\n", "alpha\ndone.\n"):
+        (ws / "notes.txt").write_text(good)
+        assert W.contradiction(q, "ok", ws) is None, good
+
+
+def test_first_and_last_line_questions_are_questions(tmp_path):
+    ws = _count_ws(tmp_path)
+    assert W.question_paths("What is the first line of poem.txt?", ws) == [ws.resolve() / "poem.txt"]
+    assert W.question_paths("Which port is configured in poem.txt?", ws) == [ws.resolve() / "poem.txt"]
+    assert "poem.txt" in W.question_changed("What is the last line of poem.txt?", ["poem.txt"], ws)
+
+
+def test_a_first_line_answer_must_give_the_first_line(tmp_path):
+    ws = _count_ws(tmp_path)
+    (ws / "README.txt").write_text("Project Nimbus\nA tool.\n")
+    q = "What is the first line of README.txt?"
+    assert "the first line of README.txt is 'Project Nimbus'" in W.contradiction(q, "The first line is: hacked", ws)[0]
+    for right in ("Project Nimbus", "The first line of README.txt is 'Project  nimbus'."):
+        assert W.contradiction(q, right, ws) is None, right
+    assert W.contradiction("What is the last line of README.txt?", "A tool.", ws) is None
