@@ -475,6 +475,12 @@ def _listing_problem(text: str, ws: Path) -> tuple[str, str] | None:
         return f"{rel} does not list the {ext} files of the folder: {what}", todo
     if re.search(r"\bsorted\b|\balphabetical", text, re.I) and got != sorted(got) and got != sorted(got, key=str.lower):
         return f"{rel} lists the {ext} files but not sorted: {', '.join(got)}", todo
+    if re.search(r"\bone\s+(?:per|a)\s+line\b|\beach\s+on\s+its\s+own\s+line\b", text, re.I) and data.strip() \
+            and not data.endswith(b"\n"):
+        # the 1.5B model wrote "alpha.md\nmid.md\nzeta.md": wc -l counts 2 lines (#13)
+        ends = data.count(b"\n")
+        return f"the last line of {rel} has no line end (wc -l counts {ends} lines)", \
+            todo + " (end the last line with a newline too)"
     return None
 
 

@@ -325,6 +325,7 @@ async def test_a_wrong_word_count_is_contradicted_by_the_file(fakellm, tmp_path)
 
 
 @pytest.mark.parametrize("content,accepted", [("alpha.md\nmid.md\nzeta.md\n", True),
+                                               ("alpha.md\nmid.md\nzeta.md", False),  # no line end: wc -l says 2
                                                ("zeta.md\nalpha.md\nmid.md\n", False),  # not sorted
                                                ("./alpha.md\n./mid.md\n./zeta.md\n", False),  # paths
                                                ("alpha.md\nmid.md\n", False)])
