@@ -40,6 +40,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -335,6 +336,20 @@ def _entries(folder: Path, recursive: bool) -> list[Path]:
     return out
 
 
+def _hidden_readings(text: str) -> list[bool]:
+    """Whether hidden entries count, in every reading the question leaves open ("not counting
+    hidden", "visible": out; "hidden files included": in; silent: both)."""
+    return [False] if _HIDDEN_OUT.search(text) else [True] if _HIDDEN_IN.search(text) else [True, False]
+
+
+def _shown_in(folder: Path) -> Callable[[Path, bool], bool]:
+    """Is an entry below `folder` counted, hidden ones in or out? (Hidden: the entry or a folder on
+    its way down.)"""
+    def shown(e: Path, hidden_in: bool) -> bool:
+        return hidden_in or not any(part.startswith(".") for part in e.relative_to(folder).parts)
+    return shown
+
+
 def _folder_count(text: str, ws: Path) -> tuple[set[float], str, bool] | None:
     """"How many files (not folders) are directly inside the data folder, hidden files included?":
     every count a reading of the question gives (hidden in or out, folders in or out, links as `ls`
@@ -348,13 +363,9 @@ def _folder_count(text: str, ws: Path) -> tuple[set[float], str, bool] | None:
         return None
     recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
     every = _entries(folder, recursive)  # _folder gives the real path
-    hidden = [False] if _HIDDEN_OUT.search(text) else [True] if _HIDDEN_IN.search(text) \
-        else [True, False]  # "not counting hidden", "visible": out
+    hidden = _hidden_readings(text)
     files_only = [True] if _FILES_ONLY.search(text) else [True, False]
-
-    def shown(e: Path, h: bool) -> bool:  # hidden: the entry or a folder on its way down
-        return h or not any(part.startswith(".") for part in e.relative_to(folder).parts)
-
+    shown = _shown_in(folder)
     # a link to a file counts as a file for `ls`, not for `find -type f`: both readings stand
     right = {float(sum(1 for e in every if shown(e, h) and (not f or (e.is_file() and not (ln and e.is_symlink())))))
              for h in hidden for f in files_only for ln in (False, True)}
@@ -504,7 +515,7 @@ def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
     lines = [ln.strip() for ln in _lines(data) if ln.strip()]
     todo = f"append the line with >> (e.g. echo '{line}' >> {rel}); never overwrite {rel} with >"
     # the line as written, not glued to what was there ("betadone": the file had no final newline)
-    alone = re.compile(rf"(?<![\w-]){re.escape(line)}") if line[:1].isalnum() or line[:1] == "_" else \
+    alone = re.compile(rf"(?<![\w-]){re.escape(line)}(?![\w-])") if re.fullmatch(r"\w(?:.*\w)?", line) else \
         re.compile(re.escape(line))
     if not lines or not alone.search(lines[-1]):
         if _AT_END.search(text):
@@ -661,16 +672,22 @@ def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     return None
 
 
-def _words_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
-    """"How many words are in F?" answered with a word count that is not F's (like wc -w): the
-    numbers said before "words", or every number when none is."""
+def _word_total(text: str, ws: Path) -> tuple[int, str] | None:
+    """"How many words are in F?" (no word filtered: "… start with t", "… longer than 5"): F's
+    word count as wc -w counts, and F."""
     if not _WORDS_IN.search(text) or _FILTERED.search(_WORDS_IN.sub(" ", text).replace("words", " ")):
         return None
     one = _one_file(text, ws)
-    if one is None:
+    return None if one is None else (len(one[1].split()), one[0])
+
+
+def _words_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"How many words are in F?" answered with a word count that is not F's (like wc -w): the
+    numbers said before "words", or every number when none is."""
+    got = _word_total(text, ws)
+    if got is None:
         return None
-    rel, data = one
-    n = len(data.split())
+    n, rel = got
     said = [float(v) for m in re.finditer(r"([\w,.]+)\s+words?\b", output, re.I)
             for v in G.numbers(m.group(1), words=True)]
     if said:
@@ -1007,11 +1024,7 @@ def _ext_files(text: str, ws: Path) -> tuple[set[float], str, str] | None:
     recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
     ext = "." + m.group(1)
     files = [e for e in _entries(folder, recursive) if e.is_file()]
-    hidden = [False] if _HIDDEN_OUT.search(text) else [True] if _HIDDEN_IN.search(text) else [True, False]
-
-    def shown(e: Path, h: bool) -> bool:
-        return h or not any(part.startswith(".") for part in e.relative_to(folder).parts)
-
+    hidden, shown = _hidden_readings(text), _shown_in(folder)
     right = {float(sum(1 for e in files if shown(e, h) and (e.suffix == ext if exact else e.suffix.lower() == ext.lower())))
              for h in hidden for exact in (True, False)}
     return right, ext, os.path.relpath(folder, os.path.realpath(ws))
@@ -1036,11 +1049,8 @@ def _count_of(request: str, ws: Path) -> tuple[set[float], str | None, str] | No
     """What code counts for a one-count question: (the right values, the answer's unit word, what
     was counted), or None when the question is not one code can count."""
     if _WORDS_IN.search(request):
-        one = _one_file(request, ws)
-        if one is not None and not re.search(r"\b(?:contain\w*|with|start\w*|end\w*|longer|shorter|unique|distinct)\b",
-                                             request, re.I):
-            return {float(len(one[1].split()))}, r"words?", f"{one[0]} has {len(one[1].split())} words (like wc -w)"
-        return None
+        wt = _word_total(request, ws)
+        return None if wt is None else ({float(wt[0])}, r"words?", f"{wt[1]} has {wt[0]} words (like wc -w)")
     if (got := _word_lines(request, ws)) is not None:
         right, _, word, rel, any_case = got
         return {float(right)}, r"lines?", (f"{right} lines of {rel} contain the word {word!r}"

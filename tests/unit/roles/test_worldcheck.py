@@ -521,6 +521,9 @@ def test_an_appended_line_glued_to_the_last_one_is_not_a_line(tmp_path):
     q = "Add a line saying 'done' at the end of notes.txt"
     (ws / "notes.txt").write_text("alpha\nbetadone\n")
     assert "the last line of notes.txt is 'betadone'" in W.contradiction(q, "ok", ws)[0]
+    # the 1.5B model on the final build: write_file appended "done" without a line end, then echo
+    (ws / "notes.txt").write_text("alpha\ndonedone\n")
+    assert "the last line of notes.txt is 'donedone'" in W.contradiction(q, "ok", ws)[0]
     (ws / "notes.txt").write_text("done")  # an empty file and printf done >>: no line end either
     assert "no line end" in W.contradiction(q, "ok", ws)[0]
     for good in ("alpha\nbeta\ndone\n", "alpha\n- done\n", "alpha\ndone.\n"):
