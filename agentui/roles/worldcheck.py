@@ -336,6 +336,11 @@ def _entries(folder: Path, recursive: bool) -> list[Path]:
     return out
 
 
+def _recursive(text: str) -> bool:
+    """The question counts into subfolders ("including subfolders", "recursively"), not "directly"."""
+    return bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
+
+
 def _hidden_readings(text: str) -> list[bool]:
     """Whether hidden entries count, in every reading the question leaves open ("not counting
     hidden", "visible": out; "hidden files included": in; silent: both)."""
@@ -361,7 +366,7 @@ def _folder_count(text: str, ws: Path) -> tuple[set[float], str, bool] | None:
     folder = _folder(text, ws)
     if folder is None:
         return None
-    recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
+    recursive = _recursive(text)
     every = _entries(folder, recursive)  # _folder gives the real path
     hidden = _hidden_readings(text)
     files_only = [True] if _FILES_ONLY.search(text) else [True, False]
@@ -1021,7 +1026,7 @@ def _ext_files(text: str, ws: Path) -> tuple[set[float], str, str] | None:
     folder = _folder(text, ws)
     if folder is None:
         return None
-    recursive = bool(_RECURSIVE.search(text)) and not re.search(r"\bdirectly\b", text, re.I)
+    recursive = _recursive(text)
     ext = "." + m.group(1)
     files = [e for e in _entries(folder, recursive) if e.is_file()]
     hidden, shown = _hidden_readings(text), _shown_in(folder)
@@ -1088,36 +1093,43 @@ def _count_of(request: str, ws: Path) -> tuple[set[float], str | None, str] | No
 _LINE_OF = re.compile(r"\bwhat\s+(?:is|does)\s+(?:the\s+)?(first|last)\s+line\s+(?:of|in)\b", re.I)
 
 
-def _line_said(request: str, answer: str, ws: Path) -> str | None:
-    """"What is the first (last) line of F?" answered with that line, whole, and little else."""
-    m = _LINE_OF.search(request)
-    one = _one_file(request, ws) if m else None
-    if m is None or one is None:
-        return None
-    rel, data = one
-    lines = [ln for ln in _lines(data) if ln.strip()] if m.group(1).lower() == "last" else _lines(data)[:1]
-    line = (lines[-1] if lines else "").strip()
-    said = answer.strip().strip("\"'`“”‘’").strip()
-    if not line or len(said) > len(line) + 60:
-        return None
-    # the line itself, or "The first line of F is 'L'": the line whole, not a part of it
-    if said == line or re.search(rf"(?:^|[\s\"'`“‘:]){re.escape(line)}(?=$|[\"'`”’]|\.(?:\s|$))", said):
-        return f"checked by code: the {m.group(1).lower()} line of {rel} is {line[:200]!r}; the answer gives it"
-    return None
-
-
-def _line_of_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
-    """"What is the first (last) line of F?" answered without that line (an outside tester, #13:
-    "The first line is: hacked" after `head -n 1` printed the real one)."""
+def _line_of(text: str, ws: Path) -> tuple[str, str, str] | None:
+    """"What is the first (last) line of F?": ("first" or "last", F, that line stripped — the last
+    non-blank one for "last"); None when the text asks no such thing or F holds no such line."""
     m = _LINE_OF.search(text)
-    one = _one_file(text, ws) if m and output.strip() else None
+    one = _one_file(text, ws) if m else None
     if m is None or one is None:
         return None
     rel, data = one
     which = m.group(1).lower()
     lines = [ln for ln in _lines(data) if ln.strip()] if which == "last" else _lines(data)[:1]
     line = (lines[-1] if lines else "").strip()
-    if not line or " ".join(line.lower().split()) in " ".join(output.lower().split()):
+    return (which, rel, line) if line else None
+
+
+def _line_said(request: str, answer: str, ws: Path) -> str | None:
+    """"What is the first (last) line of F?" answered with that line, whole, and little else."""
+    got = _line_of(request, ws)
+    if got is None:
+        return None
+    which, rel, line = got
+    said = answer.strip().strip("\"'`“”‘’").strip()
+    if len(said) > len(line) + 60:
+        return None
+    # the line itself, or "The first line of F is 'L'": the line whole, not a part of it
+    if said == line or re.search(rf"(?:^|[\s\"'`“‘:]){re.escape(line)}(?=$|[\"'`”’]|\.(?:\s|$))", said):
+        return f"checked by code: the {which} line of {rel} is {line[:200]!r}; the answer gives it"
+    return None
+
+
+def _line_of_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"What is the first (last) line of F?" answered without that line (an outside tester, #13:
+    "The first line is: hacked" after `head -n 1` printed the real one)."""
+    got = _line_of(text, ws) if output.strip() else None
+    if got is None:
+        return None
+    which, rel, line = got
+    if " ".join(line.lower().split()) in " ".join(output.lower().split()):
         return None
     return (f"the {which} line of {rel} is {line[:120]!r}; the answer does not give it",
             f"read it with {'head -n 1' if which == 'first' else 'tail -n 1'} {rel} and answer with that line")
@@ -1132,12 +1144,13 @@ def counted(request: str, answer: object, ws: Path | None) -> str | None:
     if ws is None or not isinstance(answer, (str, int, float)):
         return None
     text = str(answer)
+    # one plain ask, answered without hedging: anything else is R4b's to judge
+    if _MAKES.search(request) or _EDITS.search(request) or request.count("?") > 1 \
+            or _ASKS_MORE.search(request.strip()) or _HEDGE.search(text):
+        return None
     if G.asks_for(request) != "number":
-        simple = not (_MAKES.search(request) or _EDITS.search(request) or request.count("?") > 1
-                      or _ASKS_MORE.search(request.strip()))
-        return _line_said(request, text, ws) if simple and not _HEDGE.search(text) else None
-    if _MAKES.search(request) or _EDITS.search(request) or request.count("?") > 1 or _ASKS_MORE.search(request.strip()) \
-            or _HEDGE.search(text) or len(text) > 400:
+        return _line_said(request, text, ws)
+    if len(text) > 400:
         return None
     if len([p for _, p in named(request, ws) if not p.is_dir()]) > 1:
         return None  # several files: which count is which is not code's to tell

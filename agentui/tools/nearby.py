@@ -53,8 +53,7 @@ def elsewhere(workspace: Path, name: str, *, want_dir: bool | None = None) -> li
     visited = 0
     for root, dirs, files in os.walk(ws):
         here = Path(root)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and d.lower() not in PRIVATE_DIRS
-                         and not (here / d / "pyvenv.cfg").exists())  # a virtualenv by any name
+        dirs[:] = _searchable(here, dirs)
         for entry, is_dir in [*((d, True) for d in dirs), *((f, False) for f in sorted(files))]:
             visited += 1
             if entry == base and (want_dir is None or want_dir == is_dir) and _nameable(here / entry, ws):
@@ -83,8 +82,7 @@ def holding(workspace: Path, root: Path, text: str) -> list[str]:
     read = 0
     for here_s, dirs, files in os.walk(os.path.realpath(root)):
         here = Path(here_s)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and d.lower() not in PRIVATE_DIRS
-                         and not (here / d / "pyvenv.cfg").exists())
+        dirs[:] = _searchable(here, dirs)
         for f in sorted(files):
             p = here / f
             if not _nameable(p, ws) or not Path(os.path.realpath(p)).is_relative_to(ws):
@@ -121,6 +119,13 @@ def content_hint(workspace: Path, root: Path, text: str) -> str:
         return ""
     return (f"; files whose text contains {_printable(text)!r}: {', '.join(map(_printable, found))} "
             f"(this searched names; to search text use shell: grep -l {_printable(text)!r} <files>)")
+
+
+def _searchable(here: Path, dirs: list[str]) -> list[str]:
+    """The folders under `here` worth walking into: no tool caches, no key stores, no virtualenv
+    (known by its pyvenv.cfg, whatever its name)."""
+    return sorted(d for d in dirs if d not in SKIP_DIRS and d.lower() not in PRIVATE_DIRS
+                  and not (here / d / "pyvenv.cfg").exists())
 
 
 def _nameable(path: Path, ws: Path) -> bool:
