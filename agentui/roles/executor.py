@@ -98,7 +98,7 @@ class Executor(RoleBase):
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
-        self._asked_about: dict[str, list[Path]] = {}  # task → what its question is about: read only (#13)
+        self._asked_about: dict[str, list[Path]] = {}  # task → what it only reads: a question's files, a copy's source (#13)
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}  # subtask → the dispatch running it
 
@@ -125,7 +125,7 @@ class Executor(RoleBase):
             self._waiters.setdefault(p.subtask_id, asyncio.Queue())
         elif isinstance(p, DispatchManifest):
             if p.task_spec is not None:
-                self._asked_about[tid] = W.question_paths(p.task_spec.raw_input, self.ctx.workspace)
+                self._asked_about[tid] = W.read_only(p.task_spec.raw_input, self.ctx.workspace)
             subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]
             if subs:
                 me = asyncio.current_task()
@@ -317,8 +317,9 @@ class Executor(RoleBase):
                 win.step(sent, refusal, one_line(refusal, 120))
                 continue
             if (touched := self._writes_asked(tid, act.tool, act.args)) is not None:
-                refusal = (f"REFUSED: the request only asks about {touched}; do not change it. "
-                           "Answer from it as it is (read it, count it, search it).")
+                refusal = (f"REFUSED: the request only reads {touched}; do not change it. "
+                           "Work from it as it is (read it, count it, search it, sort it with sort) and "
+                           "write only the file the request asks for, if any.")
                 win.step(sent, refusal, one_line(refusal, 120))
                 continue
             rec = await reg.call(act.tool, act.args, ctx)

@@ -75,7 +75,8 @@ SYSTEM = (
     "into task_criteria: concrete, checkable statements about the final result. Then split the "
     "work into the FEWEST subtasks (usually ONE; at most 4). Each subtask: intent (a concrete "
     "instruction, naming the files and the command or method), success_criteria (checkable from "
-    "tool output), sequence (1 = first; a later step sees earlier outputs), tools (from the list), "
+    "tool output), sequence (1 = first; a later step sees earlier outputs and files, never shell "
+    "variables: a step that computes a value prints it), tools (from the list), "
     "context (facts the executor needs). mode: \"verifiable\" if a tool output proves it, else "
     "\"plausible\". Keep it short.\n"
     'Example for "How many .md files are in docs?": {"task_criteria": [{"criterion": "the answer '

@@ -609,23 +609,39 @@ def _case_problem(text: str, ws: Path) -> tuple[str, str] | None:
             f"convert with tr {tr} < {src_rel} > {dst_rel} and write nothing else to {dst_rel}")
 
 
+_CHANGES_SOURCE = re.compile(r"\b(?:in\s+place|itself|overwrit\w*|replac\w*|edit\w*|modif\w*|"
+                             r"append\w*|add\w*|remov\w*|delet\w*|mov\w*)\b", re.I)
+
+
 def _sources(request: str, ws: Path) -> list[tuple[str, Path]]:
-    """The files a request only reads to make another: copy / sort / convert A into B → A."""
+    """The files a request only reads to make another: copy / sort / convert A into B → A (never
+    when it asks to change A too, or names A as B)."""
+    if _CHANGES_SOURCE.search(request):
+        return []
     out = []
     for pat in (_COPY, _SORT):
-        if (m := pat.search(request)) and (p := _resolve(m.group(1), ws)) is not None:
+        if (m := pat.search(request)) and (p := _resolve(m.group(1), ws)) is not None \
+                and _resolve(m.group(2), ws) != p:
             out.append((_clean(m.group(1)), p))
-    if (cp := _case_pair(request, ws)) is not None:
+    if (cp := _case_pair(request, ws)) is not None and cp[1] != cp[3]:
         out.append((cp[0], cp[1]))
     return out
+
+
+def read_only(request: str, ws: Path | None) -> list[Path]:
+    """The workspace files and folders the request has no business writing: what a question is
+    about, or the file a copy / sort / conversion only reads (#13: the 1.5B executor wrote
+    names.txt over before sorting it into sorted.txt)."""
+    if ws is None:
+        return []
+    return question_paths(request, ws) or [p for _, p in _sources(request, ws)]
 
 
 def source_changed(request: str, changes: list[str], ws: Path | None) -> str | None:
     """A request that only reads A to make B (copy, sort, convert A into B) whose task changed A:
     B may hold what the task wrote into A (#13: the 1.5B executor appended to names.txt, then
     sorted it into sorted.txt; it wrote in.txt over before converting it)."""
-    if ws is None or not changes or re.search(r"\b(?:in\s+place|itself|overwrit\w*|replac\w*|edit\w*|modif\w*|"
-                                              r"append\w*|add\w*|remov\w*|delet\w*|mov\w*)\b", request, re.I):
+    if ws is None or not changes:
         return None
     srcs = {p: rel for rel, p in _sources(request, ws)}
     for rel in changes:

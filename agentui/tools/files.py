@@ -13,6 +13,7 @@ import glob as globlib
 import itertools
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +121,36 @@ def _read_outside(real: Path, limit: int) -> tuple[bytes, int]:
     return data, max(size, len(data))
 
 
+def _as_lines(ws: Path, rel: str, content: str, append: bool) -> str:
+    """`content` ended with a line end when it is text of several lines, or a line appended after
+    whole lines: small models leave the last line end out of a JSON string (#13: the 1.5B executor
+    wrote sorted.txt and todo.txt's added line without one, and `sort`, `wc -l` and `cmp` differ)."""
+    if not content or content.endswith("\n"):
+        return content
+    if "\n" in content:
+        return content + "\n"
+    if not append:
+        return content
+    try:
+        fd = fsaccess.open_beneath(ws, rel, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return content  # a new file, or one the write itself will report on
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return content
+        return content + "\n" if os.pread(fd, 1, st.st_size - 1) == b"\n" else content
+    except OSError:
+        return content
+    finally:
+        os.close(fd)
+
+
 class WriteFileTool(BaseTool):
     name = "write_file"
     description = (
-        "Write (or append) text to a file inside the workspace, creating parent directories. "
+        "Write (or append) text to a file inside the workspace, creating parent directories; text of "
+        "several lines, or a line appended after whole lines, ends with a line end. "
         "Overwriting an existing file asks the user first; writing outside the workspace is refused."
     )
     parameters: dict[str, Any] = {
@@ -151,6 +178,7 @@ class WriteFileTool(BaseTool):
         denial = await gate(ctx, self.name, str(path), assessment)
         if denial:
             return self.fail(args, denial)
+        content = await asyncio.to_thread(_as_lines, ws, rel, content, append)
         host = ctx.host
         if host is not None and getattr(host, "writes", False) and _direct(ws, rel, ws / rel) \
                 and (ws / rel).parent.is_dir() and not (ws / rel).is_dir():
@@ -219,7 +247,8 @@ class GlobTool(BaseTool):
         if not matches:
             near = await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.glob_roots(expanded))
             if not near and re.fullmatch(r"[\w .:-]{2,80}", pattern):  # a word, not a pattern: text sought?
-                near = await asyncio.to_thread(nearby.content_hint, ctx.workspace, ws, pattern)
+                return self.ok(args, await asyncio.to_thread(
+                    nearby.content_hint, ctx.workspace, ws, pattern, f"no paths match {pattern!r}"))
             return self.ok(args, f"no paths match {pattern!r}{near}")
         text = "\n".join(shown(ctx.workspace, m) for m in matches)
         if more:

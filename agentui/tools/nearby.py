@@ -108,17 +108,20 @@ def holding(workspace: Path, root: Path, text: str) -> list[str]:
     return (exact or folded)[:MAX_FOUND]
 
 
-def content_hint(workspace: Path, root: Path, text: str) -> str:
-    """"; files whose text contains 'TODO': b.txt (file_search matches names: use grep -l to search
-    text)" when a name search found nothing and some files hold the query, else ""."""
+def content_hint(workspace: Path, root: Path, text: str, nothing: str) -> str:
+    """What a name search that found nothing returns: `nothing`, or, when some files hold the query
+    as text, their names one per line first, as a search result reads, then `nothing` as a note
+    (#13: given "no files matching 'TODO'; files whose text contains 'TODO': b.txt", the 1.5B
+    executor answered "No files containing 'TODO' found")."""
     try:
         found = holding(workspace, root, text)
     except OSError:
-        return ""
+        return nothing
     if not found:
-        return ""
-    return (f"; files whose text contains {_printable(text)!r}: {', '.join(map(_printable, found))} "
-            f"(this searched names; to search text use shell: grep -l {_printable(text)!r} <files>)")
+        return nothing
+    return "\n".join(map(_printable, found)) + (
+        f"\n({nothing} by name; the files above hold {_printable(text)!r} in their text. "
+        f"To search text yourself use shell: grep -l {_printable(text)!r} <files>)")
 
 
 def _searchable(here: Path, dirs: list[str]) -> list[str]:
@@ -152,6 +155,25 @@ def hint(workspace: Path, names: Iterable[str], *, want_dir: bool | None = None)
             return ""
         if alts:
             return f" ({_printable(name)} is not there; the workspace has {', '.join(map(_printable, alts))})"
+    return ""
+
+
+def missing_folder(workspace: Path, names: Iterable[str], writes: Iterable[str]) -> str:
+    """" (the folder out does not exist: mkdir -p creates it …)" for the first path a
+    command was to write whose folder is missing in the workspace, else "": the 1.5B executor ran
+    `echo ok > out/status.txt` and `mkdir src/app tests` three times each on "No such file" (#13)."""
+    ws = Path(os.path.realpath(workspace))
+    wanted = {os.path.normpath(w) for w in writes}
+    for name in names:
+        rel = os.path.normpath(name)
+        if os.path.isabs(rel):
+            rel = os.path.relpath(rel, ws)
+        if rel not in wanted or rel.startswith("..") or "/" not in rel:
+            continue
+        parent = os.path.dirname(rel)
+        if not os.path.lexists(ws / parent):
+            return (f" (the folder {_printable(parent)} does not exist: mkdir -p creates it with any missing parent "
+                    f"folders and skips folders that exist, e.g. mkdir -p {_printable(parent)})")
     return ""
 
 

@@ -75,8 +75,9 @@ class FileSearchTool(BaseTool):
         if not paths:
             if result.returncode not in (0, None) and result.stderr.strip():
                 return self.fail(args, f"{os.path.basename(argv[0])} failed: {result.stderr.strip()[:500]}")
-            near = await asyncio.to_thread(nearby.content_hint, ctx.workspace, root, query)
-            return self.ok(args, f"no files matching {query!r} under {shown(ctx.workspace, root)}{near}")
+            return self.ok(args, await asyncio.to_thread(
+                nearby.content_hint, ctx.workspace, root, query,
+                f"no files matching {query!r} under {shown(ctx.workspace, root)}"))
         text = "\n".join(shown(ctx.workspace, p) for p in paths[:FILE_SEARCH_MAX_RESULTS])
         if len(paths) > FILE_SEARCH_MAX_RESULTS:
             text += f"\n… [{len(paths) - FILE_SEARCH_MAX_RESULTS} more; narrow the query or path]"

@@ -220,7 +220,9 @@ class ShellTool(BaseTool):
             )
         if result.returncode != 0:
             note = f" (the OS sandbox blocked it: {blocked})" if blocked else ""
-            note += await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.missing_names(result.output))
+            missing = nearby.missing_names(result.output)
+            note += await asyncio.to_thread(nearby.hint, ctx.workspace, missing) \
+                or nearby.missing_folder(ctx.workspace, missing, assessment.writes)
             return self.fail(
                 args, f"exit code {result.returncode}{note}", evidence=result.output, exit_code=result.returncode
             )

@@ -311,7 +311,7 @@ async def test_a_question_never_writes_the_file_it_asks_about(fakellm, tmp_path)
     assert (tmp_path / "ws" / "poem.txt").read_text() == POEM
     assert r.final.directive.value == "accept"
     prompts = " ".join(m["content"] for req in fakellm.calls("executor") for m in req["messages"])
-    assert "REFUSED: the request only asks about poem.txt; do not change it" in prompts
+    assert "REFUSED: the request only reads poem.txt; do not change it" in prompts
 
 
 async def test_a_wrong_word_count_is_contradicted_by_the_file(fakellm, tmp_path):
@@ -338,8 +338,10 @@ async def test_a_listing_the_files_confirm_stands_over_the_meta_validators_fail(
     fakellm.script("perceiver", [perceive(goal)])
     fakellm.responder("planner", lambda _r: plan(["index.txt lists the .md files sorted"],
                                                  sub("write the sorted .md names into index.txt", "index.txt is written",
-                                                     tools=["write_file"])))
-    fakellm.responder("executor", lambda r: call("write_file", path="index.txt", content=content)
+                                                     tools=["shell"])))
+    # printf writes exactly what it is given (write_file would end the last line itself)
+    printf = "printf '" + content.replace("\n", "\\n") + "' > index.txt"
+    fakellm.responder("executor", lambda r: call("shell", command=printf)
                       if len(r["messages"]) == 2 else finish("index.txt written"))
     fakellm.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass",
                                                                               "evidence": "index.txt written"}]}))

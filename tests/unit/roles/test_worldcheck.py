@@ -485,6 +485,26 @@ def test_a_source_the_request_only_reads_must_not_change(tmp_path):
     assert W.source_changed(sort, ["sorted.txt"], ws) is None
     assert "a.txt" in W.source_changed("Copy a.txt to b.txt", ["a.txt", "b.txt"], ws)
     assert W.source_changed("Sort names.txt in place", ["names.txt"], ws) is None  # asked to change it
+    assert W.source_changed("Sort names.txt and write the result to names.txt", ["names.txt"], ws) is None
+
+
+def test_what_a_request_only_reads_is_read_only(tmp_path):
+    # the executor refuses writes to these before they run (#13: the 1.5B executor wrote names.txt
+    # over, without its last line end, before sorting it into sorted.txt)
+    ws = _ws(tmp_path)
+    (ws / "names.txt").write_text("bob\nalice\n")
+    (ws / "in.txt").write_text("make me loud\n")
+    (ws / "poem.txt").write_text("a b\n")
+    sort = "Sort the lines of names.txt alphabetically and write the result to sorted.txt."
+    assert W.read_only(sort, ws) == [ws.resolve() / "names.txt"]
+    assert W.read_only("Copy names.txt to backup.txt", ws) == [ws.resolve() / "names.txt"]
+    assert W.read_only("Write the contents of in.txt converted to upper case into a new file out.txt.", ws) \
+        == [ws.resolve() / "in.txt"]
+    assert W.read_only("How many words are in poem.txt?", ws) == [ws.resolve() / "poem.txt"]
+    for changes_it in ("Sort names.txt in place", "Sort names.txt and write the result to names.txt",
+                       "Sort names.txt into sorted.txt and remove names.txt", "Add a line to names.txt"):
+        assert W.read_only(changes_it, ws) == [], changes_it
+    assert W.read_only("Sort names.txt into sorted.txt", None) == []
 
 
 def test_an_appended_line_ends_with_a_newline(tmp_path):

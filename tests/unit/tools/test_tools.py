@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import GateRequest, ToolContext, ToolRegistry, cap_output, default_registry
+from agentui.tools import GateRequest, ToolContext, ToolRegistry, cap_output, default_registry, files
 from agentui.tools.registry import BaseTool
 from agentui.tools.search import WEB_SEARCH_URL_ENV, parse_results
 
@@ -355,6 +355,30 @@ async def test_write_file_creates_parents(registry: ToolRegistry, ws: Path) -> N
     assert rec.ok and (ws / "a/b/c.txt").read_text() == "hi there"
 
 
+async def test_write_file_ends_lines_as_text_files_do(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (sort-names, append-line on the 1.5B model): the executor wrote "alice\\nbob" and appended
+    "done" after whole lines with no line end, so `cmp` against `sort` and `wc -l` differ. Text of
+    several lines, and a line appended after whole lines, end with a line end; a single line written
+    alone, a piece appended inside a line and text already ended are written as given."""
+    cases = [("several.txt", None, "alice\nbob", False, "alice\nbob\n"),
+             ("one.txt", None, "ok", False, "ok"),
+             ("ended.txt", None, "a\nb\n", False, "a\nb\n"),
+             ("crlf.txt", None, "a\r\nb\r\n", False, "a\r\nb\r\n"),
+             ("todo.txt", "buy milk\ncall bob\n", "done", True, "buy milk\ncall bob\ndone\n"),
+             ("mid.txt", "hi", " there", True, "hi there"),
+             ("empty.txt", "", "first", True, "first"),
+             ("new.txt", None, "first", True, "first")]
+    for name, before, content, append, after in cases:
+        if before is not None:
+            (ws / name).write_text(before)
+        rec = await registry.call("write_file", {"path": name, "content": content, "append": append},
+                                  ctx_for(ws, confirm=Confirmer(True)))
+        assert rec.ok, rec.error
+        assert (ws / name).read_bytes() == after.encode(), name
+    os.mkfifo(ws / "pipe")  # a FIFO is never opened to look at its end (it would block)
+    assert files._as_lines(ws, "pipe", "x", True) == "x"
+
+
 async def test_write_file_gates_overwrite(registry: ToolRegistry, ws: Path) -> None:
     (ws / "keep.txt").write_text("original")
     deny = Confirmer(False)
@@ -569,6 +593,27 @@ async def test_a_missing_path_error_says_where_its_namesake_is(registry: ToolReg
         assert rec.error == f"no such file: {name}", rec.error
 
 
+async def test_a_write_into_a_missing_folder_says_to_make_it(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (wall-write-missing-dir and make-tree on the 1.5B model): `echo ok > out/status.txt` and
+    `mkdir src/app tests` failed on "No such file" three times each, replan after replan. The error
+    says which folder is missing and that mkdir -p makes it; a read of a missing path says nothing
+    of the kind."""
+    rec = await registry.call("shell", {"command": "echo ok > out/status.txt"}, ctx_for(ws))
+    assert not rec.ok and rec.error == ("exit code 1 (the folder out does not exist: mkdir -p creates it with any "
+                                        "missing parent folders and skips folders that exist, e.g. mkdir -p out)")
+    (ws / "tests").mkdir()
+    mk = await registry.call("shell", {"command": "mkdir src/app tests"}, ctx_for(ws))
+    assert not mk.ok and "(the folder src does not exist: mkdir -p" in (mk.error or "")
+    deep = await registry.call("shell", {"command": "touch a/b/c.txt"}, ctx_for(ws))
+    assert "e.g. mkdir -p a/b)" in (deep.error or "")
+    read = await registry.call("shell", {"command": "cat logs/x.txt"}, ctx_for(ws))
+    assert not read.ok and read.error == "exit code 1"
+    there = await registry.call("shell", {"command": "cat tests/none.txt > out.txt"}, ctx_for(ws))
+    assert not there.ok and there.error == "exit code 1"  # the folder is there; the file is not
+    ok = await registry.call("shell", {"command": "mkdir -p src/app tests"}, ctx_for(ws))
+    assert ok.ok and (ws / "src/app").is_dir()
+
+
 async def test_a_name_search_that_finds_nothing_names_files_holding_the_text(registry: ToolRegistry, ws: Path) -> None:
     """#13 (find-todo on the 1.5B model): file_search 'TODO' and glob 'TODO' found no names, three
     replans long, while b.txt held TODO. The empty result says which files hold the text; secrets,
@@ -580,12 +625,14 @@ async def test_a_name_search_that_finds_nothing_names_files_holding_the_text(reg
     (ws / "sub").mkdir()
     (ws / "sub/c.md").write_text("todo later\n")  # another letter case: named only when no exact match
     fs = await registry.call("file_search", {"query": "TODO"}, ctx_for(ws))
-    assert fs.ok and fs.evidence.startswith("no files matching 'TODO' under .; files whose text contains 'TODO': b.txt ")
+    # the names first, one per line, as a search result reads (the 1.5B executor read "no files" first)
+    assert fs.ok and fs.evidence.startswith("b.txt\n(no files matching 'TODO' under . by name; the files above "
+                                            "hold 'TODO' in their text.")
     assert "grep -l 'TODO'" in fs.evidence and ".env" not in fs.evidence and "blob.bin" not in fs.evidence
     gl = await registry.call("glob", {"pattern": "TODO"}, ctx_for(ws))
-    assert gl.ok and "files whose text contains 'TODO': b.txt " in gl.evidence
+    assert gl.ok and gl.evidence.startswith("b.txt\n(no paths match 'TODO' by name;")
     only_sub = await registry.call("file_search", {"query": "TODO", "path": "sub"}, ctx_for(ws))
-    assert "files whose text contains 'TODO': sub/c.md " in only_sub.evidence
+    assert only_sub.evidence.startswith("sub/c.md\n")
     nothing = await registry.call("file_search", {"query": "absent-word"}, ctx_for(ws))
     assert nothing.evidence == "no files matching 'absent-word' under ."
     pattern = await registry.call("glob", {"pattern": "*.zip"}, ctx_for(ws))
