@@ -33,6 +33,7 @@ from agentui.contracts import (
     TaskSpec,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
+from agentui.roles import worldcheck as W
 from agentui.roles.actions import REPEATED_PLAN, WORKSPACE_LINE
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import Calibration, calibrate
@@ -103,6 +104,7 @@ class _Task:
     blocked_targets: list[str] = field(default_factory=list)
     memory_constraints: list[tuple[str, str, str]] = field(default_factory=list)  # (tool, target, rule)
     caution_ok: bool = False
+    located: list[str] = field(default_factory=list)  # named paths found elsewhere in the workspace (#13)
 
 
 def _norm(s: str) -> str:
@@ -139,6 +141,7 @@ class Planner(RoleBase):
             return
         if isinstance(p, TaskSpec):
             st = _Task(spec=p)
+            st.located = await asyncio.to_thread(W.located, p.raw_input, self.ctx.workspace)
             self._tasks_state[p.task_id] = st
             await self._plan(st)
         elif isinstance(p, PlanDirective):
@@ -202,6 +205,8 @@ class Planner(RoleBase):
                  f"Request (verbatim): {spec.raw_input}", f"Intent: {spec.intent}"]
         if spec.constraints.scope:
             lines.append(f"Scope: {spec.constraints.scope}")
+        if st.located:
+            lines.append("Paths:\n" + "\n".join(f"- {x}" for x in st.located))
         forbidden = [*must_not, *(f"tool {t}" for t in sorted(st.blocked_tools)),
                      *(f"retrying {t}" for t in st.blocked_targets)]
         if forbidden:

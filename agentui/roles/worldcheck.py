@@ -111,6 +111,38 @@ def named(text: str, ws: Path) -> list[tuple[str, Path]]:
     return out[:MAX_FACTS]
 
 
+_FOLDER_NAMED = re.compile(r"\b(?:the\s+)?([\w.-]{2,80})\s+(?:folder|directory|dir)\b", re.I)
+_NOT_A_FOLDER = frozenset({"this", "that", "the", "a", "an", "current", "same", "each", "every", "any", "new",
+                           "parent", "home", "working", "workspace", "project", "root", "top", "whole", "other"})
+
+
+def located(text: str, ws: Path | None) -> list[str]:
+    """One line per path the request names that is not where it says but has a namesake elsewhere
+    in the workspace ("settings.ini is not in the top folder; the workspace has conf/settings.ini"):
+    the 1.5B planner wrote `cat settings.ini` into three plans running while the error named
+    conf/settings.ini (#13, the wall-* tasks). Never for a request that makes or writes something:
+    its path may name what it is to create."""
+    if ws is None or _MAKES.search(text):
+        return []
+    from agentui.tools import nearby
+
+    wanted: list[tuple[str, bool | None]] = [(rel, None) for rel, _ in named(text, ws)]
+    wanted += [(m.group(1), True) for m in _FOLDER_NAMED.finditer(text)
+               if m.group(1).casefold() not in _NOT_A_FOLDER and "." not in m.group(1)]
+    out: list[str] = []
+    for rel, want_dir in wanted:
+        p = _resolve(rel, ws)
+        if p is None or os.path.lexists(p) or any(line.startswith(f"{rel} ") for line in out):
+            continue
+        try:
+            alts = nearby.elsewhere(ws, rel, want_dir=want_dir)
+        except OSError:
+            continue
+        if alts:
+            out.append(f"{rel} is not there; the workspace has {', '.join(alts)}")
+    return out[:MAX_FACTS]
+
+
 def facts(text: str, ws: Path | None) -> list[str]:
     """One line per named workspace path: what is there now."""
     if ws is None:

@@ -8,11 +8,12 @@ import re
 import shutil
 import sys
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import nearby, safety
+from agentui.tools import fsaccess, nearby, safety
 from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in, shown
 from agentui.tools.shell import run_process, sandboxed
 
@@ -20,17 +21,20 @@ WEB_SEARCH_URL = "https://html.duckduckgo.com/html/"
 WEB_SEARCH_URL_ENV = "AGENTUI_WEB_SEARCH_URL"
 WEB_SEARCH_MAX_RESULTS = 8
 FILE_SEARCH_MAX_RESULTS = 200
+FILE_SEARCH_MAX_LINES = 50
+FILE_SEARCH_MAX_BYTES = 1_000_000
 _USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) agentui"
 
 
 class FileSearchTool(BaseTool):
     name = "file_search"
-    description = "Find files whose name contains `query` under `path` (default: the workspace)."
+    description = ("Find files whose name contains `query` under `path` (default: the workspace); "
+                   "when `path` is a file, its lines containing `query`.")
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "part of a file name"},
-            "path": {"type": "string", "description": "directory to search"},
+            "path": {"type": "string", "description": "directory to search (or a file to search inside)"},
         },
         "required": ["query"],
     }
@@ -56,9 +60,8 @@ class FileSearchTool(BaseTool):
             return self.fail(args, "empty query")
         root = resolve_in(ctx.workspace, args.get("path") or ".")
         if not root.is_dir():
-            if root.is_file():  # say what to use instead (#13): small models retry the same call otherwise
-                return self.fail(args, f"{args.get('path')} is a file, not a directory: use read_file or shell "
-                                       f"(e.g. grep) to look inside it")
+            if root.is_file():
+                return await self._in_file(args, query, root, ctx)
             near = await asyncio.to_thread(nearby.hint, ctx.workspace, [args.get("path") or "."])
             return self.fail(args, f"not a directory: {shown(ctx.workspace, root)}{near}")
         denial = await gate(ctx, self.name, f"{query} under {root}", safety.assess_read(root, ctx.workspace,
@@ -82,6 +85,35 @@ class FileSearchTool(BaseTool):
         if len(paths) > FILE_SEARCH_MAX_RESULTS:
             text += f"\n… [{len(paths) - FILE_SEARCH_MAX_RESULTS} more; narrow the query or path]"
         return self.ok(args, text)
+
+    async def _in_file(self, args: dict[str, Any], query: str, path: Any, ctx: ToolContext) -> ToolCallRecord:
+        """`path` is a file: its lines holding `query` (in any letter case), as grep -in prints them
+        (#13, json-field on the 1.5B model: file_search 'port' in config.json, answered "is a file,
+        not a directory", three times over, then `infeasible`)."""
+        ws = os.path.realpath(ctx.workspace)
+        rel = fsaccess.relative_in(Path(ws), Path(os.path.realpath(path)))
+        if rel is None or rel == ".":
+            return self.fail(args, f"{args.get('path')} is a file, not a directory: use read_file or shell "
+                                   f"(e.g. grep) to look inside it")
+        denial = await gate(ctx, self.name, f"{query} in {path}", safety.assess_read(path, ctx.workspace,
+                                                                                    tool=self.name))
+        if denial:
+            return self.fail(args, denial)
+        try:
+            data, _size = await asyncio.to_thread(fsaccess.read_beneath, Path(ws), rel, FILE_SEARCH_MAX_BYTES)
+        except OSError as exc:
+            return self.fail(args, f"cannot read {shown(ctx.workspace, path)}: {exc.strerror or exc}")
+        name = shown(ctx.workspace, path)
+        if b"\0" in data[:8192]:
+            return self.ok(args, f"{name} is a binary file; no text to search")
+        needle = query.casefold()
+        hits = [f"{name}:{i}: {line[:300]}" for i, line in
+                enumerate(data.decode("utf-8", "replace").splitlines(), 1) if needle in line.casefold()]
+        if not hits:
+            return self.ok(args, f"{name} is a file; none of its lines contains {query!r}")
+        more = f"\n… [{len(hits) - FILE_SEARCH_MAX_LINES} more lines]" if len(hits) > FILE_SEARCH_MAX_LINES else ""
+        return self.ok(args, "\n".join(hits[:FILE_SEARCH_MAX_LINES]) + more +
+                       f"\n({name} is a file: these are its lines containing {query!r}, in any letter case)")
 
 
 class WebSearchTool(BaseTool):

@@ -263,3 +263,41 @@ async def test_a_right_index_is_still_accepted(fakellm, tmp_path):
     _index_md(fakellm, tmp_path, "alpha.md\nmid.md\nzeta.md\n")
     r = await run_task(fakellm, tmp_path, INDEX_MD, **ONE_REPLAN)
     assert r.final.directive.value == "accept"
+
+
+async def test_the_planner_is_told_where_a_named_path_is(fakellm, tmp_path):
+    """wall-settings on the 1.5B model: three plans ran `cat settings.ini` while the tool's error
+    named conf/settings.ini. The planner's prompt now says where each path the request names is
+    when it is not where the request says; a request that makes something gets no such line."""
+    ws = tmp_path / "ws"
+    (ws / "conf").mkdir(parents=True)
+    (ws / "conf" / "settings.ini").write_text("[main]\nmode = turbo\n")
+    goal = "Read settings.ini and tell me the value of mode."
+    fakellm.script("perceiver", [perceive(goal)])
+    fakellm.responder("planner", lambda _r: plan(["the answer gives the value of mode"], sub(
+        "Read the mode with: grep mode conf/settings.ini", "the value is reported", tools=["shell"])))
+    fakellm.responder("executor", lambda r: call("shell", command="grep mode conf/settings.ini")
+                      if len(r["messages"]) == 2 else finish("mode = turbo"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="mode = turbo"))
+    fakellm.responder("meta_validator", lambda _r: merge("turbo", "pass"))
+    r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
+    prompt = fakellm.calls("planner")[0]["messages"][1]["content"]
+    assert "Paths:\n- settings.ini is not there; the workspace has conf/settings.ini" in prompt
+    assert r.final.directive.value == "accept"
+
+
+async def test_a_request_that_makes_a_path_gets_no_where_line(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "old" / "out").mkdir(parents=True)
+    (ws / "old" / "out" / "status.txt").write_text("stale\n")
+    goal = "Write the text ok into out/status.txt."
+    fakellm.script("perceiver", [perceive(goal)])
+    fakellm.responder("planner", lambda _r: plan(["out/status.txt holds ok"], sub(
+        "Write it with: mkdir -p out && echo ok > out/status.txt", "the file is written", tools=["shell"])))
+    fakellm.responder("executor", lambda r: call("shell", command="mkdir -p out && echo ok > out/status.txt")
+                      if len(r["messages"]) == 2 else finish("wrote ok"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="mkdir -p out"))
+    fakellm.responder("meta_validator", lambda _r: merge("wrote ok", "pass"))
+    await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
+    assert "Paths:" not in fakellm.calls("planner")[0]["messages"][1]["content"]
+    assert (ws / "out" / "status.txt").read_text() == "ok\n"

@@ -566,3 +566,24 @@ def test_a_first_line_answer_must_give_the_first_line(tmp_path):
     for right in ("Project Nimbus", "The first line of README.txt is 'Project  nimbus'."):
         assert W.contradiction(q, right, ws) is None, right
     assert W.contradiction("What is the last line of README.txt?", "A tool.", ws) is None
+
+
+def test_located_names_where_a_path_the_request_reads_is(tmp_path):
+    # the wall-* tasks on the 1.5B model: settings.ini is in conf/, log.txt in logs/, reports in archive/
+    ws = _ws(tmp_path)
+    (ws / "conf").mkdir()
+    (ws / "conf" / "settings.ini").write_text("mode = turbo\n")
+    (ws / "logs").mkdir()
+    (ws / "logs" / "log.txt").write_text("1\n")
+    (ws / "archive" / "reports").mkdir(parents=True)
+    (ws / "data").mkdir()
+    assert W.located("Read settings.ini and tell me the value of mode.", ws) == [
+        "settings.ini is not there; the workspace has conf/settings.ini"]
+    assert W.located("How many lines are in log.txt?", ws) == ["log.txt is not there; the workspace has logs/log.txt"]
+    assert W.located("List the files in the reports folder and tell me how many there are.", ws) == [
+        "reports is not there; the workspace has archive/reports"]
+    for nothing in ("How many files are in this folder?", "How many files are in the data folder?",
+                    "What is in conf/settings.ini?", "How many lines are in absent.txt?",
+                    "Write the text ok into reports/x.txt", "Create settings.ini with mode = fast"):
+        assert W.located(nothing, ws) == [], nothing
+    assert W.located("Read settings.ini", None) == []

@@ -457,8 +457,26 @@ async def test_file_search(registry: ToolRegistry, ws: Path) -> None:
     missing = await registry.call("file_search", {"query": "x", "path": "nope"}, ctx_for(ws))
     assert not missing.ok and missing.error is not None and "not a directory" in missing.error
     on_file = await registry.call("file_search", {"query": "x", "path": "other.txt"}, ctx_for(ws))
-    assert not on_file.ok and "other.txt is a file" in (on_file.error or "")  # says what to use instead (#13)
-    assert "read_file or shell" in (on_file.error or "")
+    assert on_file.ok and on_file.evidence == "other.txt is a file; none of its lines contains 'x'"
+
+
+async def test_file_search_in_a_file_gives_its_lines(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (json-field on the 1.5B model): file_search 'port' in config.json was answered "is a file,
+    not a directory" three times, then `infeasible`. On a file it gives the lines holding the query,
+    as grep -in would; a secret asks first (and a "no" is handled), a binary file has no text."""
+    (ws / "config.json").write_text('{"host": "localhost",\n "Port": 8080}\n')
+    rec = await registry.call("file_search", {"query": "port", "path": "config.json"}, ctx_for(ws))
+    assert rec.ok and rec.evidence.splitlines() == [
+        'config.json:2:  "Port": 8080}', "(config.json is a file: these are its lines containing 'port', in any letter case)"]
+    (ws / "many.txt").write_text("hit\n" * 60)
+    many = await registry.call("file_search", {"query": "hit", "path": "many.txt"}, ctx_for(ws))
+    assert many.evidence.count("many.txt:") == 50 and "… [10 more lines]" in many.evidence
+    (ws / "blob.bin").write_bytes(b"port\0\0")
+    blob = await registry.call("file_search", {"query": "port", "path": "blob.bin"}, ctx_for(ws))
+    assert blob.ok and blob.evidence == "blob.bin is a binary file; no text to search"
+    (ws / ".env").write_text("TOKEN=port-secret\n")
+    secret = await registry.call("file_search", {"query": "port", "path": ".env"}, ctx_for(ws, confirm=Confirmer(False)))
+    assert not secret.ok and "port-secret" not in (secret.error or "") + (secret.evidence or "")
 
 
 def _closed_port() -> int:
