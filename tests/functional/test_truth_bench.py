@@ -265,6 +265,17 @@ async def test_a_right_index_is_still_accepted(fakellm, tmp_path):
     assert r.final.directive.value == "accept"
 
 
+def _one_command(fake: FakeLLM, goal: str, command: str, answer: str) -> None:
+    """A one-step plan whose executor runs `command` and answers `answer`; both validators pass."""
+    fake.script("perceiver", [perceive(goal)])
+    fake.responder("planner", lambda _r: plan(["the request is done"], sub(
+        f"Do it with: {command}", "the result is reported", tools=["shell"])))
+    fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
+                   else finish(answer))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote=command.split()[0]))
+    fake.responder("meta_validator", lambda _r: merge(answer, "pass"))
+
+
 async def test_the_planner_is_told_where_a_named_path_is(fakellm, tmp_path):
     """wall-settings on the 1.5B model: three plans ran `cat settings.ini` while the tool's error
     named conf/settings.ini. The planner's prompt now says where each path the request names is
@@ -273,13 +284,7 @@ async def test_the_planner_is_told_where_a_named_path_is(fakellm, tmp_path):
     (ws / "conf").mkdir(parents=True)
     (ws / "conf" / "settings.ini").write_text("[main]\nmode = turbo\n")
     goal = "Read settings.ini and tell me the value of mode."
-    fakellm.script("perceiver", [perceive(goal)])
-    fakellm.responder("planner", lambda _r: plan(["the answer gives the value of mode"], sub(
-        "Read the mode with: grep mode conf/settings.ini", "the value is reported", tools=["shell"])))
-    fakellm.responder("executor", lambda r: call("shell", command="grep mode conf/settings.ini")
-                      if len(r["messages"]) == 2 else finish("mode = turbo"))
-    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="mode = turbo"))
-    fakellm.responder("meta_validator", lambda _r: merge("turbo", "pass"))
+    _one_command(fakellm, goal, "grep mode conf/settings.ini", "mode = turbo")
     r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     prompt = fakellm.calls("planner")[0]["messages"][1]["content"]
     assert "Paths:\n- settings.ini is not there; the workspace has conf/settings.ini" in prompt
@@ -291,13 +296,7 @@ async def test_a_request_that_makes_a_path_gets_no_where_line(fakellm, tmp_path)
     (ws / "old" / "out").mkdir(parents=True)
     (ws / "old" / "out" / "status.txt").write_text("stale\n")
     goal = "Write the text ok into out/status.txt."
-    fakellm.script("perceiver", [perceive(goal)])
-    fakellm.responder("planner", lambda _r: plan(["out/status.txt holds ok"], sub(
-        "Write it with: mkdir -p out && echo ok > out/status.txt", "the file is written", tools=["shell"])))
-    fakellm.responder("executor", lambda r: call("shell", command="mkdir -p out && echo ok > out/status.txt")
-                      if len(r["messages"]) == 2 else finish("wrote ok"))
-    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="mkdir -p out"))
-    fakellm.responder("meta_validator", lambda _r: merge("wrote ok", "pass"))
+    _one_command(fakellm, goal, "mkdir -p out && echo ok > out/status.txt", "wrote ok")
     await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     assert "Paths:" not in fakellm.calls("planner")[0]["messages"][1]["content"]
     assert (ws / "out" / "status.txt").read_text() == "ok\n"
