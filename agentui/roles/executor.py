@@ -60,6 +60,7 @@ from agentui.roles.calibration import memory_constraints, rel_target, tool_rules
 SKIPPED = "skipped: an earlier step of this plan failed"
 #: the error of a call refused because the user denied it earlier in the task (R4a reads "denied by user")
 DENIED_EARLIER = "denied by user earlier in this task"
+REFUSED_DENIED = "REFUSED: the user denied"
 
 SYSTEM = (
     "You are an Executor on the user's computer. Do exactly the subtask you are given, using tools. "
@@ -293,34 +294,15 @@ class Executor(RoleBase):
                     f"{act.tool} repeated → REFUSED: you already made this exact call")
                 continue
             target = rel_target(self._target(act.tool, act.args, ctx), self.ctx.workspace)
-            if target and f"{act.tool}:{target}" in self._denied.get(tid, ()):
-                # a "no" holds for the whole task, whatever GGS unblocks later: never ask twice
-                refusal = (
-                    f"REFUSED: the user denied {act.tool} on {target!r} earlier in this task. "
-                    "Do not try it again; finish or report infeasible if nothing else can do it.")
+            if (refusal := self._refusal(tid, act.tool, act.args, target, blocked_targets, never)) is not None:
                 win.step(sent, refusal, one_line(refusal, 120))
-                # recorded, so R4a sees the denial in this attempt too: it is why nothing was done,
-                # and it is the environment's wall, not a wrong approach (#13)
-                calls.append(ToolCallRecord(tool=act.tool, args=act.args, target=target, ok=False,
-                                            error=f"{DENIED_EARLIER} (not asked again)", evidence=refusal))
-                continue
-            if target and f"{act.tool}:{target}" in blocked_targets:
-                refusal = (
-                    f"REFUSED: {act.tool} on {target!r} is blocked for this task (it failed before). "
-                    "Use a different target.")
-                win.step(sent, refusal, one_line(refusal, 120))
-                continue
-            if target and f"{act.tool}:{target}" in never:
-                refusal = (
-                    f"REFUSED: memory says {act.tool} on {target!r} must not be done ({never[f'{act.tool}:{target}']}). "
-                    "Use a different target or tool.")
-                win.step(sent, refusal, one_line(refusal, 120))
-                continue
-            if (touched := self._writes_asked(tid, act.tool, act.args)) is not None:
-                refusal = (f"REFUSED: the request only reads {touched}; do not change it. "
-                           "Work from it as it is (read it, count it, search it, sort it with sort) and "
-                           "write only the file the request asks for, if any.")
-                win.step(sent, refusal, one_line(refusal, 120))
+                refused = ToolCallRecord(tool=act.tool, args=act.args, target=target or "", ok=False,
+                                         error=refusal, evidence=refusal)
+                if refusal.startswith(REFUSED_DENIED):
+                    # recorded, so R4a sees the denial in this attempt too: it is why nothing was done,
+                    # and it is the environment's wall, not a wrong approach (#13)
+                    calls.append(refused.model_copy(update={"error": f"{DENIED_EARLIER} (not asked again)"}))
+                seen[key] = refused  # the same refused call again is a repeat (#13: find-todo sent one 7 times)
                 continue
             rec = await reg.call(act.tool, act.args, ctx)
             if not rec.ok and (rec.error or "").startswith("denied by user") and target:
@@ -338,6 +320,25 @@ class Executor(RoleBase):
             output=(last.evidence if last else None), tool_calls=calls,
             infeasible_reason=f"ran out of steps ({cfg.pipeline.executor_max_steps}) before finishing",
         )
+
+    def _refusal(self, tid: str, tool: str, args: dict[str, Any], target: str | None,
+                 blocked_targets: set[str], never: dict[str, str]) -> str | None:
+        """Why this call is refused before it runs, or None: the user said no to it earlier in the
+        task, it failed before, memory forbids it, or it writes what the request only reads."""
+        key = f"{tool}:{target}"
+        if target and key in self._denied.get(tid, ()):  # a "no" holds for the whole task: never ask twice
+            return (f"{REFUSED_DENIED} {tool} on {target!r} earlier in this task. "
+                    "Do not try it again; finish or report infeasible if nothing else can do it.")
+        if target and key in blocked_targets:
+            return f"REFUSED: {tool} on {target!r} is blocked for this task (it failed before). Use a different target."
+        if target and key in never:
+            return (f"REFUSED: memory says {tool} on {target!r} must not be done ({never[key]}). "
+                    "Use a different target or tool.")
+        if (touched := self._writes_asked(tid, tool, args)) is not None:
+            return (f"REFUSED: the request only reads {touched}; do not change it. "
+                    "Work from it as it is (read it, count it, search it, sort it with sort) and "
+                    "write only the file the request asks for, if any.")
+        return None
 
     def _writes_asked(self, tid: str, tool: str, args: dict[str, Any]) -> str | None:
         """The path a question is about that this call would write (as the gate reads the call

@@ -645,10 +645,14 @@ _CHANGES_SOURCE = re.compile(r"\b(?:in\s+place|itself|overwrit\w*|replac\w*|edit
                              r"append\w*|add\w*|remov\w*|delet\w*|mov\w*)\b", re.I)
 
 
+_KEEPS_SOURCE = re.compile(r"\b(?:without|not|never|n't|no)\s+(?:\w+\s+)?(?:overwrit|replac|edit|modif|append|add|"
+                           r"remov|delet|mov|chang|touch)\w*", re.I)
+
+
 def _sources(request: str, ws: Path) -> list[tuple[str, Path]]:
     """The files a request only reads to make another: copy / sort / convert A into B → A (never
-    when it asks to change A too, or names A as B)."""
-    if _CHANGES_SOURCE.search(request):
+    when it asks to change A too, or names A as B; "without modifying A" does not ask that)."""
+    if _CHANGES_SOURCE.search(_KEEPS_SOURCE.sub(" ", request)):
         return []
     out = []
     for pat in (_COPY, _SORT):

@@ -128,7 +128,7 @@ def _as_lines(ws: Path, rel: str, content: str, append: bool) -> str:
     if not content or content.endswith("\n"):
         return content
     if "\n" in content:
-        return content + "\n"
+        return content + ("\r\n" if "\r\n" in content else "\n")  # the line ends the text already uses
     if not append:
         return content
     try:
@@ -139,7 +139,8 @@ def _as_lines(ws: Path, rel: str, content: str, append: bool) -> str:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
             return content
-        return content + "\n" if os.pread(fd, 1, st.st_size - 1) == b"\n" else content
+        end = os.pread(fd, 2, max(0, st.st_size - 2))
+        return content + ("\r\n" if end == b"\r\n" else "\n") if end.endswith(b"\n") else content
     except OSError:
         return content
     finally:

@@ -98,21 +98,36 @@ def relative_in(workspace: Path, path: Path) -> str | None:
 
 
 def read_beneath(workspace: Path, rel: str, limit: int) -> tuple[bytes, int]:
-    fd = open_beneath(workspace, rel, os.O_RDONLY)
+    fd = open_beneath(workspace, rel, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, unread
     with os.fdopen(fd, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if stat.S_ISDIR(os.fstat(fh.fileno()).st_mode):
+        st = os.fstat(fh.fileno())
+        size = st.st_size
+        if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", rel)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
+            raise OSError(errno.EINVAL, "not a regular file", rel)
+        os.set_blocking(fh.fileno(), True)
         data = fh.read(limit)
     return data, max(size, len(data))
 
 
 def write_beneath(workspace: Path, rel: str, content: str, *, append: bool) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0)
-    fd = open_beneath(workspace, rel, flags, make_parents=True)
-    if os.fstat(fd).st_nlink > 1:  # a hard link: the same file may also live outside the workspace
+    # O_NONBLOCK: a FIFO with no reader fails at once (ENXIO) instead of hanging the task
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | (os.O_APPEND if append else 0)
+    try:
+        fd = open_beneath(workspace, rel, flags, make_parents=True)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise OSError(errno.EINVAL, "not a regular file", rel) from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):  # a FIFO with a reader, a device: not a file to write text into
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", rel)
+    if st.st_nlink > 1:  # a hard link: the same file may also live outside the workspace
         os.close(fd)
         raise EscapesWorkspace(rel)
+    os.set_blocking(fd, True)
     if not append:
         os.ftruncate(fd, 0)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

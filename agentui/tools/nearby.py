@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -70,8 +72,8 @@ MAX_FILE_BYTES = 1_000_000
 def holding(workspace: Path, root: Path, text: str) -> list[str]:
     """Workspace-relative paths of text files under `root` whose content contains `text` (letter
     case aside when no file holds it as written), at most MAX_FOUND, after reading at most
-    MAX_READ_FILES files of at most MAX_FILE_BYTES each; secrets, binary files, key stores and links
-    that lead out are never read (#13: the 1.5B model called file_search 'TODO' to find the file
+    MAX_READ_FILES files of at most MAX_FILE_BYTES each; secrets, binary files, key stores, links and
+    anything but a regular file are never read (#13: the 1.5B model called file_search 'TODO' to find the file
     that contains TODO, three replans long)."""
     ws = Path(os.path.realpath(workspace))
     needle = text.encode("utf-8", "replace")
@@ -85,10 +87,11 @@ def holding(workspace: Path, root: Path, text: str) -> list[str]:
         dirs[:] = _searchable(here, dirs)
         for f in sorted(files):
             p = here / f
-            if not _nameable(p, ws) or not Path(os.path.realpath(p)).is_relative_to(ws):
+            if not _nameable(p, ws):
                 continue
             try:
-                if p.stat().st_size > MAX_FILE_BYTES:
+                st = p.lstat()  # a link is never read (it may lead to a secret), nor a FIFO (it blocks)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
                     continue
                 data = p.read_bytes()
             except OSError:
@@ -121,7 +124,12 @@ def content_hint(workspace: Path, root: Path, text: str, nothing: str) -> str:
         return nothing
     return "\n".join(map(_printable, found)) + (
         f"\n({nothing} by name; the files above hold {_printable(text)!r} in their text. "
-        f"To search text yourself use shell: grep -l {_printable(text)!r} <files>)")
+        f"To search text yourself use shell: grep -l {_quoted(_printable(text))} <files>)")
+
+
+def _quoted(word: str) -> str:
+    """`word` in single quotes for a shell, whatever it holds ('it'"'"'s $(id)' stays text)."""
+    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def _searchable(here: Path, dirs: list[str]) -> list[str]:
@@ -158,22 +166,24 @@ def hint(workspace: Path, names: Iterable[str], *, want_dir: bool | None = None)
     return ""
 
 
-def missing_folder(workspace: Path, names: Iterable[str], writes: Iterable[str]) -> str:
-    """" (the folder out does not exist: mkdir -p creates it …)" for the first path a
-    command was to write whose folder is missing in the workspace, else "": the 1.5B executor ran
-    `echo ok > out/status.txt` and `mkdir src/app tests` three times each on "No such file" (#13)."""
+def missing_folder(workspace: Path, output: str, writes: Iterable[str]) -> str:
+    """" (the folder out does not exist: mkdir -p creates it …)" for the first path a command was
+    to write, named in its "No such file" error, whose folder is missing in the workspace, else "":
+    the 1.5B executor ran `echo ok > out/status.txt` and `mkdir src/app tests` three times each on
+    "No such file" (#13)."""
+    if "No such file or directory" not in (output or ""):
+        return ""
     ws = Path(os.path.realpath(workspace))
-    wanted = {os.path.normpath(w) for w in writes}
-    for name in names:
-        rel = os.path.normpath(name)
+    for w in writes:
+        rel = os.path.normpath(w)
         if os.path.isabs(rel):
             rel = os.path.relpath(rel, ws)
-        if rel not in wanted or rel.startswith("..") or "/" not in rel:
+        if rel.startswith("..") or "/" not in rel or (w not in output and rel not in output):
             continue
         parent = os.path.dirname(rel)
         if not os.path.lexists(ws / parent):
             return (f" (the folder {_printable(parent)} does not exist: mkdir -p creates it with any missing parent "
-                    f"folders and skips folders that exist, e.g. mkdir -p {_printable(parent)})")
+                    f"folders and skips folders that exist, e.g. mkdir -p {shlex.quote(_printable(parent))})")
     return ""
 
 

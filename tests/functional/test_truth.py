@@ -348,3 +348,24 @@ async def test_a_listing_the_files_confirm_stands_over_the_meta_validators_fail(
     fakellm.responder("meta_validator", lambda _r: merge("index.txt", "fail:logical"))
     r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     assert (r.final.directive.value == "accept") is accepted
+
+
+async def test_a_refused_call_sent_again_ends_the_attempt(fakellm, tmp_path):
+    # find-todo on the 1.5B model (751f0f9): the executor read b.txt, then sent the same refused
+    # write_file 7 times until its 8 steps ran out, twice. A refused call sent again is a repeat:
+    # the model is told so once, and the second repeat ends the attempt with what the tools showed
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "poem.txt").write_text(POEM)
+    fakellm.script("perceiver", [perceive("How many words are in poem.txt?")])
+    fakellm.responder("planner", lambda _r: plan(["the answer gives the number of words in poem.txt"],
+                                                 sub("Count the words with: wc -w poem.txt", "a number is reported",
+                                                     tools=["shell", "write_file"])))
+    script = [call("shell", command="wc -w poem.txt")] + [call("write_file", path="poem.txt", content="x")] * 7
+    fakellm.script("executor", script + [finish("never reached")] * 20)
+    fakellm.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass",
+                                                                              "evidence": "9 poem.txt"}]}))
+    fakellm.responder("meta_validator", lambda _r: merge("9 poem.txt", "pass"))
+    r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
+    assert (tmp_path / "ws" / "poem.txt").read_text() == POEM
+    assert len(fakellm.calls("executor")) == 4  # the call, the refusal, its repeat (told), its second repeat
+    assert "9 poem.txt" in str(r.final.output)

@@ -505,6 +505,10 @@ def test_what_a_request_only_reads_is_read_only(tmp_path):
                        "Sort names.txt into sorted.txt and remove names.txt", "Add a line to names.txt"):
         assert W.read_only(changes_it, ws) == [], changes_it
     assert W.read_only("Sort names.txt into sorted.txt", None) == []
+    # an outside tester's case: "without modifying" asks the opposite of modifying
+    for keeps_it in ("Copy names.txt to b.txt without modifying names.txt",
+                     "Sort names.txt into sorted.txt; do not change names.txt"):
+        assert W.read_only(keeps_it, ws) == [ws.resolve() / "names.txt"], keeps_it
 
 
 def test_an_appended_line_ends_with_a_newline(tmp_path):

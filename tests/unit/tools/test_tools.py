@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import GateRequest, ToolContext, ToolRegistry, cap_output, default_registry, files
+from agentui.tools import (
+    GateRequest,
+    ToolContext,
+    ToolRegistry,
+    cap_output,
+    default_registry,
+    files,
+)
 from agentui.tools.registry import BaseTool
 from agentui.tools.search import WEB_SEARCH_URL_ENV, parse_results
 
@@ -375,8 +382,26 @@ async def test_write_file_ends_lines_as_text_files_do(registry: ToolRegistry, ws
                                   ctx_for(ws, confirm=Confirmer(True)))
         assert rec.ok, rec.error
         assert (ws / name).read_bytes() == after.encode(), name
+    for name, before, content, append, after in [("crlf2.txt", None, "a\r\nb", False, "a\r\nb\r\n"),
+                                                 ("after-crlf.txt", "a\r\n", "done", True, "a\r\ndone\r\n")]:
+        if before is not None:
+            (ws / name).write_bytes(before.encode())
+        await registry.call("write_file", {"path": name, "content": content, "append": append}, ctx_for(ws))
+        assert (ws / name).read_bytes() == after.encode(), name  # the line ends the text already uses
     os.mkfifo(ws / "pipe")  # a FIFO is never opened to look at its end (it would block)
     assert files._as_lines(ws, "pipe", "x", True) == "x"
+
+
+async def test_no_file_tool_hangs_on_a_fifo(registry: ToolRegistry, ws: Path) -> None:
+    """An outside tester's case: write_file onto a FIFO with no reader hung the whole run. Reading,
+    writing, appending and searching a FIFO each fail at once with a clear error."""
+    os.mkfifo(ws / "pipe")
+    calls = [("read_file", {"path": "pipe"}), ("write_file", {"path": "pipe", "content": "x"}),
+             ("write_file", {"path": "pipe", "content": "x", "append": True}),
+             ("file_search", {"query": "x", "path": "pipe"}), ("file_search", {"query": "x"})]
+    for tool, args in calls:
+        rec = await asyncio.wait_for(registry.call(tool, args, ctx_for(ws, confirm=Confirmer(True))), 10)
+        assert tool == "file_search" or (not rec.ok and "not a regular file" in (rec.error or "")), (tool, rec.error)
 
 
 async def test_write_file_gates_overwrite(registry: ToolRegistry, ws: Path) -> None:
@@ -624,6 +649,11 @@ async def test_a_write_into_a_missing_folder_says_to_make_it(registry: ToolRegis
     assert not mk.ok and "(the folder src does not exist: mkdir -p" in (mk.error or "")
     deep = await registry.call("shell", {"command": "touch a/b/c.txt"}, ctx_for(ws))
     assert "e.g. mkdir -p a/b)" in (deep.error or "")
+    spaced = await registry.call("shell", {"command": "echo ok > 'my out/s.txt'"}, ctx_for(ws))
+    assert "(the folder my out does not exist:" in (spaced.error or "") and "mkdir -p 'my out')" in (spaced.error or "")
+    (ws / "a.txt").write_text("x\n")
+    cp = await registry.call("shell", {"command": "cp a.txt backup/a.txt"}, ctx_for(ws, confirm=Confirmer(True)))
+    assert "(the folder backup does not exist:" in (cp.error or "")  # not "the workspace has a.txt"
     read = await registry.call("shell", {"command": "cat logs/x.txt"}, ctx_for(ws))
     assert not read.ok and read.error == "exit code 1"
     there = await registry.call("shell", {"command": "cat tests/none.txt > out.txt"}, ctx_for(ws))
@@ -646,11 +676,17 @@ async def test_a_name_search_that_finds_nothing_names_files_holding_the_text(reg
     # the names first, one per line, as a search result reads (the 1.5B executor read "no files" first)
     assert fs.ok and fs.evidence.startswith("b.txt\n(no files matching 'TODO' under . by name; the files above "
                                             "hold 'TODO' in their text.")
-    assert "grep -l 'TODO'" in fs.evidence and ".env" not in fs.evidence and "blob.bin" not in fs.evidence
+    assert "grep -l 'TODO' <files>" in fs.evidence and ".env" not in fs.evidence and "blob.bin" not in fs.evidence
     gl = await registry.call("glob", {"pattern": "TODO"}, ctx_for(ws))
     assert gl.ok and gl.evidence.startswith("b.txt\n(no paths match 'TODO' by name;")
     only_sub = await registry.call("file_search", {"query": "TODO", "path": "sub"}, ctx_for(ws))
     assert only_sub.evidence.startswith("sub/c.md\n")
+    os.symlink(".env", ws / "alias.txt")  # a link to a secret is never read
+    linked = await registry.call("file_search", {"query": "secret"}, ctx_for(ws))
+    assert linked.evidence == "no files matching 'secret' under ."
+    (ws / "q.txt").write_text("it's $(id)\n")
+    quoted = await registry.call("file_search", {"query": "it's $(id)"}, ctx_for(ws))
+    assert quoted.evidence.startswith("q.txt\n") and "grep -l 'it'\"'\"'s $(id)' <files>" in quoted.evidence
     nothing = await registry.call("file_search", {"query": "absent-word"}, ctx_for(ws))
     assert nothing.evidence == "no files matching 'absent-word' under ."
     pattern = await registry.call("glob", {"pattern": "*.zip"}, ctx_for(ws))
