@@ -100,6 +100,7 @@ class Executor(RoleBase):
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
         self._asked_about: dict[str, list[Path]] = {}  # task → what it only reads: a question's files, a copy's source (#13)
+        self._located: dict[str, list[str]] = {}  # task → where the paths it names are, when elsewhere (#13)
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}  # subtask → the dispatch running it
 
@@ -109,6 +110,7 @@ class Executor(RoleBase):
         self._blocked_targets.pop(task_id, None)
         self._denied.pop(task_id, None)
         self._asked_about.pop(task_id, None)
+        self._located.pop(task_id, None)
         if self.ctx.tools is not None and getattr(self.ctx.tools, "approvals", None) is not None:
             self.ctx.tools.approvals.forget_task(task_id)
         for rid, fut in list(self._decisions.items()):
@@ -127,6 +129,7 @@ class Executor(RoleBase):
         elif isinstance(p, DispatchManifest):
             if p.task_spec is not None:
                 self._asked_about[tid] = W.read_only(p.task_spec.raw_input, self.ctx.workspace)
+                self._located[tid] = await asyncio.to_thread(W.located, p.task_spec.raw_input, self.ctx.workspace)
             subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]
             if subs:
                 me = asyncio.current_task()
@@ -219,6 +222,8 @@ class Executor(RoleBase):
                  *(f"- {c.criterion}" for c in st.success_criteria)]
         if st.context:
             lines.append(f"Context: {st.context}")
+        if located := self._located.get(tid):  # wall-settings: step 2 ran `grep mode settings.ini` (#13)
+            lines.append("Paths:\n" + "\n".join(f"- {x}" for x in located))
         if earlier:
             lines.append("Results of earlier steps:")
             lines.extend(f"- {s.intent[:100]}: {short(str(o), 300)}" for s, o in earlier)

@@ -225,7 +225,11 @@ class ShellTool(BaseTool):
             return self.fail(
                 args, f"exit code {result.returncode}{note}", evidence=result.output, exit_code=result.returncode
             )
-        return self.ok(args, result.output, exit_code=0, writes=assessment.writes)
+        output = result.output
+        if "No such file or directory" in output:  # `grep x settings.ini | cut …` exits 0 on the error
+            if note := await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.missing_names(output)):
+                output = output.rstrip("\n") + "\n" + note.strip() + "\n"
+        return self.ok(args, output, exit_code=0, writes=assessment.writes)
 
 
 async def execute(argv: list[str], ctx: ToolContext) -> ProcessResult:

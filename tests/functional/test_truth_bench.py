@@ -288,6 +288,8 @@ async def test_the_planner_is_told_where_a_named_path_is(fakellm, tmp_path):
     r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     prompt = fakellm.calls("planner")[0]["messages"][1]["content"]
     assert "Paths:\n- settings.ini is not there; the workspace has conf/settings.ini" in prompt
+    # and every executor step's: on 751f0f9 step 2 of the plan ran `grep 'mode=' settings.ini`
+    assert "Paths:\n- settings.ini is not there" in fakellm.calls("executor")[0]["messages"][1]["content"]
     assert r.final.directive.value == "accept"
 
 

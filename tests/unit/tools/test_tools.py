@@ -625,6 +625,9 @@ async def test_a_missing_path_error_says_where_its_namesake_is(registry: ToolReg
     assert gl.ok and gl.evidence.endswith("(reports is not there; the workspace has archive/reports)")
     fs = await registry.call("file_search", {"query": "q1", "path": "reports"}, ctx_for(ws))
     assert not fs.ok and "the workspace has archive/reports)" in (fs.error or "")
+    piped = await registry.call("shell", {"command": "grep mode settings.ini | cut -d= -f2"}, ctx_for(ws))
+    assert piped.ok and piped.evidence.endswith(  # the pipe's exit 0 hid the error (wall-settings, 751f0f9)
+        "No such file or directory\n(settings.ini is not there; the workspace has conf/settings.ini)\n")
     none = await registry.call("shell", {"command": "cat nowhere.txt"}, ctx_for(ws))
     assert not none.ok and none.error == "exit code 1"
     other = await registry.call("shell", {"command": "cat conf/settings.ini missing.txt"}, ctx_for(ws))
