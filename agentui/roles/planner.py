@@ -64,6 +64,17 @@ class PlanStep(BaseModel):
     _c = field_validator("success_criteria", mode="before")(classmethod(lambda cls, v: _coerce_criteria(v)))
 
 
+def _one_step(steps: list[PlanStep]) -> PlanStep:
+    """A question's steps as one subtask, so one executor carries the answer through them: the 1.5B
+    planner added a "check" step after the step that answered (wall-log-lines: `wc -l` gave 7, then
+    `ls logs/log.txt` failed "log.txt is listed"; trap-md-recursive: the check said 6), or split
+    reading from computing across steps that share no shell variables (sum-numbers) (#13)."""
+    criteria = list({c.criterion: c for s in steps for c in s.success_criteria}.values())[:8]
+    return PlanStep(intent="; then ".join(s.intent.rstrip(". ") for s in steps), success_criteria=criteria,
+                    sequence=1, tools=list(dict.fromkeys(t for s in steps for t in s.tools)),
+                    context=" ".join(s.context for s in steps if s.context))
+
+
 class PlanOut(BaseModel):
     task_criteria: list[PlanCriterion] = Field(min_length=1, max_length=8)
     subtasks: list[PlanStep] = Field(min_length=1, max_length=4)
@@ -308,8 +319,12 @@ class Planner(RoleBase):
                 round=st.round, planner_error=DECLINED + "memory advised caution and the user did not confirm"),
                 tid)
             return
+        steps = sorted(plan.subtasks, key=lambda s: s.sequence)
+        if len(steps) > 1 and W.is_question(spec.raw_input):
+            steps = [_one_step(steps)]
+            self.ctx.log(tid, {"kind": "plan_merged", "round": st.round, "steps": len(plan.subtasks)})
         subtasks = []
-        for s in sorted(plan.subtasks, key=lambda s: s.sequence):
+        for s in steps:
             subtasks.append(SubTask(
                 subtask_id=self.ctx.ids.new("subtask"), parent_task_id=tid, intent=s.intent[:500],
                 success_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode) for c in s.success_criteria],

@@ -1217,13 +1217,18 @@ def counted(request: str, answer: object, ws: Path | None) -> str | None:
     return None if v is None else f"checked by code: {what}; the answer says {v:g}"[:500]
 
 
+def is_question(request: str) -> bool:
+    """The request asks for a value and to make or change nothing."""
+    return not (_MAKES.search(request) or _EDITS.search(request)) and bool(
+        G.asks_for(request) is not None or _LINE_OF.search(request)
+        or re.match(r"\s*(?:what|which|who|where|how|is|are|does|do)\b.*\?\s*$", request, re.I | re.S))
+
+
 def question_paths(request: str, ws: Path | None) -> list[Path]:
     """The workspace files and folders a question is about, when it asks for a value and to make or
     change nothing ("How many words are in poem.txt?" → poem.txt): the task has no business writing
     to them. Empty for any other request."""
-    if ws is None or _MAKES.search(request) or _EDITS.search(request) or not (
-            G.asks_for(request) is not None or _LINE_OF.search(request)
-            or re.match(r"\s*(?:what|which|who|where|how|is|are|does|do)\b.*\?\s*$", request, re.I | re.S)):
+    if ws is None or not is_question(request):
         return []
     asked = [p for _, p in named(request, ws)]
     folder = _folder(request, ws)

@@ -302,3 +302,45 @@ async def test_a_request_that_makes_a_path_gets_no_where_line(fakellm, tmp_path)
     await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     assert "Paths:" not in fakellm.calls("planner")[0]["messages"][1]["content"]
     assert (ws / "out" / "status.txt").read_text() == "ok\n"
+
+
+async def test_a_questions_steps_run_as_one_subtask(fakellm, tmp_path):
+    """wall-log-lines on 751f0f9: step 1 answered 7 with `wc -l logs/log.txt`, then the planner's
+    extra step `ls logs/log.txt` failed "log.txt is listed" and the task with it. A question's plan
+    runs as one subtask holding every step's intent and criteria; a request that makes something
+    keeps its steps."""
+    ws = tmp_path / "ws"
+    (ws / "logs").mkdir(parents=True)
+    (ws / "logs" / "log.txt").write_text("1\n2\n3\n4\n5\n6\n7\n")
+    goal = "How many lines are in logs/log.txt?"
+    fakellm.script("perceiver", [perceive(goal)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["the answer gives the number of lines"],
+        sub("Count the lines with: wc -l logs/log.txt", "a number is reported", tools=["shell"]),
+        sub("Check log.txt exists with: ls logs/log.txt", "log.txt is listed", seq=2, tools=["shell", "glob"])))
+    fakellm.responder("executor", lambda r: call("shell", command="wc -l logs/log.txt")
+                      if len(r["messages"]) == 2 else finish("logs/log.txt has 7 lines"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", "pass", quote="7 logs/log.txt"))
+    fakellm.responder("meta_validator", lambda _r: merge("logs/log.txt has 7 lines", "pass"))
+    r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
+    prompts = [c["messages"][1]["content"] for c in fakellm.calls("executor")]
+    assert len({p.split("Subtask: ")[1].split("\n")[0] for p in prompts}) == 1  # one subtask
+    assert ("Subtask: Count the lines with: wc -l logs/log.txt; then Check log.txt exists with: ls logs/log.txt\n"
+            "Success criteria:\n- a number is reported\n- log.txt is listed") in prompts[0]
+    assert r.final.directive.value == "accept"
+
+
+async def test_a_request_that_makes_something_keeps_its_steps(fakellm, tmp_path):
+    goal = "Create numbers.txt with the numbers 1 to 5, then write their sum into sum.txt."
+    fakellm.script("perceiver", [perceive(goal)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["numbers.txt and sum.txt are written"],
+        sub("Write numbers.txt with: seq 1 5 > numbers.txt", "numbers.txt is written", tools=["shell"]),
+        sub("Write the sum with: paste -sd+ numbers.txt | bc > sum.txt", "sum.txt is written", seq=2,
+            tools=["shell"])))
+    fakellm.responder("executor", lambda r: finish("done"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("fail:logical"))
+    fakellm.responder("meta_validator", lambda _r: merge("done", "fail:logical"))
+    await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
+    subtasks = {c["messages"][1]["content"].split("Subtask: ")[1].split("\n")[0] for c in fakellm.calls("executor")}
+    assert "Write numbers.txt with: seq 1 5 > numbers.txt" in subtasks
