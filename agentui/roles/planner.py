@@ -320,7 +320,8 @@ class Planner(RoleBase):
                 tid)
             return
         steps = sorted(plan.subtasks, key=lambda s: s.sequence)
-        if len(steps) > 1 and W.is_question(spec.raw_input):
+        if len(steps) > 1 and len({s.sequence for s in steps}) == len(steps) and W.is_question(spec.raw_input):
+            # a chain of steps, not parallel parts (each of those carries its own answer)
             steps = [_one_step(steps)]
             self.ctx.log(tid, {"kind": "plan_merged", "round": st.round, "steps": len(plan.subtasks)})
         subtasks = []

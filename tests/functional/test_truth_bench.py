@@ -330,6 +330,25 @@ async def test_a_questions_steps_run_as_one_subtask(fakellm, tmp_path):
     assert r.final.directive.value == "accept"
 
 
+async def test_a_questions_parallel_parts_stay_apart(fakellm, tmp_path):
+    # two parts of one question run side by side (the same sequence): each carries its own answer
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("1\n")
+    (ws / "b.txt").write_text("1\n2\n")
+    goal = "How many lines are in a.txt and in b.txt?"
+    fakellm.script("perceiver", [perceive(goal)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["the answer gives both counts"], sub("Count with: wc -l a.txt", "a number is reported", tools=["shell"]),
+        sub("Count with: wc -l b.txt", "a number is reported", seq=1, tools=["shell"])))
+    fakellm.responder("executor", lambda r: finish("counted"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("fail:logical"))
+    fakellm.responder("meta_validator", lambda _r: merge("counted", "fail:logical"))
+    await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
+    subtasks = {c["messages"][1]["content"].split("Subtask: ")[1].split("\n")[0] for c in fakellm.calls("executor")}
+    assert {"Count with: wc -l a.txt", "Count with: wc -l b.txt"} <= subtasks
+
+
 async def test_a_request_that_makes_something_keeps_its_steps(fakellm, tmp_path):
     goal = "Create numbers.txt with the numbers 1 to 5, then write their sum into sum.txt."
     fakellm.script("perceiver", [perceive(goal)])
