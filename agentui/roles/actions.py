@@ -25,7 +25,8 @@ _ARG_KEYS = ("args", "arguments", "parameters", "params", "input", "tool_input")
 #: shell commands an intent may quote: such an intent wants the shell first
 _SHELL_WORDS = re.compile(r"(?:^|[\s`'\"(])(grep|wc|ls|cat|find|awk|sed|sort|uniq|head|tail|cut|du|df|stat|"
                           r"xargs|tr|rg|python3?|echo|printf|test|diff|jq|file)\s|\|\s*\w", re.IGNORECASE)
-_QUOTED_CMD = re.compile(r"`([^`]{2,200})`|\bwith:\s*(.{2,200})$", re.IGNORECASE)
+# `$` at a line end: a merged question's intent holds one step per line (planner._one_step)
+_QUOTED_CMD = re.compile(r"`([^`]{2,200})`|\bwith:\s*(.{2,200})$", re.IGNORECASE | re.MULTILINE)
 
 
 def short(text: str, n: int) -> str:

@@ -65,12 +65,15 @@ class PlanStep(BaseModel):
 
 
 def _one_step(steps: list[PlanStep]) -> PlanStep:
-    """A question's steps as one subtask, so one executor carries the answer through them: the 1.5B
+    """A question's steps as one subtask (one numbered line each), so one executor carries the answer through them: the 1.5B
     planner added a "check" step after the step that answered (wall-log-lines: `wc -l` gave 7, then
     `ls logs/log.txt` failed "log.txt is listed"; trap-md-recursive: the check said 6), or split
     reading from computing across steps that share no shell variables (sum-numbers) (#13)."""
     criteria = list({c.criterion: c for s in steps for c in s.success_criteria}.values())[:8]
-    return PlanStep(intent="; then ".join(s.intent.rstrip(". ") for s in steps), success_criteria=criteria,
+    # one step per line: the executor's first call is the first line's command (actions.suggested_call);
+    # joined on one line, "file_search TODO; then Check …" was run as a shell command (29a8225, find-todo)
+    intent = "\n".join(f"{i}. {' '.join(s.intent.split())}" for i, s in enumerate(steps, 1))
+    return PlanStep(intent=intent, success_criteria=criteria,
                     sequence=1, tools=list(dict.fromkeys(t for s in steps for t in s.tools)),
                     context=" ".join(s.context for s in steps if s.context))
 

@@ -324,9 +324,11 @@ async def test_a_questions_steps_run_as_one_subtask(fakellm, tmp_path):
     fakellm.responder("meta_validator", lambda _r: merge("logs/log.txt has 7 lines", "pass"))
     r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     prompts = [c["messages"][1]["content"] for c in fakellm.calls("executor")]
-    assert len({p.split("Subtask: ")[1].split("\n")[0] for p in prompts}) == 1  # one subtask
-    assert ("Subtask: Count the lines with: wc -l logs/log.txt; then Check log.txt exists with: ls logs/log.txt\n"
+    assert len({p.split("Subtask: ")[1].split("Success criteria")[0] for p in prompts}) == 1  # one subtask
+    assert ("Subtask: 1. Count the lines with: wc -l logs/log.txt\n2. Check log.txt exists with: ls logs/log.txt\n"
             "Success criteria:\n- a number is reported\n- log.txt is listed") in prompts[0]
+    # the first call offered is the first step's command alone (29a8225 ran "…; then Check …" in a shell)
+    assert 'Start with: {"tool": "shell", "args": {"command": "wc -l logs/log.txt"}}' in prompts[0]
     assert r.final.directive.value == "accept"
 
 
