@@ -264,13 +264,17 @@ async def test_a_denied_call_is_never_asked_again_in_the_same_task(fakellm, tmp_
 POEM = "the quick brown fox\njumps over the lazy dog\n"
 
 
-def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False, cmd: str = "wc poem.txt") -> None:
+def _poem_question(fake, tmp_path, intent: str) -> None:
+    """ws/poem.txt, and "How many words are in poem.txt?" planned as one step: `intent`."""
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "poem.txt").write_text(POEM)
     fake.script("perceiver", [perceive("How many words are in poem.txt?")])
     fake.responder("planner", lambda _r: plan(["the answer gives the number of words in poem.txt"],
-                                              sub("Count the words in poem.txt with: wc poem.txt", "a number is reported",
-                                                  tools=["shell", "write_file"])))
+                                              sub(intent, "a number is reported", tools=["shell", "write_file"])))
+
+
+def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False, cmd: str = "wc poem.txt") -> None:
+    _poem_question(fake, tmp_path, "Count the words in poem.txt with: wc poem.txt")
     steps = ([call("write_file", path="poem.txt", content=POEM, append=True)] if write else []) + \
         [call("shell", command=cmd), finish(answer)]
     n = {"i": 0}
@@ -354,12 +358,7 @@ async def test_a_refused_call_sent_again_ends_the_attempt(fakellm, tmp_path):
     # find-todo on the 1.5B model (751f0f9): the executor read b.txt, then sent the same refused
     # write_file 7 times until its 8 steps ran out, twice. A refused call sent again is a repeat:
     # the model is told so once, and the second repeat ends the attempt with what the tools showed
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "poem.txt").write_text(POEM)
-    fakellm.script("perceiver", [perceive("How many words are in poem.txt?")])
-    fakellm.responder("planner", lambda _r: plan(["the answer gives the number of words in poem.txt"],
-                                                 sub("Count the words with: wc -w poem.txt", "a number is reported",
-                                                     tools=["shell", "write_file"])))
+    _poem_question(fakellm, tmp_path, "Count the words with: wc -w poem.txt")
     script = [call("shell", command="wc -w poem.txt")] + [call("write_file", path="poem.txt", content="x")] * 7
     fakellm.script("executor", script + [finish("never reached")] * 20)
     fakellm.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass",
