@@ -38,6 +38,7 @@ step, read by code, as evidence for R4a/R4b and as checks a `pass` must be consi
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 from collections.abc import Callable
@@ -318,6 +319,38 @@ def _column_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
                            f"the {col} column of {rel} (column {i + 1}) does not sum to what the answer says",
                            f"sum column {i + 1} of {rel} without its header (e.g. awk -F'{sep}' "
                            f"'NR>1 {{s+=${i + 1}}} END {{print s}}' {rel}) and report that number")
+
+
+def _numbers_sum_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"What is the sum of the numbers in numbers.txt?" answered with numbers none of which is
+    their sum (751f0f9: the 1.5B model answered 153, the size of the file it wrote; R4b passed it)."""
+    if G.asks_for(text) != "number" or (got := _file_numbers(text, ws)) is None:
+        return None
+    total, rel = got
+    return _number_problem(output, {total}, f"the numbers in {rel} sum to {total:g}, not to what the answer says",
+                           f"sum them (e.g. paste -sd+ {rel} | bc) and report that number")
+
+
+_JSON_FILE = re.compile(r"\bjson\b", re.I)
+
+
+def _json_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    """A request to make or write a JSON file F.json whose F.json does not parse as JSON (751f0f9:
+    a later step wrote "{: person.json has been created …" over the right object; R4b passed it)."""
+    if not _JSON_FILE.search(text) or not _MAKES.search(text):
+        return None
+    for rel, p in named(text, ws):
+        if p.suffix.lower() != ".json" or not p.is_file():
+            continue
+        data = _read(p)
+        if data is None:
+            continue
+        try:
+            json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            return (f"{rel} is not valid JSON ({str(e)[:80]}; it starts {data[:40].decode('utf-8', 'replace')!r})",
+                    f"write {rel} as one JSON value (e.g. with write_file), then check it with: python3 -m json.tool {rel}")
+    return None
 
 
 _THIS_FOLDER = re.compile(r"\b(?:in|inside|within|of|among)\s+(?:the\s+files\s+in\s+)?(?:this|the\s+current)\s+"
@@ -1012,7 +1045,8 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
                 or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
                 or _case_problem(text, ws) or _words_problem(text, out, ws) or _line_of_problem(text, out, ws)
                 or _word_count_problem(text, out, ws) or _column_sum_problem(text, out, ws)
-                or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws))
+                or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws)
+                or _numbers_sum_problem(text, out, ws) or _json_problem(text, ws))
     except OSError:
         return None
 

@@ -591,3 +591,32 @@ def test_located_names_where_a_path_the_request_reads_is(tmp_path):
                     "Write the text ok into reports/x.txt", "Create settings.ini with mode = fast"):
         assert W.located(nothing, ws) == [], nothing
     assert W.located("Read settings.ini", None) == []
+
+
+def test_a_sum_the_numbers_file_contradicts(tmp_path):
+    # sum-numbers on 751f0f9: "The sum of the numbers in numbers.txt is 153." accepted (153 was the
+    # size of a file the model wrote); the numbers sum to 55
+    ws = _ws(tmp_path)
+    (ws / "numbers.txt").write_text("".join(f"{i}\n" for i in range(1, 11)))
+    q = "What is the sum of the numbers in numbers.txt?"
+    why, todo = W.contradiction(q, "The sum of the numbers in numbers.txt is 153.", ws)
+    assert "sum to 55" in why and "paste -sd+ numbers.txt | bc" in todo
+    for right in ("55", "The sum is 55.", "1+2+…+10 = 55"):
+        assert W.contradiction(q, right, ws) is None, right
+    assert W.contradiction(q, "done", ws) is None  # no number: other checks say it has none
+    (ws / "mixed.txt").write_text("1\ntwo\n3\n")  # not only numbers: code cannot tell
+    assert W.contradiction("What is the sum of the numbers in mixed.txt?", "4", ws) is None
+
+
+def test_a_json_file_that_does_not_parse(tmp_path):
+    # person-json on 751f0f9: a later step wrote "{: person.json has been created …" over the right
+    # object and R4b passed it
+    ws = _ws(tmp_path)
+    (ws / "person.json").write_text("{: person.json has been created with the correct JSON object\n")
+    q = "Create person.json containing a JSON object with name Ada and age 36."
+    why, todo = W.contradiction(q, "done", ws)
+    assert why.startswith("person.json is not valid JSON") and "python3 -m json.tool person.json" in todo
+    (ws / "person.json").write_text('{"name": "Ada", "age": 36}\n')
+    assert W.contradiction(q, "done", ws) is None
+    (ws / "bad.json").write_text("{")
+    assert W.contradiction("How many keys does bad.json have?", "1", ws) is None  # not asked to make it
