@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -32,6 +33,7 @@ from agentui.contracts import (
     Role,
     SubTask,
     SubTaskOutcome,
+    TaskSpec,
     Verdict,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
@@ -78,7 +80,7 @@ class _FanIn:
 
 class MetaValidator(RoleBase):
     role = Role.META_VALIDATOR
-    consumes = frozenset({"DispatchManifest", "SubTaskOutcome", "SubTask"})
+    consumes = frozenset({"DispatchManifest", "SubTaskOutcome", "SubTask", "TaskSpec"})
     receiver_only = False
 
     def __init__(self, ctx: RoleContext) -> None:
@@ -87,10 +89,11 @@ class MetaValidator(RoleBase):
         self._rounds: dict[str, _FanIn] = {}  # task id → the current round
         self._early: dict[str, SubTaskOutcome] = {}
         self._started: dict[str, str] = {}  # task id → first dispatched_at
+        self._before: dict[str, dict[Path, bytes]] = {}  # task id → the files it names, before it ran
 
     def accepts(self, env: Envelope) -> bool:
-        if env.type == "SubTask":
-            return True
+        if env.type in ("SubTask", "TaskSpec"):
+            return True  # observed: a TaskSpec's named files are read before any plan runs (#13)
         return env.type in self.consumes and env.receiver == self.role
 
     async def on_cancel(self, task_id: str) -> None:
@@ -100,6 +103,7 @@ class MetaValidator(RoleBase):
         if fi and fi.timer:
             fi.timer.cancel()
         self._started.pop(task_id, None)
+        self._before.pop(task_id, None)
 
     def _elapsed_ms(self, tid: str) -> int:
         start = self._started.get(tid)
@@ -112,6 +116,10 @@ class MetaValidator(RoleBase):
         tid = env.task_id or ""
         if isinstance(p, SubTask):
             self._subtasks[p.subtask_id] = p
+            return
+        if isinstance(p, TaskSpec):
+            if tid not in self._before:
+                self._before[tid] = await asyncio.to_thread(W.snapshot, p.raw_input, self.ctx.workspace)
             return
         if isinstance(p, DispatchManifest):
             self._started.setdefault(tid, p.dispatched_at)
@@ -289,6 +297,7 @@ class MetaValidator(RoleBase):
         if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
             count_ok = W.listed(request, ws)  # "the names of all .md files … into index.txt" (#13)
         asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
+        appended = W.appended_wrong(request, ws, self._before.get(tid))
         counted_grant = False
         for i, c in enumerate(crits):
             v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(
@@ -306,13 +315,17 @@ class MetaValidator(RoleBase):
                 elif files_say is not None and not files_say[0]:
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"contradicted by the workspace: {files_say[1]}")
+                elif appended:
+                    v = TaskVerdict(verdict="fail", failure_class="logical",
+                                    evidence=f"contradicted by the workspace: {appended}{FIX}add the one line once, "
+                                             f"with >> or write_file with append")
                 elif asked_changed:
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"not met: {asked_changed}{FIX}answer from the files as they are; "
                                              f"write nothing to them")
             elif files_say is not None and files_say[0] and (seen_ok := W.confirmed(c.criterion, ws, request)) \
                     and not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) \
-                    and not W.collateral(changes, request, ws):
+                    and not W.collateral(changes, request, ws) and not appended:
                 v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
                 granted = True
             elif count_ok:

@@ -601,6 +601,47 @@ def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
+MAX_SNAPSHOT_BYTES = 256 * 1024
+
+
+def snapshot(request: str, ws: Path | None) -> dict[Path, bytes]:
+    """The files `request` names as they are before the task runs (regular files of at most
+    MAX_SNAPSHOT_BYTES, at most MAX_FACTS): what an append is checked against afterwards."""
+    out: dict[Path, bytes] = {}
+    for _rel, p in named(request, ws) if ws is not None else []:
+        try:
+            if p.is_file() and not p.is_symlink() and p.stat().st_size <= MAX_SNAPSHOT_BYTES:
+                out[p] = p.read_bytes()
+        except OSError:
+            continue
+    return out
+
+
+def appended_wrong(request: str, ws: Path | None, before: dict[Path, bytes] | None) -> str | None:
+    """"Add a line saying 'X' at the end of F": why F is not its text from before the task plus that
+    one line, else None (751f0f9: the 1.5B executor appended "done" twice — in two steps — and both
+    validators passed it; code that never saw F before could not tell)."""
+    if ws is None or not before or not _APPEND.search(request) or not _AT_END.search(request) \
+            or _UNMAKES.search(request):
+        return None
+    quoted = sorted({q.strip() for q in _QUOTE.findall(request) if q.strip() and not _resolve_named(q, ws)})
+    target = _target(request.replace(quoted[0], " "), ws) if len(quoted) == 1 else None
+    if target is None or target[1] not in before:
+        return None
+    rel, f = target
+    old, now = before[f], _read(f)
+    if now is None:
+        return None
+    sep = b"" if not old or old.endswith(b"\n") else b"\n"
+    want = old + sep + quoted[0].encode() + b"\n"
+    if now in (want, want.replace(b"\n", b"\r\n")):
+        return None
+    tail = now[len(old):] if now.startswith(old) else None
+    return (f"{rel} is not its text from before the task plus one line {quoted[0]!r}: "
+            + (f"the task added {tail[:80].decode('utf-8', 'replace')!r}" if tail is not None
+               else "the lines it had before were changed"))
+
+
 _SORT = re.compile(r"\bsort\w*\s+(?:the\s+)?(?:lines\s+(?:of|in)\s+)?(?:the\s+file\s+)?([^\s,;]+)"
                    r".{0,80}?\b(?:to|into|in|as)\s+(?:a\s+(?:new\s+)?file\s+(?:called\s+|named\s+)?|the\s+file\s+)?"
                    r"([^\s,;()]+)", re.I | re.S)

@@ -4,6 +4,8 @@ replies scripted as the bench saw them, real tools in a real workspace."""
 
 from __future__ import annotations
 
+import re
+
 from agentui.contracts import ConfirmationChoice
 from tests.fakellm import FakeLLM, Reply
 from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub, verdicts
@@ -365,3 +367,47 @@ async def test_a_request_that_makes_something_keeps_its_steps(fakellm, tmp_path)
     await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     subtasks = {c["messages"][1]["content"].split("Subtask: ")[1].split("\n")[0] for c in fakellm.calls("executor")}
     assert "Write numbers.txt with: seq 1 5 > numbers.txt" in subtasks
+
+
+APPEND = "Add a line saying 'done' at the end of todo.txt, keeping the existing lines."
+
+
+def _append_task(fake: FakeLLM, tmp_path, before: str, commands: list[str]) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "todo.txt").write_text(before)
+    fake.script("perceiver", [perceive(APPEND)])
+    fake.responder("planner", lambda _r: plan(["todo.txt ends with the line done"], *(
+        sub(f"Step {i} with: {c}", f"step {i} is done", seq=i, tools=["shell"]) for i, c in enumerate(commands, 1))))
+    fake.responder("executor", lambda r: call("shell", command=next(
+        c for i, c in enumerate(commands, 1) if f"Step {i} " in r["messages"][1]["content"]))
+        if len(r["messages"]) == 2 else finish("added done"))
+    fake.responder("agent_validator", lambda r: verdicts("pass", quote=re.search(
+        r"with: (.*)", r["messages"][1]["content"]).group(1)))  # the step's command: an effect prints nothing
+    fake.responder("meta_validator", lambda _r: merge("added done", "pass"))
+
+
+async def test_a_line_appended_twice_is_not_accepted(fakellm, tmp_path):
+    """append-line on 751f0f9: two steps each appended "done" (todo.txt ended "done\\ndone\\n") and
+    both validators passed it. The files a request names are read before the task runs, and an
+    append must leave the old text plus the one line."""
+    _append_task(fakellm, tmp_path, "buy milk\ncall bob\n", ["echo done >> todo.txt", "printf 'done\\n' >> todo.txt"])
+    r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "todo.txt").read_text().endswith("done\ndone\n")
+    assert r.final.directive.value not in ("accept", "success")
+    ev = " ".join(v.evidence for s in r.of("ReplanRequest") for v in s.task_criteria_verdicts)
+    assert "todo.txt is not its text from before the task plus one line 'done'" in ev
+
+
+async def test_a_line_appended_once_is_accepted(fakellm, tmp_path):
+    _append_task(fakellm, tmp_path, "buy milk\ncall bob\n", ["echo done >> todo.txt"])
+    r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "todo.txt").read_text() == "buy milk\ncall bob\ndone\n"
+    assert r.final.directive.value == "accept", [v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts]
+
+
+async def test_a_line_glued_to_a_last_line_without_a_line_end_is_not_accepted(fakellm, tmp_path):
+    # an outside tester's case code could not judge without the file as it was: "beta" became "betadone"
+    _append_task(fakellm, tmp_path, "alpha\nbeta", ["echo done >> todo.txt"])
+    r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
+    assert r.final.directive.value not in ("accept", "success")
