@@ -99,7 +99,7 @@ class Executor(RoleBase):
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
-        self._asked_about: dict[str, list[Path]] = {}  # task → what it only reads: a question's files, a copy's source (#13)
+        self._read_only: dict[str, list[Path]] = {}  # task → what it only reads: a question's files, a copy's source (#13)
         self._located: dict[str, list[str]] = {}  # task → where the paths it names are, when elsewhere (#13)
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}  # subtask → the dispatch running it
@@ -109,7 +109,7 @@ class Executor(RoleBase):
         self._blocked_tools.pop(task_id, None)
         self._blocked_targets.pop(task_id, None)
         self._denied.pop(task_id, None)
-        self._asked_about.pop(task_id, None)
+        self._read_only.pop(task_id, None)
         self._located.pop(task_id, None)
         if self.ctx.tools is not None and getattr(self.ctx.tools, "approvals", None) is not None:
             self.ctx.tools.approvals.forget_task(task_id)
@@ -128,7 +128,7 @@ class Executor(RoleBase):
             self._waiters.setdefault(p.subtask_id, asyncio.Queue())
         elif isinstance(p, DispatchManifest):
             if p.task_spec is not None:
-                self._asked_about[tid] = W.read_only(p.task_spec.raw_input, self.ctx.workspace)
+                self._read_only[tid] = W.read_only(p.task_spec.raw_input, self.ctx.workspace)
                 self._located[tid] = await asyncio.to_thread(W.located, p.task_spec.raw_input, self.ctx.workspace)
             subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]
             if subs:
@@ -339,17 +339,17 @@ class Executor(RoleBase):
         if target and key in never:
             return (f"REFUSED: memory says {tool} on {target!r} must not be done ({never[key]}). "
                     "Use a different target or tool.")
-        if (touched := self._writes_asked(tid, tool, args)) is not None:
+        if (touched := self._writes_read_only(tid, tool, args)) is not None:
             return (f"REFUSED: the request only reads {touched}; do not change it. "
                     "Work from it as it is (read it, count it, search it, sort it with sort) and "
                     "write only the file the request asks for, if any.")
         return None
 
-    def _writes_asked(self, tid: str, tool: str, args: dict[str, Any]) -> str | None:
-        """The path a question is about that this call would write (as the gate reads the call
-        before it runs), else None: "How many words are in poem.txt?" never needs poem.txt written
+    def _writes_read_only(self, tid: str, tool: str, args: dict[str, Any]) -> str | None:
+        """The path the request only reads (a question's files, a copy's source) that this call would
+        write (as the gate reads the call before it runs), else None: "How many words are in poem.txt?" never needs poem.txt written
         (#13: the 1.5B executor wrote its answer over config.json and appended poem.txt to itself)."""
-        asked = self._asked_about.get(tid)
+        asked = self._read_only.get(tid)
         if not asked:
             return None
         from agentui.tools import safety

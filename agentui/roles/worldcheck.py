@@ -565,20 +565,24 @@ def _listing_problem(text: str, ws: Path) -> tuple[str, str] | None:
     return None
 
 
-def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
-    """"Add a line saying 'done' at the end of F, keeping the existing lines": F's last line must be
-    that text, and F must not hold only that text (the existing lines overwritten)."""
+def _append_of(text: str, ws: Path) -> tuple[str, str, Path] | None:
+    """"Add a line saying 'done' at the end of F": (the line, F as named, F's path), else None."""
     if not _APPEND.search(text) or _UNMAKES.search(text):
         return None
     # the request and its criterion often quote the same line twice: one line, not two (#13)
     quoted = sorted({q.strip() for q in _QUOTE.findall(text) if q.strip() and not _resolve_named(q, ws)})
-    if len(quoted) != 1:
+    if len(quoted) != 1 or (target := _target(text.replace(quoted[0], " "), ws)) is None:
         return None
-    line = quoted[0]
-    target = _target(text.replace(line, " "), ws)
-    if target is None:
+    return quoted[0], target[0], target[1]
+
+
+def _append_problem(text: str, ws: Path) -> tuple[str, str] | None:
+    """"Add a line saying 'done' at the end of F, keeping the existing lines": F's last line must be
+    that text, and F must not hold only that text (the existing lines overwritten)."""
+    got = _append_of(text, ws)
+    if got is None:
         return None
-    rel, f = target
+    line, rel, f = got
     data = _read(f)
     if data is None:
         return None
@@ -621,23 +625,19 @@ def appended_wrong(request: str, ws: Path | None, before: dict[Path, bytes] | No
     """"Add a line saying 'X' at the end of F": why F is not its text from before the task plus that
     one line, else None (751f0f9: the 1.5B executor appended "done" twice — in two steps — and both
     validators passed it; code that never saw F before could not tell)."""
-    if ws is None or not before or not _APPEND.search(request) or not _AT_END.search(request) \
-            or _UNMAKES.search(request):
+    if ws is None or not before or not _AT_END.search(request) or (got := _append_of(request, ws)) is None \
+            or got[2] not in before:
         return None
-    quoted = sorted({q.strip() for q in _QUOTE.findall(request) if q.strip() and not _resolve_named(q, ws)})
-    target = _target(request.replace(quoted[0], " "), ws) if len(quoted) == 1 else None
-    if target is None or target[1] not in before:
-        return None
-    rel, f = target
+    line, rel, f = got
     old, now = before[f], _read(f)
     if now is None:
         return None
     sep = b"" if not old or old.endswith(b"\n") else b"\n"
-    want = old + sep + quoted[0].encode() + b"\n"
+    want = old + sep + line.encode() + b"\n"
     if now in (want, want.replace(b"\n", b"\r\n")):
         return None
     tail = now[len(old):] if now.startswith(old) else None
-    return (f"{rel} is not its text from before the task plus one line {quoted[0]!r}: "
+    return (f"{rel} is not its text from before the task plus one line {line!r}: "
             + (f"the task added {tail[:80].decode('utf-8', 'replace')!r}" if tail is not None
                else "the lines it had before were changed"))
 
