@@ -44,7 +44,7 @@ def old_text(workspace: Path, target: str) -> str | None:
         if not stat.S_ISREG(st.st_mode) or st.st_size > OLD_TEXT_LIMIT:
             return None
         data = fh.read(OLD_TEXT_LIMIT + 1)
-    if b"\x00" in data[:8192]:
+    if fsaccess.looks_binary(data):
         return None
     return data.decode("utf-8", "replace")
 

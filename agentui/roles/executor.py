@@ -127,7 +127,7 @@ class Executor(RoleBase):
             self._pending[tid][p.subtask_id] = p
             self._waiters.setdefault(p.subtask_id, asyncio.Queue())
         elif isinstance(p, DispatchManifest):
-            if p.task_spec is not None:
+            if p.task_spec is not None and tid not in self._located:  # once per task, not per round
                 self._read_only[tid] = W.read_only(p.task_spec.raw_input, self.ctx.workspace)
                 self._located[tid] = await asyncio.to_thread(W.located, p.task_spec.raw_input, self.ctx.workspace)
             subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]

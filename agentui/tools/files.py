@@ -23,7 +23,6 @@ from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in, show
 
 MAX_READ_BYTES = 5_000_000
 GLOB_MAX_RESULTS = 500
-_BINARY_SNIFF = 8192
 
 
 class ReadFileTool(BaseTool):
@@ -72,7 +71,7 @@ class ReadFileTool(BaseTool):
             return self.fail(args, f"cannot read {name}: {exc.strerror} (it changed while being read)")
         except OSError as exc:
             return self.fail(args, f"cannot read {name}: {exc.strerror or exc}")
-        if b"\x00" in data[:_BINARY_SNIFF]:
+        if fsaccess.looks_binary(data):
             return self.fail(args, f"binary file, not text: {name} ({size} bytes)")
         try:
             text = codecs.getincrementaldecoder("utf-8")().decode(data, final=size <= len(data))

@@ -83,6 +83,14 @@ def open_beneath(workspace: Path, rel: str, flags: int, mode: int = 0o644, *, ma
             os.close(fd)
 
 
+BINARY_SNIFF = 8192
+
+
+def looks_binary(data: bytes) -> bool:
+    """A NUL byte in the first BINARY_SNIFF bytes: not text to read, search or show."""
+    return b"\x00" in data[:BINARY_SNIFF]
+
+
 def relative_in(workspace: Path, path: Path) -> str | None:
     """`path` relative to the workspace, lexically (`..` folded), or None if it is outside."""
     ws = os.path.normpath(str(workspace))

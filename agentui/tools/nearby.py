@@ -17,6 +17,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from agentui.tools import fsaccess
 from agentui.tools.safety.paths import is_secret
 
 #: folders not worth searching for a user's file
@@ -97,8 +98,8 @@ def holding(workspace: Path, root: Path, text: str) -> list[str]:
             except OSError:
                 continue
             read += 1
-            if b"\0" in data[:8192]:
-                continue  # binary
+            if fsaccess.looks_binary(data):
+                continue
             rel = str(p.relative_to(ws))
             if needle in data:
                 exact.append(rel)

@@ -104,7 +104,7 @@ class FileSearchTool(BaseTool):
         except OSError as exc:
             return self.fail(args, f"cannot read {shown(ctx.workspace, path)}: {exc.strerror or exc}")
         name = shown(ctx.workspace, path)
-        if b"\0" in data[:8192]:
+        if fsaccess.looks_binary(data):
             return self.ok(args, f"{name} is a binary file; no text to search")
         needle = query.casefold()
         hits = [f"{name}:{i}: {line[:300]}" for i, line in
