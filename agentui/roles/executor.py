@@ -100,6 +100,7 @@ class Executor(RoleBase):
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
         self._read_only: dict[str, list[Path]] = {}  # task → what it only reads: a question's files, a copy's source (#13)
+        self._questions: set[str] = set()  # tasks whose request asks a question and changes nothing (#13)
         self._located: dict[str, list[str]] = {}  # task → where the paths it names are, when elsewhere (#13)
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}  # subtask → the dispatch running it
@@ -110,6 +111,7 @@ class Executor(RoleBase):
         self._blocked_targets.pop(task_id, None)
         self._denied.pop(task_id, None)
         self._read_only.pop(task_id, None)
+        self._questions.discard(task_id)
         self._located.pop(task_id, None)
         if self.ctx.tools is not None and getattr(self.ctx.tools, "approvals", None) is not None:
             self.ctx.tools.approvals.forget_task(task_id)
@@ -129,6 +131,8 @@ class Executor(RoleBase):
         elif isinstance(p, DispatchManifest):
             if p.task_spec is not None and tid not in self._located:  # once per task, not per round
                 self._read_only[tid] = W.read_only(p.task_spec.raw_input, self.ctx.workspace)
+                if W.is_question(p.task_spec.raw_input):
+                    self._questions.add(tid)
                 self._located[tid] = await asyncio.to_thread(W.located, p.task_spec.raw_input, self.ctx.workspace)
             subs = [self._pending[tid].pop(s) for s in p.subtask_ids if s in self._pending[tid]]
             if subs:
@@ -340,9 +344,16 @@ class Executor(RoleBase):
             return (f"REFUSED: memory says {tool} on {target!r} must not be done ({never[key]}). "
                     "Use a different target or tool.")
         if (touched := self._writes_read_only(tid, tool, args)) is not None:
-            return (f"REFUSED: the request only reads {touched}; do not change it. "
-                    "Work from it as it is (read it, count it, search it, sort it with sort) and "
-                    "write only the file the request asks for, if any.")
+            answer = ('Answer it from what the tools showed: {"tool": "finish", "output": '
+                      '"<the answer, taken from the results>"}.')
+            if tid in self._questions and not os.path.lexists(self.ctx.workspace / touched):
+                # #13: told "the request only reads TODO.txt" (a file it made up inside the folder the
+                # question is about), the 1.5B executor wrote TODO.txt attempt after attempt
+                return f"REFUSED: the request asks a question and changes no file; do not write {touched}. {answer}"
+            return (f"REFUSED: the request only reads {touched}; do not change it. " + (
+                f"It asks a question. {answer}" if tid in self._questions else
+                "Work from it as it is (read it, count it, search it, sort it with sort) and "
+                "write only the file the request asks for, if any."))
         return None
 
     def _writes_read_only(self, tid: str, tool: str, args: dict[str, Any]) -> str | None:

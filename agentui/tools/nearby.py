@@ -128,6 +128,36 @@ def content_hint(workspace: Path, root: Path, text: str, nothing: str) -> str:
         f"To search text yourself use shell: grep -l {_quoted(_printable(text))} <files>)")
 
 
+def found_no_name(workspace: Path, command: str) -> str:
+    """What `find <dir> -name '*W*'` that printed nothing returns, when files under `<dir>` hold W
+    in their text: their names first, then the note `content_hint` gives, else "" (#13: the 1.5B
+    executor ran `find . -name '*TODO*'` for "Which file contains the word TODO?", got nothing three
+    times, and answered "."). Only a lone `find` (piped into a filter at most) with one -name or
+    -iname inside the workspace."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return ""
+    ends = [i for i, w in enumerate(words) if w in ("|", "||", "&&", ";", "&")]
+    if ends and (words[ends[0]] != "|" or len(ends) > 1):
+        return ""
+    words = words[:ends[0]] if ends else words
+    names = [i for i, w in enumerate(words) if w in ("-name", "-iname")]
+    if not words or os.path.basename(words[0]) != "find" or len(names) != 1 or names[0] + 1 >= len(words):
+        return ""
+    first = next((i for i, w in enumerate(words[1:], 1) if w[:1] in ("-", "(", "!")), len(words))
+    dirs = words[1:first] or ["."]  # find's paths come before its first expression word
+    pattern = words[names[0] + 1]
+    word = "" if "[" in pattern else re.sub(r"[*?]", "", pattern).strip()
+    ws = Path(os.path.realpath(workspace))
+    root = Path(os.path.realpath(ws / os.path.expanduser(dirs[0])))
+    if len(dirs) != 1 or not word or not root.is_relative_to(ws) or not root.is_dir():
+        return ""
+    nothing = f"no files match {_printable(pattern)!r}"
+    got = content_hint(ws, root, word, nothing)
+    return "" if got == nothing else got + "\n"
+
+
 def _quoted(word: str) -> str:
     """`word` in single quotes for a shell, whatever it holds ('it'"'"'s $(id)' stays text)."""
     return "'" + word.replace("'", "'\"'\"'") + "'"

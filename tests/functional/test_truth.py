@@ -315,7 +315,37 @@ async def test_a_question_never_writes_the_file_it_asks_about(fakellm, tmp_path)
     assert (tmp_path / "ws" / "poem.txt").read_text() == POEM
     assert r.final.directive.value == "accept"
     prompts = " ".join(m["content"] for req in fakellm.calls("executor") for m in req["messages"])
-    assert "REFUSED: the request only reads poem.txt; do not change it" in prompts
+    assert "REFUSED: the request only reads poem.txt; do not change it. It asks a question." in prompts
+
+
+async def test_a_question_about_a_folder_refuses_a_new_file_and_asks_for_the_answer(fakellm, tmp_path):
+    # find-todo on the 1.5B model: after file_search printed b.txt it wrote TODO.txt, was told "the
+    # request only reads TODO.txt" (a file it invented) and wrote it again, attempt after attempt
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("nothing here\n")
+    (ws / "b.txt").write_text("TODO: fix the parser\n")
+    ask = "Which file in this folder contains the word TODO?"
+    fakellm.script("perceiver", [perceive(ask)])
+    fakellm.responder("planner", lambda _r: plan(["a file name is reported"], sub(
+        "Find the file holding TODO with: grep -l TODO *", "a file name is reported",
+        tools=["shell", "write_file"])))
+    steps = [call("shell", command="grep -l TODO *"),
+             call("write_file", path="TODO.txt", content="fix the parser"), finish("b.txt")]
+    n = {"i": 0}
+
+    def executor(_r):
+        n["i"] += 1
+        return steps[(n["i"] - 1) % len(steps)]
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="b.txt"))
+    fakellm.responder("meta_validator", lambda _r: merge("b.txt", "pass"))
+    r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
+    assert not (ws / "TODO.txt").exists()
+    assert r.final.directive.value == "accept"
+    last = fakellm.calls("executor")[-1]["messages"][-1]["content"]
+    assert last.startswith("REFUSED: the request asks a question and changes no file; do not write TODO.txt.")
+    assert '{"tool": "finish"' in last and "only reads" not in last
 
 
 async def test_a_wrong_word_count_is_contradicted_by_the_file(fakellm, tmp_path):

@@ -639,6 +639,34 @@ async def test_a_missing_path_error_says_where_its_namesake_is(registry: ToolReg
         assert rec.error == f"no such file: {name}", rec.error
 
 
+async def test_a_find_by_name_that_prints_nothing_names_the_files_holding_the_word(registry: ToolRegistry,
+                                                                                   ws: Path) -> None:
+    """#13 (find-todo on 4e180a2 over HTTP): for "Which file contains the word TODO?" the 1.5B
+    executor ran `find . -name '*TODO*' | head -n 1`, got nothing three times and answered ".". An
+    empty name search whose word is in some files' text lists them first, as file_search does."""
+    (ws / "a.txt").write_text("nothing here\n")
+    (ws / "b.txt").write_text("TODO: fix the parser\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "c.md").write_text("TODO later\n")
+    note = ("\n(no files match '*TODO*' by name; the files above hold 'TODO' in their text. "
+            "To search text yourself use shell: grep -l 'TODO' <files>)\n")
+    for cmd in ("find . -name '*TODO*' | head -n 1", "find -type f -name '*TODO*'"):
+        rec = await registry.call("shell", {"command": cmd}, ctx_for(ws))
+        assert rec.ok and rec.evidence == "b.txt\nsub/c.md" + note, (cmd, rec.evidence)
+    sub = await registry.call("shell", {"command": "find sub -name 'TODO'"}, ctx_for(ws))
+    assert sub.evidence.startswith("sub/c.md\n(no files match 'TODO' by name;")
+    (ws / "TODO.md").write_text("x\n")
+    named = await registry.call("shell", {"command": "find . -name '*TODO*'"}, ctx_for(ws))
+    assert named.evidence == "./TODO.md\n"  # a name that matches: find's own output, untouched
+    for cmd in ("find . -name '*zzz*'",  # no file holds the word either
+                "find . -name '*TODO*' && true",  # not a lone find
+                "find .. -name '*TODO*'",  # outside the workspace
+                "find . -name '[T]ODO'",  # a bracket pattern names no plain word
+                "grep -l nothing *"):  # not a find
+        rec = await registry.call("shell", {"command": cmd}, ctx_for(ws))
+        assert "the files above hold" not in rec.evidence, cmd
+
+
 async def test_a_write_into_a_missing_folder_says_to_make_it(registry: ToolRegistry, ws: Path) -> None:
     """#13 (wall-write-missing-dir and make-tree on the 1.5B model): `echo ok > out/status.txt` and
     `mkdir src/app tests` failed on "No such file" three times each, replan after replan. The error
