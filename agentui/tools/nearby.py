@@ -10,6 +10,7 @@ a secret's path (a `.env`, a key) is never named: listing one asks the user firs
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -70,9 +71,9 @@ MAX_READ_FILES = 2_000
 MAX_FILE_BYTES = 1_000_000
 
 
-def holding(workspace: Path, root: Path, text: str) -> list[str]:
+def holding(workspace: Path, root: Path, text: str, *, fold: bool = True) -> list[str]:
     """Workspace-relative paths of text files under `root` whose content contains `text` (letter
-    case aside when no file holds it as written), at most MAX_FOUND, after reading at most
+    case aside when no file holds it as written and `fold`), at most MAX_FOUND, after reading at most
     MAX_READ_FILES files of at most MAX_FILE_BYTES each; secrets, binary files, key stores, links and
     anything but a regular file are never read (#13: the 1.5B model called file_search 'TODO' to find the file
     that contains TODO, three replans long)."""
@@ -103,7 +104,7 @@ def holding(workspace: Path, root: Path, text: str) -> list[str]:
             rel = str(p.relative_to(ws))
             if needle in data:
                 exact.append(rel)
-            elif needle.lower() in data.lower():
+            elif fold and needle.lower() in data.lower():
                 folded.append(rel)
             if len(exact) >= MAX_FOUND or read >= MAX_READ_FILES:
                 break
@@ -112,13 +113,13 @@ def holding(workspace: Path, root: Path, text: str) -> list[str]:
     return (exact or folded)[:MAX_FOUND]
 
 
-def content_hint(workspace: Path, root: Path, text: str, nothing: str) -> str:
+def content_hint(workspace: Path, root: Path, text: str, nothing: str, *, fold: bool = True) -> str:
     """What a name search that found nothing returns: `nothing`, or, when some files hold the query
     as text, their names one per line first, as a search result reads, then `nothing` as a note
     (#13: given "no files matching 'TODO'; files whose text contains 'TODO': b.txt", the 1.5B
     executor answered "No files containing 'TODO' found")."""
     try:
-        found = holding(workspace, root, text)
+        found = holding(workspace, root, text, fold=fold)
     except OSError:
         return nothing
     if not found:
@@ -129,11 +130,11 @@ def content_hint(workspace: Path, root: Path, text: str, nothing: str) -> str:
 
 
 def found_no_name(workspace: Path, command: str) -> str:
-    """What `find <dir> -name '*W*'` that printed nothing returns, when files under `<dir>` hold W
-    in their text: their names first, then the note `content_hint` gives, else "" (#13: the 1.5B
-    executor ran `find . -name '*TODO*'` for "Which file contains the word TODO?", got nothing three
-    times, and answered "."). Only a lone `find` (piped into a filter at most) with one -name or
-    -iname inside the workspace."""
+    """What `find <dir> -name '*W*'` that printed nothing returns, when no name under `<dir>` matches
+    and files there hold W in their text: their names first, then the note `content_hint` gives,
+    else "" (#13: the 1.5B executor ran `find . -name '*TODO*'` for "Which file contains the word
+    TODO?", got nothing three times, and answered "."). Only a lone `find` (piped into a filter at
+    most, no redirection) with one -name (letter case kept) or -iname inside the workspace."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -141,21 +142,41 @@ def found_no_name(workspace: Path, command: str) -> str:
     ends = [i for i, w in enumerate(words) if w in ("|", "||", "&&", ";", "&")]
     if ends and (words[ends[0]] != "|" or len(ends) > 1):
         return ""
+    if any(("<" in w or ">" in w) and not w.startswith("2>") for w in words):
+        return ""  # `> list.txt` hides what find printed
     words = words[:ends[0]] if ends else words
     names = [i for i, w in enumerate(words) if w in ("-name", "-iname")]
     if not words or os.path.basename(words[0]) != "find" or len(names) != 1 or names[0] + 1 >= len(words):
         return ""
     first = next((i for i, w in enumerate(words[1:], 1) if w[:1] in ("-", "(", "!")), len(words))
     dirs = words[1:first] or ["."]  # find's paths come before its first expression word
-    pattern = words[names[0] + 1]
+    pattern, any_case = words[names[0] + 1], words[names[0]] == "-iname"
     word = "" if "[" in pattern else re.sub(r"[*?]", "", pattern).strip()
     ws = Path(os.path.realpath(workspace))
     root = Path(os.path.realpath(ws / os.path.expanduser(dirs[0])))
     if len(dirs) != 1 or not word or not root.is_relative_to(ws) or not root.is_dir():
         return ""
+    if _name_matches(root, pattern, any_case):
+        return ""  # a filter, -printf or -maxdepth hid a name that does match: "no files match" would lie
     nothing = f"no files match {_printable(pattern)!r}"
-    got = content_hint(ws, root, word, nothing)
+    got = content_hint(ws, root, word, nothing, fold=any_case)
     return "" if got == nothing else got + "\n"
+
+
+def _name_matches(root: Path, pattern: str, any_case: bool) -> bool:
+    """Some file or folder under `root` (or `root` itself) is named like `pattern`, as find's -name
+    (-iname) reads it; True when the walk is cut short, to say nothing rather than something false."""
+    match = (lambda n: fnmatch.fnmatch(n.lower(), pattern.lower())) if any_case else \
+        (lambda n: fnmatch.fnmatchcase(n, pattern))
+    if match(root.name):
+        return True
+    visited = 0
+    for here_s, dirs, files in os.walk(root):
+        visited += len(dirs) + len(files)
+        if visited > MAX_VISITED or any(map(match, dirs)) or any(map(match, files)):
+            return True
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+    return False
 
 
 def _quoted(word: str) -> str:

@@ -655,9 +655,19 @@ async def test_a_find_by_name_that_prints_nothing_names_the_files_holding_the_wo
         assert rec.ok and rec.evidence == "b.txt\nsub/c.md" + note, (cmd, rec.evidence)
     sub = await registry.call("shell", {"command": "find sub -name 'TODO'"}, ctx_for(ws))
     assert sub.evidence.startswith("sub/c.md\n(no files match 'TODO' by name;")
+    lower = await registry.call("shell", {"command": "find . -name '*todo*'"}, ctx_for(ws))
+    assert lower.evidence == ""  # -name keeps letter case: no file holds 'todo'
+    folded = await registry.call("shell", {"command": "find sub -iname '*todo*'"}, ctx_for(ws))
+    assert folded.evidence.startswith("sub/c.md\n(no files match '*todo*' by name;")
     (ws / "TODO.md").write_text("x\n")
     named = await registry.call("shell", {"command": "find . -name '*TODO*'"}, ctx_for(ws))
     assert named.evidence == "./TODO.md\n"  # a name that matches: find's own output, untouched
+    for cmd in ("find . -name '*TODO*' | sed /TODO/d",  # outside testers: a filter or -printf hid a
+                "find . -name '*TODO*' -printf ''",  # name that matches, so "no files match" would lie
+                "find . -name '*TODO*' > list.txt"):  # and a redirect hid find's output
+        rec = await registry.call("shell", {"command": cmd}, ctx_for(ws))
+        assert "the files above hold" not in rec.evidence, cmd
+    (ws / "TODO.md").unlink()
     for cmd in ("find . -name '*zzz*'",  # no file holds the word either
                 "find . -name '*TODO*' && true",  # not a lone find
                 "find .. -name '*TODO*'",  # outside the workspace
