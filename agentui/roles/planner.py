@@ -113,6 +113,7 @@ class _Task:
     spec: TaskSpec
     round: int = 0
     last_plan: PlanOut | None = None
+    last_blocked: set[str] = field(default_factory=set)  # the tools blocked when last_plan was made
     directive: PlanDirective | None = None
     blocked_tools: set[str] = field(default_factory=set)
     blocked_targets: list[str] = field(default_factory=list)
@@ -258,7 +259,10 @@ class Planner(RoleBase):
                     return (f"subtask {i} uses {_tool} on {target!r}, which memory says must not be done "
                             f"({rule[:120]})")
         if (st.directive is not None and st.directive.directive == ActionDirective.BREAK_SYMMETRY
-                and st.last_plan is not None):
+                and st.last_plan is not None and st.blocked_tools <= st.last_blocked):
+            # a tool blocked since the last plan makes the same steps run another way: the executor
+            # cannot use it (#13: 4 of 14 tasks on 4e180a2 ended here though GGS had blocked shell or
+            # read_file and the planner had dropped it from the steps' tools)
             old = {_norm(s.intent) for s in st.last_plan.subtasks}
             new = {_norm(s.intent) for s in plan.subtasks}
             if new == old:
@@ -315,7 +319,7 @@ class Planner(RoleBase):
                 round=st.round, planner_error=problem or "no valid plan", planner_error_kind=kind,
                 planner_output_cut=output_cut if kind == "model_output" else None), tid)
             return
-        st.last_plan = plan
+        st.last_plan, st.last_blocked = plan, set(st.blocked_tools)
         if not await self._caution_gate(st, plan, cal.caution):
             await self.publish(Role.META_VALIDATOR, DispatchManifest(
                 task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),

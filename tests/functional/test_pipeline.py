@@ -655,6 +655,37 @@ async def test_a_plan_repeated_under_break_symmetry_after_its_reask_ends_the_tas
     assert "the planner found no plan unlike the one that failed" in r.final.summary
 
 
+async def test_the_same_steps_with_a_newly_blocked_tool_are_not_a_repeated_plan(fakellm, tmp_path):
+    """#13 (4 of 14 tasks over HTTP on 4e180a2): GGS ordered break_symmetry and blocked shell; the
+    1.5B planner kept the steps' words but dropped shell from their tools, and the plan was rejected
+    as a repeat, ending the task. With shell blocked the executor cannot run the same way: the plan
+    runs, and the executor finds the answer with another tool."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "b.txt").write_text("TODO: fix the parser\n")
+    ask = "Which file in this folder contains the word TODO?"
+    fakellm.script("perceiver", [perceive(ask)])
+    fakellm.responder("planner", lambda r: plan(["a file name is reported"], sub(
+        "Find the file holding TODO", "a file name is reported",
+        tools=["file_search"] if "Directive:" in r["messages"][1]["content"] else ["shell", "file_search"])))
+
+    def executor(r):
+        tools = r["response_format"]["json_schema"]["schema"]["properties"]["tool"]["enum"]
+        if len(r["messages"]) > 2:
+            return finish("b.txt" if "shell" not in tools else "none")
+        return call("shell", command="ls") if "shell" in tools else call("file_search", query="TODO")
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda r: verdicts(
+        "pass" if "b.txt" in r["messages"][-1]["content"] else "fail:logical"))
+    fakellm.responder("meta_validator", lambda _r: merge("b.txt", "pass"))
+    r = await run_task(fakellm, tmp_path, ask, pipeline={"plan_reasks": 1, "correction_budget": 0},
+                       ggs={"max_replans": 2, "time_budget_ms": 10**9})
+    [d] = r.of("PlanDirective")
+    assert d.directive.value == "break_symmetry" and d.blocked_tools == ["shell"]
+    assert len(fakellm.calls("planner")) == 2  # the replan was taken, not re-asked as a repeat
+    assert r.final.directive.value == "accept" and "b.txt" in str(r.final.output)
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
     (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""
