@@ -124,9 +124,12 @@ def content_hint(workspace: Path, root: Path, text: str, nothing: str, *, fold: 
         return nothing
     if not found:
         return nothing
+    where = os.path.relpath(os.path.realpath(root), os.path.realpath(workspace))
+    # a command that runs as written: the 1.5B executor ran "grep -l 'TODO' <files>" verbatim (#13)
+    grep = f"grep -rl{'i' if fold else ''} {_quoted(_printable(text))} {shlex.quote(_printable(where))}"
     return "\n".join(map(_printable, found)) + (
         f"\n({nothing} by name; the files above hold {_printable(text)!r} in their text. "
-        f"To search text yourself use shell: grep -l {_quoted(_printable(text))} <files>)")
+        f"To search text yourself use shell: {grep})")
 
 
 def found_no_name(workspace: Path, command: str) -> str:

@@ -649,12 +649,12 @@ async def test_a_find_by_name_that_prints_nothing_names_the_files_holding_the_wo
     (ws / "sub").mkdir()
     (ws / "sub" / "c.md").write_text("TODO later\n")
     note = ("\n(no files match '*TODO*' by name; the files above hold 'TODO' in their text. "
-            "To search text yourself use shell: grep -l 'TODO' <files>)\n")
+            "To search text yourself use shell: grep -rl 'TODO' .)\n")
     for cmd in ("find . -name '*TODO*' | head -n 1", "find -type f -name '*TODO*'"):
         rec = await registry.call("shell", {"command": cmd}, ctx_for(ws))
         assert rec.ok and rec.evidence == "b.txt\nsub/c.md" + note, (cmd, rec.evidence)
     sub = await registry.call("shell", {"command": "find sub -name 'TODO'"}, ctx_for(ws))
-    assert sub.evidence.startswith("sub/c.md\n(no files match 'TODO' by name;")
+    assert sub.evidence.startswith("sub/c.md\n(no files match 'TODO' by name;") and "grep -rl 'TODO' sub)" in sub.evidence
     lower = await registry.call("shell", {"command": "find . -name '*todo*'"}, ctx_for(ws))
     assert lower.evidence == ""  # -name keeps letter case: no file holds 'todo'
     folded = await registry.call("shell", {"command": "find sub -iname '*todo*'"}, ctx_for(ws))
@@ -717,17 +717,19 @@ async def test_a_name_search_that_finds_nothing_names_files_holding_the_text(reg
     # the names first, one per line, as a search result reads (the 1.5B executor read "no files" first)
     assert fs.ok and fs.evidence.startswith("b.txt\n(no files matching 'TODO' under . by name; the files above "
                                             "hold 'TODO' in their text.")
-    assert "grep -l 'TODO' <files>" in fs.evidence and ".env" not in fs.evidence and "blob.bin" not in fs.evidence
+    # a command that runs as written (the 1.5B executor ran "grep -l 'TODO' <files>" verbatim)
+    assert fs.evidence.endswith("use shell: grep -rli 'TODO' .)")
+    assert ".env" not in fs.evidence and "blob.bin" not in fs.evidence
     gl = await registry.call("glob", {"pattern": "TODO"}, ctx_for(ws))
     assert gl.ok and gl.evidence.startswith("b.txt\n(no paths match 'TODO' by name;")
     only_sub = await registry.call("file_search", {"query": "TODO", "path": "sub"}, ctx_for(ws))
-    assert only_sub.evidence.startswith("sub/c.md\n")
+    assert only_sub.evidence.startswith("sub/c.md\n") and only_sub.evidence.endswith("grep -rli 'TODO' sub)")
     os.symlink(".env", ws / "alias.txt")  # a link to a secret is never read
     linked = await registry.call("file_search", {"query": "secret"}, ctx_for(ws))
     assert linked.evidence == "no files matching 'secret' under ."
     (ws / "q.txt").write_text("it's $(id)\n")
     quoted = await registry.call("file_search", {"query": "it's $(id)"}, ctx_for(ws))
-    assert quoted.evidence.startswith("q.txt\n") and "grep -l 'it'\"'\"'s $(id)' <files>" in quoted.evidence
+    assert quoted.evidence.startswith("q.txt\n") and "grep -rli 'it'\"'\"'s $(id)' .)" in quoted.evidence
     nothing = await registry.call("file_search", {"query": "absent-word"}, ctx_for(ws))
     assert nothing.evidence == "no files matching 'absent-word' under ."
     pattern = await registry.call("glob", {"pattern": "*.zip"}, ctx_for(ws))
