@@ -760,9 +760,9 @@ def source_changed(request: str, changes: list[str], ws: Path | None) -> str | N
     return None
 
 
-def _word_lines(text: str, ws: Path) -> tuple[int, dict[int, str], str, str, bool] | None:
+def _word_lines(text: str, ws: Path) -> tuple[int, dict[int, str], str, str, bool, list[str]] | None:
     """"How many lines in F contain the word W (in any case)?": (the lines with W as a word, in any
-    case when asked; the counts of the readings the text rules out, W, F, any case)."""
+    case when asked; the counts of the readings the text rules out, W, F, any case, F's lines)."""
     m = _WORD_COUNT.search(text)
     if m is None:
         return None
@@ -782,7 +782,7 @@ def _word_lines(text: str, ws: Path) -> tuple[int, dict[int, str], str, str, boo
     if any_case:
         readings.setdefault(sum(1 for ln in lines if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", ln)),
                             "in one letter case only")
-    return right, readings, word, rel, any_case
+    return right, readings, word, rel, any_case, lines
 
 
 def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
@@ -791,16 +791,34 @@ def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
     got = _word_lines(text, ws)
     if got is None:
         return None
-    right, readings, word, rel, any_case = got
+    right, readings, word, rel, any_case, lines = got
     nums = set(G.numbers(output))
     if str(right) in nums:
         return None
+    fix = f"count the lines with the whole word {word!r}" + (" ignoring case (grep -iw)" if any_case else " (grep -w)")
     for n, why in readings.items():
         if n != right and str(n) in nums:
             return (f"{n} counts the lines of {rel} with {word!r} {why}; as the word"
-                    f"{' in any case' if any_case else ''} it is on {right} lines"), \
-                   f"count the lines with the whole word {word!r}" + (" ignoring case (grep -iw)" if any_case else " (grep -w)")
+                    f"{' in any case' if any_case else ''} it is on {right} lines"), fix
+    named = re.search(r"(?:\bthe\s+word\s+[\"“'‘`]?|[\"“'‘`])" + re.escape(word), text, re.I)
+    if named and nums and not nums & {str(n) for n in _any_reading(word, lines)}:
+        # only for "the word W" or a quoted W: "contain an x" is no word code should count
+        # #13 (trap-error-any-case over HTTP on 4e180a2): "server.log contains 45 lines with 'error'"
+        # after `grep -i error server.log | wc` printed 4 8 45 — no reading of the question gives 45
+        shown = ", ".join(sorted(nums, key=lambda x: (len(x), x))[:3])
+        return (f"{shown} is no count of the lines of {rel} with {word!r} in any reading; as the word"
+                f"{' in any case' if any_case else ''} it is on {right} lines"), fix
     return None
+
+
+def _any_reading(word: str, lines: list[str]) -> set[int]:
+    """The counts of lines holding `word` as any reading of the question takes it: as a word or
+    inside other words, in its letter case or any."""
+    got = set()
+    for flags in (0, re.I):
+        for pat in (rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.escape(word)):
+            got.add(sum(1 for ln in lines if re.search(pat, ln, flags)))
+    return got
 
 
 def _word_total(text: str, ws: Path) -> tuple[int, str] | None:
@@ -1184,7 +1202,7 @@ def _count_of(request: str, ws: Path) -> tuple[set[float], str | None, str] | No
         wt = _word_total(request, ws)
         return None if wt is None else ({float(wt[0])}, r"words?", f"{wt[1]} has {wt[0]} words (like wc -w)")
     if (got := _word_lines(request, ws)) is not None:
-        right, _, word, rel, any_case = got
+        right, _, word, rel, any_case, _ = got
         return {float(right)}, r"lines?", (f"{right} lines of {rel} contain the word {word!r}"
                                            + (" in any letter case" if any_case else ""))
     if (got := _excluded_count(request, ws)) is not None:
