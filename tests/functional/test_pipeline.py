@@ -86,8 +86,13 @@ async def test_a_correction_that_repeats_the_failed_attempt_verbatim_ends_the_lo
     fakellm.script("perceiver", [perceive("how many lines has n.txt")])
     fakellm.responder("planner", lambda _r: plan(["the line count is given"],
                                                    sub("count the lines of n.txt", "the count is reported")))
-    fakellm.responder("executor", lambda req: (finish("it has 7 lines") if "RESULT" in str(req["messages"][-1])
-                                               else call("shell", command="cat n.txt")))
+
+    def executor(req):  # as a grammar-bound model: shell only while it is offered (GGS blocks it later)
+        if "RESULT" in str(req["messages"][-1]):
+            return finish("it has 7 lines")
+        tools = req["response_format"]["json_schema"]["schema"]["properties"]["tool"]["enum"]
+        return call("shell", command="cat n.txt") if "shell" in tools else call("read_file", path="n.txt")
+    fakellm.responder("executor", executor)
     fakellm.script("agent_validator", [verdicts("fail:logical")] * 3)
     r = await run_task(fakellm, tmp_path, "how many lines has n.txt", pipeline={"correction_budget": 2},
                        ggs={"max_replans": 1, "time_budget_ms": 10**9})
