@@ -273,16 +273,21 @@ def _poem_question(fake, tmp_path, intent: str) -> None:
                                               sub(intent, "a number is reported", tools=["shell", "write_file"])))
 
 
-def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False, cmd: str = "wc poem.txt") -> None:
-    _poem_question(fake, tmp_path, "Count the words in poem.txt with: wc poem.txt")
-    steps = ([call("write_file", path="poem.txt", content=POEM, append=True)] if write else []) + \
-        [call("shell", command=cmd), finish(answer)]
+def _cycling(steps: list[Reply]):
+    """An executor that replies with `steps` in turn, from the first again after the last."""
     n = {"i": 0}
 
     def executor(_r):
         n["i"] += 1
         return steps[(n["i"] - 1) % len(steps)]
-    fake.responder("executor", executor)
+    return executor
+
+
+def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False, cmd: str = "wc poem.txt") -> None:
+    _poem_question(fake, tmp_path, "Count the words in poem.txt with: wc poem.txt")
+    steps = ([call("write_file", path="poem.txt", content=POEM, append=True)] if write else []) + \
+        [call("shell", command=cmd), finish(answer)]
+    fake.responder("executor", _cycling(steps))
     fake.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass", "evidence": answer}]}))
     fake.responder("meta_validator", lambda _r: merge(answer, r4b))
 
@@ -332,12 +337,7 @@ async def test_a_question_about_a_folder_refuses_a_new_file_and_asks_for_the_ans
         tools=["shell", "write_file"])))
     steps = [call("shell", command="grep -l TODO *"),
              call("write_file", path="TODO.txt", content="fix the parser"), finish("b.txt")]
-    n = {"i": 0}
-
-    def executor(_r):
-        n["i"] += 1
-        return steps[(n["i"] - 1) % len(steps)]
-    fakellm.responder("executor", executor)
+    fakellm.responder("executor", _cycling(steps))
     fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="b.txt"))
     fakellm.responder("meta_validator", lambda _r: merge("b.txt", "pass"))
     r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
