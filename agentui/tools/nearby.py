@@ -174,7 +174,7 @@ def _name_matches(root: Path, pattern: str, any_case: bool) -> bool:
     if match(root.name):
         return True
     visited = 0
-    for here_s, dirs, files in os.walk(root):
+    for _here, dirs, files in os.walk(root):
         visited += len(dirs) + len(files)
         if visited > MAX_VISITED or any(map(match, dirs)) or any(map(match, files)):
             return True
