@@ -775,14 +775,17 @@ def _word_lines(text: str, ws: Path) -> tuple[int, dict[int, str], str, str, boo
         return None
     word, lines = m.group(1), _lines(data)
     any_case = bool(_ANY_CASE.search(text))
-    flags = re.I if any_case else 0
-    as_word = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", flags)
-    right = sum(1 for ln in lines if as_word.search(ln))
-    readings = {sum(1 for ln in lines if re.search(re.escape(word), ln, flags)): "inside other words too"}
+    right = _lines_with(word, lines, whole=True, any_case=any_case)
+    readings = {_lines_with(word, lines, whole=False, any_case=any_case): "inside other words too"}
     if any_case:
-        readings.setdefault(sum(1 for ln in lines if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", ln)),
-                            "in one letter case only")
+        readings.setdefault(_lines_with(word, lines, whole=True, any_case=False), "in one letter case only")
     return right, readings, word, rel, any_case, lines
+
+
+def _lines_with(word: str, lines: list[str], *, whole: bool, any_case: bool) -> int:
+    """How many of `lines` hold `word`: as a whole word or anywhere, in its letter case or any."""
+    pat = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])" if whole else re.escape(word), re.I if any_case else 0)
+    return sum(1 for ln in lines if pat.search(ln))
 
 
 def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
@@ -814,11 +817,7 @@ def _word_count_problem(text: str, output: str, ws: Path) -> tuple[str, str] | N
 def _any_reading(word: str, lines: list[str]) -> set[int]:
     """The counts of lines holding `word` as any reading of the question takes it: as a word or
     inside other words, in its letter case or any."""
-    got = set()
-    for flags in (0, re.I):
-        for pat in (rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.escape(word)):
-            got.add(sum(1 for ln in lines if re.search(pat, ln, flags)))
-    return got
+    return {_lines_with(word, lines, whole=w, any_case=c) for w in (True, False) for c in (False, True)}
 
 
 def _word_total(text: str, ws: Path) -> tuple[int, str] | None:
