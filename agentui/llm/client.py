@@ -41,7 +41,14 @@ from agentui.llm.base import (
 )
 from agentui.llm.jsonextract import JSONExtractError, extract_json
 from agentui.llm.schema import schema_for
-from agentui.llm.structured import FORMAT_MODES, _describe, _with_schema, response_format_for
+from agentui.llm.structured import (
+    FORMAT_MODES,
+    SCHEMA_MODES,
+    _describe,
+    _with_schema,
+    response_format_for,
+    schema_note,
+)
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -208,7 +215,7 @@ class LLMClient:
     async def _structured(self, messages: Sequence[Message], model: type[T], *, max_tokens: int | None,
                           timeout_s: float | None, enums: Mapping[str, Sequence[str]] | None,
                           retry_messages: Sequence[Message] | None = None) -> T:
-        msgs = _with_schema(messages, model, enums)
+        msgs = list(messages)
         want = "object" if schema_for(model).get("type") == "object" else "any"
         last_text = ""
         for attempt in (1, 2):
@@ -233,10 +240,10 @@ class LLMClient:
                 if cut is not None:
                     # a cut reply is not worth quoting back: the same request, shorter, with less room
                     max_tokens = max(64, (max_tokens or self.budget) * 2 // 3)
-                    msgs = [*_with_schema(retry_messages or messages, model, enums), {"role": "user", "content": (
+                    msgs = [*(retry_messages or messages), {"role": "user", "content": (
                         f"Your previous reply was cut off ({cut}) after {res.completion_tokens} tokens. "
                         f"Answer again with one SHORT JSON object (well under {max_tokens} tokens) "
-                        "matching the schema: few list items, brief strings, no repetition.")}]
+                        "in the shape asked: few list items, brief strings, no repetition.")}]
                     continue
                 shown = res.text if len(res.text) <= 1200 else res.text[:600] + " … " + res.text[-400:]
                 msgs = [
@@ -246,6 +253,8 @@ class LLMClient:
                         f"That reply was not valid: {problem}. Answer again with exactly one JSON "
                         "object that matches the schema, with no other text."
                         + (" Keep it short." if cut is not None else "")
+                        # the schema itself, which the first prompt left to the server (#13)
+                        + (f"\n{schema_note(model, enums)}" if self.backend.format_mode in SCHEMA_MODES else "")
                     )},
                 ]
                 continue
@@ -261,7 +270,8 @@ class LLMClient:
         t0 = time.monotonic()
         for mode in modes:
             try:
-                res = await self._send(msgs, response_format=response_format_for(mode, model, enums),
+                res = await self._send(_with_schema(msgs, model, enums, mode),
+                                       response_format=response_format_for(mode, model, enums),
                                        max_tokens=max_tokens, timeout_s=timeout_s)
             except ResponseFormatRejected:
                 continue  # the server refused this dialect: try the next one, remember the outcome

@@ -14,6 +14,10 @@ Enums = Mapping[str, Sequence[str]] | None
 
 # response_format dialects, strongest first (DESIGN §4)
 FORMAT_MODES = ("json_schema", "json_object_schema", "json_object", "prompt")
+# the dialects that send the schema itself, which the server turns into a grammar: the prompt then
+# carries only a one-line instruction, not the schema again (a quarter of all prompt tokens, #13)
+SCHEMA_MODES = frozenset({"json_schema", "json_object_schema"})
+ONE_OBJECT = "Reply with exactly one JSON object and nothing else"
 
 
 def response_format_for(mode: str, model: type[BaseModel], enums: Enums = None) -> dict[str, Any] | None:
@@ -29,12 +33,16 @@ def response_format_for(mode: str, model: type[BaseModel], enums: Enums = None) 
     return None
 
 
-def _with_schema(messages: Sequence[Message], model: type[BaseModel], enums: Enums = None) -> list[Message]:
-    """The schema goes into the prompt anyway (DESIGN §4): the system message, or a new one."""
-    note = (
-        "Reply with exactly one JSON object and nothing else, matching this JSON schema:\n"
-        + compact_schema_text(model, enums)
-    )
+def schema_note(model: type[BaseModel], enums: Enums = None) -> str:
+    return f"{ONE_OBJECT}, matching this JSON schema:\n{compact_schema_text(model, enums)}"
+
+
+def _with_schema(messages: Sequence[Message], model: type[BaseModel], enums: Enums = None,
+                 mode: str | None = None) -> list[Message]:
+    """The reply's shape at the end of the system message (or a new one). The whole schema only
+    where the server is not sent it (`mode` json_object or prompt, or unknown); a server sent the
+    schema constrains the reply to it, and each role's prompt shows a one-line example (#13)."""
+    note = f"{ONE_OBJECT}." if mode in SCHEMA_MODES else schema_note(model, enums)
     out = [dict(m) for m in messages]
     if out and out[0].get("role") == "system":
         out[0]["content"] = f"{out[0]['content']}\n\n{note}"

@@ -86,14 +86,45 @@ async def test_structured_repairs_wrapped_json(fakellm, fault):
     assert usages[-1].parse_repairs == 1
 
 
-async def test_schema_in_prompt_and_response_format(fakellm):
+async def test_schema_sent_to_the_server_is_not_repeated_in_the_prompt(fakellm):
+    """#13: a server sent the schema constrains the reply to it; the prompt says one line."""
     fakellm.script("planner", [Reply.json({"answer": "y"})])
     await client(fakellm).structured([{"role": "system", "content": "S"}, {"role": "user", "content": "q"}], Answer)
     req = fakellm.calls()[0]
-    assert req["messages"][0]["content"].startswith("S\n\n")
-    assert '"answer"' in req["messages"][0]["content"]
+    assert req["messages"][0]["content"] == "S\n\nReply with exactly one JSON object and nothing else."
     assert req["response_format"]["type"] == "json_schema"
+    assert "answer" in req["response_format"]["json_schema"]["schema"]["properties"]
     assert "$defs" not in str(req["response_format"])
+
+
+@pytest.mark.parametrize(
+    ("rejected", "schema_in_prompt"),
+    [
+        ({"json_schema"}, False),  # json_object with a schema: the server has it
+        ({"json_schema", "json_object_schema"}, True),  # json_object alone: only the prompt can say it
+        ({"json_schema", "json_object_schema", "json_object"}, True),  # prompt only
+    ],
+)
+async def test_schema_in_prompt_only_where_the_server_is_not_sent_it(rejected, schema_in_prompt):
+    with FakeLLM(reject_response_format=rejected) as fake:
+        fake.responder("planner", lambda _r: Reply.json({"answer": "a"}))
+        c = client(fake)
+        for _ in range(2):  # negotiated, then the remembered dialect
+            await c.structured([{"role": "system", "content": "S"}, {"role": "user", "content": "q"}], Answer)
+            last = fake.calls()[-1]["messages"][0]["content"]
+            assert last.startswith("S\n\nReply with exactly one JSON object and nothing else")
+            assert ('"answer"' in last) is schema_in_prompt
+
+
+async def test_reask_after_an_invalid_reply_shows_the_schema_the_prompt_left_out(fakellm):
+    """A server that takes the schema but does not enforce it: the re-ask names the fields."""
+    fakellm.script("planner", [Reply.json({"reply": "y"}), Reply.json({"answer": "ok"})])
+    got = await client(fakellm).structured([{"role": "user", "content": "q"}], Answer)
+    assert got.answer == "ok"
+    first, second = (c["messages"] for c in fakellm.calls())
+    assert '"answer"' not in first[0]["content"]
+    assert "not valid" in second[-1]["content"] and '"answer"' in second[-1]["content"]
+    assert "JSON schema" in second[-1]["content"]
 
 
 async def test_reask_carries_validation_error(fakellm):
