@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, create_model, model_validator
 
+from agentui.tools.nearby import end_exec
+
 FINISH, INFEASIBLE = "finish", "infeasible"
 _META = {"tool", "args", "output"}
 _TOOL_KEYS = ("tool", "name", "tool_name", "action", "function")
@@ -163,7 +165,8 @@ def suggested_call(intent: str, names: list[str]) -> str | None:
     cmd = (m.group(1) or m.group(2) or "").strip().rstrip(".")
     if not _SHELL_WORDS.search(f" {cmd} "):
         return None
-    return json.dumps({"tool": "shell", "args": {"command": cmd}}, ensure_ascii=False)
+    # a JSON string cannot hold `\;` unescaped: the planner's `-exec … {}` comes without its end (#13)
+    return json.dumps({"tool": "shell", "args": {"command": end_exec(cmd)}}, ensure_ascii=False)
 
 
 @dataclass

@@ -242,6 +242,28 @@ def missing_folder(workspace: Path, output: str, writes: Iterable[str]) -> str:
     return ""
 
 
+#: GNU find: "missing argument to `-exec'"; BSD find: "-exec: no terminating ";" or "+""
+_EXEC_UNENDED = re.compile(r"missing argument to .-(exec|execdir|ok|okdir)\b|-(exec|execdir|ok|okdir): no terminating")
+_EXEC_OPEN = re.compile(r"(-(?:exec|execdir)\s(?:[^;+|&]*?\s)?\{\})(?=\s*(?:$|[|&)>]|\d>))")
+
+
+def end_exec(command: str) -> str:
+    """`command` with ` +` after the `{}` of a find -exec that has no end (`\\;` or `+`), else as it is."""
+    return _EXEC_OPEN.sub(lambda m: f"{m.group(1)} +", command, count=1)
+
+
+def unended_exec(command: str, output: str) -> str:
+    """" (find's -exec ends with \\; or +: …)" when find says an -exec has no end, else "". A JSON
+    string cannot hold `\\;` unescaped, so a grammar-constrained 1.5B planner wrote
+    `find . -type f -exec grep -l 'TODO' {}` and its executor ran it three times (#13). The example is
+    the command with ` +` after the `{}` that ends it, when the command shows where that is."""
+    if not _EXEC_UNENDED.search(output or ""):
+        return ""
+    fixed = end_exec(command)
+    example = f", e.g. {_printable(fixed)}" if fixed != command and len(fixed) <= 300 else ""
+    return f" (find's -exec needs an end: put \\; or + after the {{}}{example})"
+
+
 def glob_roots(pattern: str) -> list[str]:
     """The literal folder a glob pattern starts from ("reports" for "reports/*.pdf"), or the pattern
     itself when it has no wildcard; [] when it starts with one."""

@@ -220,7 +220,8 @@ class ShellTool(BaseTool):
             )
         if result.returncode != 0:
             note = f" (the OS sandbox blocked it: {blocked})" if blocked else ""
-            note += nearby.missing_folder(ctx.workspace, result.output, assessment.writes) or \
+            note += nearby.unended_exec(command, result.output) or \
+                nearby.missing_folder(ctx.workspace, result.output, assessment.writes) or \
                 await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.missing_names(result.output))
             return self.fail(
                 args, f"exit code {result.returncode}{note}", evidence=result.output, exit_code=result.returncode

@@ -64,3 +64,18 @@ def test_brief_keeps_what_to_do_when_it_cuts() -> None:
     assert brief("short", 240) == "short" and brief("x" * 300, 240) == "x" * 240
     long_fix = brief(f"why{FIX}{'y' * 400}", 240)
     assert len(long_fix) <= 240 and FIX in long_fix
+
+
+def test_a_suggested_find_exec_without_its_end_is_ended():
+    """#13 (find-todo over HTTP): JSON cannot hold `\\;` unescaped, so the grammar-constrained 1.5B
+    planner's intent read `find . -type f -exec grep -l 'TODO' {}`; the executor started with it and
+    find failed on the missing end. The first call suggested ends it with ` +`; an ended one stays."""
+    def cmd(intent: str) -> str:
+        return json.loads(suggested_call(intent, ["shell"]))["args"]["command"]
+
+    assert cmd("Search the files with: find . -type f -exec grep -l 'TODO' {}") == \
+        "find . -type f -exec grep -l 'TODO' {} +"
+    assert cmd("List with: find . -name '*.txt' -exec wc -l {} | sort") == "find . -name '*.txt' -exec wc -l {} + | sort"
+    for ended in ("find . -exec grep -l TODO {} \\;", "find . -exec grep -l TODO {} +",
+                  "find . -exec sh -c 'grep TODO {}' \\;"):
+        assert cmd(f"Search with: {ended}") == ended

@@ -677,6 +677,30 @@ async def test_a_find_by_name_that_prints_nothing_names_the_files_holding_the_wo
         assert "the files above hold" not in rec.evidence, cmd
 
 
+async def test_a_find_exec_without_its_end_says_how_to_end_it(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (find-todo on the 1.5B model over HTTP): a JSON string cannot hold `\\;` unescaped, so the
+    grammar-constrained planner wrote `find . -type f -exec grep -l 'TODO' {}` and the executor ran it
+    three times on "missing argument to `-exec'". The error says how -exec ends, with the command
+    ended by ` +` when it shows where; the example runs and finds the file."""
+    (ws / "b.txt").write_text("TODO: ship\n")
+    yes = ctx_for(ws, confirm=Confirmer(True))  # find -exec asks first; the user said yes
+    rec = await registry.call("shell", {"command": "find . -type f -exec grep -l 'TODO' {}"}, yes)
+    assert not rec.ok and rec.error == ("exit code 1 (find's -exec needs an end: put \\; or + after the {}, "
+                                        "e.g. find . -type f -exec grep -l 'TODO' {} +)")
+    fixed = rec.error.split("e.g. ", 1)[1][:-1]
+    ran = await registry.call("shell", {"command": fixed}, yes)
+    assert ran.ok and ran.evidence.strip() == "./b.txt"
+    piped = await registry.call("shell", {"command": "find . -exec grep -l TODO {} 2>/dev/null | head -1"},
+                                yes)
+    assert piped.ok  # the pipe's last command decides the exit code: no error, no note
+    quiet = await registry.call("shell", {"command": "find . -exec grep -l TODO {} 2>&1; exit 1"}, yes)
+    assert "e.g. find . -exec grep -l TODO {} + 2>&1; exit 1)" in (quiet.error or "")
+    bare = await registry.call("shell", {"command": "find . -exec grep TODO"}, yes)
+    assert bare.error == "exit code 1 (find's -exec needs an end: put \\; or + after the {})"
+    other = await registry.call("shell", {"command": "find . -exec grep -l TODO {} + ; ls nothing"}, yes)
+    assert "-exec needs an end" not in (other.error or "")
+
+
 async def test_a_write_into_a_missing_folder_says_to_make_it(registry: ToolRegistry, ws: Path) -> None:
     """#13 (wall-write-missing-dir and make-tree on the 1.5B model): `echo ok > out/status.txt` and
     `mkdir src/app tests` failed on "No such file" three times each, replan after replan. The error
