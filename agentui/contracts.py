@@ -466,6 +466,8 @@ class PlanDirective(Contract):
     rationale: str = ""
     urgency: Urgency = Urgency.NORMAL
     round: int = Field(default=1, ge=1, description="replan round this directive opens")
+    steps_passed: bool = Field(default=False, description=(
+        "extension (#13): every subtask of the round passed its criteria; the task criteria failed"))
 
 
 class FinalResult(Contract):

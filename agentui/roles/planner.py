@@ -259,15 +259,33 @@ class Planner(RoleBase):
                     return (f"subtask {i} uses {_tool} on {target!r}, which memory says must not be done "
                             f"({rule[:120]})")
         if (st.directive is not None and st.directive.directive == ActionDirective.BREAK_SYMMETRY
-                and st.last_plan is not None and st.blocked_tools <= st.last_blocked):
+                and not st.directive.steps_passed and st.last_plan is not None
+                and st.blocked_tools <= st.last_blocked):
             # a tool blocked since the last plan makes the same steps run another way: the executor
             # cannot use it (#13: 4 of 14 tasks on 4e180a2 ended here though GGS had blocked shell or
-            # read_file and the planner had dropped it from the steps' tools)
+            # read_file and the planner had dropped it from the steps' tools). When every step passed
+            # and the final check failed the result, the same steps run again told why (`_told_why`):
+            # write-hello on 32bfaad ended here after a rejection that quoted no fact (#13)
             old = {_norm(s.intent) for s in st.last_plan.subtasks}
             new = {_norm(s.intent) for s in plan.subtasks}
             if new == old:
                 return REPEATED_PLAN
         return None
+
+    @staticmethod
+    def _told_why(st: _Task, plan: PlanOut) -> None:
+        """After a round whose steps all passed and whose result the final check failed, steps
+        repeated from the last plan carry the task criterion that failed in their context: the
+        executor's attempt then differs from the one rejected (#13)."""
+        d = st.directive
+        if d is None or not d.steps_passed or st.last_plan is None:
+            return
+        old = {_norm(s.intent) for s in st.last_plan.subtasks}
+        why = f"The final check rejected the last result of these steps on: {d.failed_criterion[:200]}. " \
+              "Show in your output, from what the tools return, that it holds."
+        for s in plan.subtasks:
+            if _norm(s.intent) in old and why not in s.context:
+                s.context = f"{s.context} {why}".strip()
 
     async def _plan(self, st: _Task) -> None:
         spec = st.spec
@@ -319,6 +337,7 @@ class Planner(RoleBase):
                 round=st.round, planner_error=problem or "no valid plan", planner_error_kind=kind,
                 planner_output_cut=output_cut if kind == "model_output" else None), tid)
             return
+        self._told_why(st, plan)
         st.last_plan, st.last_blocked = plan, set(st.blocked_tools)
         if not await self._caution_gate(st, plan, cal.caution):
             await self.publish(Role.META_VALIDATOR, DispatchManifest(

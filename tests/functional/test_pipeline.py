@@ -691,6 +691,44 @@ async def test_the_same_steps_with_a_newly_blocked_tool_are_not_a_repeated_plan(
     assert r.final.directive.value == "accept" and "b.txt" in str(r.final.output)
 
 
+async def test_steps_that_passed_run_again_told_why_when_the_final_check_failed_them(fakellm, tmp_path):
+    """#13 (write-hello over HTTP on 32bfaad): the step wrote hello.txt and passed its check; the
+    meta-validator failed the task ("not 4 lines", a fact nowhere in the evidence); under
+    break_symmetry, with no failed step and so no tool to leave, the planner repeated its plan, which
+    was rejected as a repeat and the task abandoned. The same steps now run again, told which task
+    criterion the final check failed, and the task can end in accept."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ask = "Create a file hello.txt containing exactly the text: Hello, world"
+    fakellm.script("perceiver", [perceive(ask)])
+    fakellm.responder("planner", lambda _r: plan(["hello.txt holds Hello, world"], sub(
+        "Create hello.txt with: Hello, world", "hello.txt holds the text", tools=["write_file"], mode=P)))
+
+    def executor(r):
+        told = "The final check rejected" in r["messages"][1]["content"]
+        if len(r["messages"]) == 2:
+            return call("write_file", path="hello.txt", content="Hello, world")
+        return finish("hello.txt now reads: Hello, world" if told else "hello.txt has 12 characters")
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass"))
+    fakellm.responder("meta_validator", lambda r: merge("hello.txt written", "pass" if "now reads" in
+                                                        r["messages"][-1]["content"] else "fail:logical"))
+    async def yes(_req):  # noqa: ANN001, ANN202 - writing hello.txt again overwrites it: asked, approved
+        return ConfirmationChoice.APPROVE
+
+    r = await run_task(fakellm, tmp_path, ask, pipeline={"plan_reasks": 1, "correction_budget": 0},
+                       ggs={"max_replans": 2, "time_budget_ms": 10**9}, confirm=yes)
+    [d] = r.of("PlanDirective")
+    assert d.directive.value == "break_symmetry" and d.blocked_tools == [] and d.steps_passed
+    assert "Every step passed its checks, but the final check rejected the result" in d.rationale
+    assert len(fakellm.calls("planner")) == 2  # the repeated plan was taken, not re-asked
+    second = fakellm.calls("executor")[2]["messages"][1]["content"]
+    assert ("The final check rejected the last result of these steps on: hello.txt holds Hello, world. "
+            "Show in your output, from what the tools return, that it holds.") in second
+    assert r.final.directive.value == "accept"
+    assert (ws / "hello.txt").read_text() == "Hello, world"
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
     (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""
