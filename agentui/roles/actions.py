@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,6 +29,9 @@ _ARG_KEYS = ("args", "arguments", "parameters", "params", "input", "tool_input")
 _SHELL_WORDS = re.compile(r"(?:^|[\s`'\"(])(grep|wc|ls|cat|find|awk|sed|sort|uniq|head|tail|cut|du|df|stat|"
                           r"xargs|tr|rg|python3?|echo|printf|test|diff|jq|file)\s|\|\s*\w", re.IGNORECASE)
 # `$` at a line end: a merged question's intent holds one step per line (planner._one_step)
+_BUILTINS = frozenset({"cd", "echo", "printf", "test", "[", "for", "while", "if", "read", "export", "set", "type",
+                       "command", "true", "false", "pwd", "source", ".", "eval", "exec", "let", "declare", "ulimit",
+                       "umask", "wait", "(", "{", "!", "case", "until", "time"})
 _QUOTED_CMD = re.compile(r"`([^`]{2,200})`|\bwith:\s*(.{2,200})$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -155,6 +159,14 @@ def order_tools(specs: list[dict[str, Any]], intent: str) -> list[dict[str, Any]
     return sorted(specs, key=rank)
 
 
+def _runnable(cmd: str) -> bool:
+    """Whether the command's first word is a program on PATH or a shell builtin: the 1.5B planner
+    wrote "…with: read_file 'numbers.txt'; Convert … with: map 'int' on …" and the executor ran that
+    prose as a command four times (#13, sum-numbers over HTTP)."""
+    m = re.match(r"\s*(?:\w+=\S*\s+)*(\[|[\w./+-]+)", cmd)
+    return m is not None and (m.group(1) in _BUILTINS or shutil.which(m.group(1)) is not None)
+
+
 def suggested_call(intent: str, names: list[str]) -> str | None:
     """A one-line first call when the intent quotes a shell command (`…` or 'with: …')."""
     if "shell" not in names:
@@ -163,7 +175,7 @@ def suggested_call(intent: str, names: list[str]) -> str | None:
     if not m:
         return None
     cmd = (m.group(1) or m.group(2) or "").strip().rstrip(".")
-    if not _SHELL_WORDS.search(f" {cmd} "):
+    if not _SHELL_WORDS.search(f" {cmd} ") or not _runnable(cmd):
         return None
     # a JSON string cannot hold `\;` unescaped: the planner's `-exec … {}` comes without its end (#13)
     return json.dumps({"tool": "shell", "args": {"command": end_exec(cmd)}}, ensure_ascii=False)

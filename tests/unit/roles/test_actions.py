@@ -79,3 +79,18 @@ def test_a_suggested_find_exec_without_its_end_is_ended():
     for ended in ("find . -exec grep -l TODO {} \\;", "find . -exec grep -l TODO {} +",
                   "find . -exec sh -c 'grep TODO {}' \\;"):
         assert cmd(f"Search with: {ended}") == ended
+
+
+def test_prose_after_with_is_not_suggested_as_a_command():
+    """#13 (sum-numbers over HTTP): the 1.5B planner's intent read "…with: read_file 'numbers.txt';
+    Convert the content to integers with: map 'int' on … Write the sum to a file with: write_file …";
+    "file" made it look like a command and the executor ran that prose four times, exit 127. A
+    suggestion's first word is a program on PATH or a shell builtin."""
+    prose = ("Calculate the sum of the numbers in numbers.txt with: read_file 'numbers.txt'; Convert the "
+             "content to integers with: map 'int' on read_file 'numbers.txt'; Write the sum to a file with: "
+             "write_file 'sum.txt'")
+    assert suggested_call(prose, ["shell", "read_file"]) is None
+    assert suggested_call("Tally them with: frobnicate-9 data.txt | wc -l", ["shell"]) is None
+    for cmd in ("wc -l notes.txt", "LC_ALL=C sort names.txt | uniq", "[ -f a.txt ] && cat a.txt",
+                "echo ok > out.txt", "cd docs && ls *.md | wc -l"):
+        assert json.loads(suggested_call(f"Do it with: {cmd}", ["shell"]))["args"]["command"] == cmd
