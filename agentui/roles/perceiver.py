@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
@@ -62,6 +63,32 @@ class PerceiverOut(BaseModel):
     scope: str | None = None
     reply: str = ""
     question: str = ""
+
+
+def grounded_scope(scope: str, said: str, workspace: Path) -> str | None:
+    """The parts of R1's scope the user named or the workspace has, else None (the whole
+    workspace). The 1.5B perceiver, sent no schema text, wrote the scope
+    "files/folders/docs/in.txt, docs/out.txt" for "Write the contents of in.txt … into out.txt"
+    (the prompt's field help and its example's "docs"), and the plan read docs/in.txt (#13)."""
+    low = said.casefold()
+    kept = []
+    for part in (p.strip() for p in scope.split(",")):
+        if not part or part.casefold() in ("null", "none"):
+            continue
+        paths = [w.strip("'\"`()") for w in part.split() if "/" in w or "." in w.strip(".")]
+        if part.casefold() in low or (paths and all(_named(w, low, workspace) for w in paths)) \
+                or (not paths and " " not in part and _named(part, low, workspace)):
+            kept.append(part)
+    return ", ".join(kept) or None
+
+
+def _named(path: str, low: str, workspace: Path) -> bool:
+    if path.casefold() in low:
+        return True
+    try:
+        return (workspace / path).resolve().is_relative_to(workspace.resolve()) and (workspace / path).exists()
+    except (OSError, ValueError):
+        return False
 
 
 class Perceiver(RoleBase):
@@ -120,7 +147,8 @@ class Perceiver(RoleBase):
         intent = (out.intent.strip() if out and out.intent.strip() else u.text.strip())
         if answers and out is None:
             intent = f"{intent} ({'; '.join(answers)})"
-        scope = out.scope if out and out.scope and out.scope.lower() not in ("null", "none") else None
+        said = "\n".join([u.text, *answers])
+        scope = grounded_scope(out.scope, said, self.ctx.workspace) if out and out.scope else None
         spec = TaskSpec(task_id=tid, intent=intent[:500], constraints=Constraints(scope=scope),
                         raw_input=u.text)
         await self.publish(Role.PLANNER, spec, tid)

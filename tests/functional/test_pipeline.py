@@ -729,6 +729,39 @@ async def test_steps_that_passed_run_again_told_why_when_the_final_check_failed_
     assert (ws / "hello.txt").read_text() == "Hello, world"
 
 
+async def test_a_scope_the_user_never_named_does_not_reach_the_planner(fakellm, tmp_path):
+    """#13 (uppercase over HTTP): the 1.5B perceiver wrote the scope "files/folders/docs/in.txt,
+    docs/out.txt" for a request naming in.txt and out.txt; the planner read docs/in.txt, which does
+    not exist, and the task failed. Such a scope is dropped; a named one still reaches the plan."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "in.txt").write_text("hello\n")
+    ask = "Write the contents of in.txt converted to upper case into a new file out.txt."
+    fakellm.script("perceiver", [Reply.json({"kind": "task", "scope": "files/folders/docs/in.txt, docs/out.txt"})])
+    happy_rest = plan(["out.txt holds HELLO"], sub("Convert with: tr a-z A-Z < in.txt > out.txt", "out.txt written",
+                                                 tools=["shell"], mode=P))
+    fakellm.script("planner", [happy_rest])
+    fakellm.script("executor", [call("shell", command="tr a-z A-Z < in.txt > out.txt"), finish("out.txt written")])
+    fakellm.script("agent_validator", [verdicts("pass")])
+    fakellm.script("meta_validator", [merge("out.txt written", "pass")])
+    r = await run_task(fakellm, tmp_path, ask, **FAST)
+    [spec] = r.of("TaskSpec")
+    assert spec.constraints.scope is None and spec.intent == ask
+    assert "Scope:" not in fakellm.calls("planner")[0]["messages"][1]["content"]
+    assert (ws / "out.txt").read_text() == "HELLO\n"
+    fakellm.script("perceiver", [Reply.json({"kind": "task", "scope": "in.txt"})])
+    fakellm.script("planner", [happy_rest])
+    fakellm.script("executor", [call("shell", command="tr a-z A-Z < in.txt > out.txt"), finish("out.txt written")])
+    fakellm.script("agent_validator", [verdicts("pass")])
+    fakellm.script("meta_validator", [merge("out.txt written", "pass")])
+    await run_task(fakellm, tmp_path, ask, **FAST, confirm=_approve)
+    assert "Scope: in.txt" in fakellm.calls("planner")[1]["messages"][1]["content"]
+
+
+async def _approve(_req):  # noqa: ANN001, ANN202
+    return ConfirmationChoice.APPROVE
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
     (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""
