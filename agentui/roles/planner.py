@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -76,6 +77,43 @@ def _one_step(steps: list[PlanStep]) -> PlanStep:
     return PlanStep(intent=intent, success_criteria=criteria,
                     sequence=1, tools=list(dict.fromkeys(t for s in steps for t in s.tools)),
                     context=" ".join(s.context for s in steps if s.context))
+
+
+# a file name: a stem, a dot and an extension of 2–5 characters ("port.txt", not "e.g")
+_FILE_NAME = re.compile(r"(?<![\w/.-])(\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
+_WRITES_TO = re.compile(r">|\btee\b|\b(?:write|save|store|append)\b", re.IGNORECASE)
+
+
+def _unasked_files(text: str, request: str, workspace: Path) -> list[str]:
+    """The file names in `text` that the request does not name and the workspace does not have."""
+    low = request.casefold()
+    return [f for f in _FILE_NAME.findall(text)
+            if f.casefold() not in low and not (workspace / f).exists()]
+
+
+def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
+    """For a question (it asks for a value and to make or change nothing): drop the steps that write
+    a file the request never named, and the criteria that name one, when something else is left;
+    a task criterion list left empty asks for the answer. The 1.5B planner answered "Which port is
+    configured in config.json?" with a third step `echo 'Port: $PORT' > port.txt` and the criteria
+    "the port number is written to port.txt", which the executor may not do in a question: the task
+    failed on them twice (#13, json-field over HTTP). Returns what was dropped."""
+    dropped: list[str] = []
+    steps = [s for s in plan.subtasks if not (_WRITES_TO.search(s.intent)
+                                              and _unasked_files(s.intent, request, workspace))]
+    if steps and len(steps) < len(plan.subtasks):
+        dropped += [s.intent for s in plan.subtasks if s not in steps]
+        plan.subtasks = steps
+    for s in plan.subtasks:
+        kept = [c for c in s.success_criteria if not _unasked_files(c.criterion, request, workspace)]
+        if kept and len(kept) < len(s.success_criteria):
+            dropped += [c.criterion for c in s.success_criteria if c not in kept]
+            s.success_criteria = kept
+    kept = [c for c in plan.task_criteria if not _unasked_files(c.criterion, request, workspace)]
+    if len(kept) < len(plan.task_criteria):
+        dropped += [c.criterion for c in plan.task_criteria if c not in kept]
+        plan.task_criteria = kept or [PlanCriterion(criterion=f"the answer to the question is reported: {request[:200]}")]
+    return dropped
 
 
 class PlanOut(BaseModel):
@@ -345,6 +383,8 @@ class Planner(RoleBase):
                 round=st.round, planner_error=DECLINED + "memory advised caution and the user did not confirm"),
                 tid)
             return
+        if W.is_question(spec.raw_input) and (dropped := question_only(plan, spec.raw_input, self.ctx.workspace)):
+            self.ctx.log(tid, {"kind": "plan_unasked_writes", "round": st.round, "dropped": dropped})
         steps = sorted(plan.subtasks, key=lambda s: s.sequence)
         if len(steps) > 1 and len({s.sequence for s in steps}) == len(steps) and W.is_question(spec.raw_input):
             # a chain of steps, not parallel parts (each of those carries its own answer)

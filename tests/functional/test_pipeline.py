@@ -762,6 +762,33 @@ async def _approve(_req):  # noqa: ANN001, ANN202
     return ConfirmationChoice.APPROVE
 
 
+async def test_a_question_plan_does_not_ask_for_a_file_the_user_never_named(fakellm, tmp_path):
+    """#13 (json-field over HTTP): for "Which port is configured in config.json?" the 1.5B planner
+    added a step `echo 'Port: $PORT' > port.txt` and the criteria "the port number is written to
+    port.txt"; a question may change no file, so the task failed on them twice though 8080 was
+    found. That step and those criteria go; the answer stands."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "config.json").write_text('{"host": "localhost", "port": 8080}\n')
+    ask = "Which port is configured in config.json?"
+    fakellm.script("perceiver", [perceive(ask)])
+    fakellm.script("planner", [plan(["the extracted port number is reported in port.txt"],
+                                    sub("Find the port in config.json with: grep port config.json",
+                                        "the port number is reported", tools=["shell"]),
+                                    sub("Write the port to a file with: echo 'Port: $PORT' > port.txt",
+                                        "the port number is written to port.txt", seq=2, tools=["shell"]))])
+    fakellm.script("executor", [call("shell", command="grep port config.json"), finish("8080")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="8080")])
+    fakellm.script("meta_validator", [merge("8080", "pass")])
+    r = await run_task(fakellm, tmp_path, ask, **FAST)
+    [st] = r.of("SubTask")
+    assert "port.txt" not in st.intent and [c.criterion for c in st.success_criteria] == ["the port number is reported"]
+    assert [c.criterion for c in r.of("DispatchManifest")[0].task_criteria] == [
+        "the answer to the question is reported: Which port is configured in config.json?"]
+    assert r.final.directive.value == "accept" and "8080" in str(r.final.output)
+    assert not (ws / "port.txt").exists()
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie: in a container whose pid 1 does not reap, a killed sandboxed process
     (a grandchild under bwrap) stays a zombie that `kill -0` still finds."""
