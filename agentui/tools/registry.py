@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -227,6 +228,19 @@ class ToolRegistry:
             if name not in skip and getattr(t, "available", True)
         ]
 
+    def _tool_as_command(self, output: str) -> str:
+        """" (read_file is a tool, not a command: …)" when a shell command failed because its
+        program is one of our tools: the 1.5B executor ran `read_file docs/in.txt` and
+        `write_file …` as shell commands, three times a task, and the validator then told it to
+        install them (#13, uppercase and sort-names over HTTP)."""
+        for m in _NOT_FOUND.finditer(output or ""):
+            tool = self._tools.get(m.group(1))
+            if tool is not None and m.group(1) != "shell":
+                params = ", ".join(f'"{p}": …' for p in (tool.parameters.get("required") or []))
+                return (f" ({m.group(1)} is a tool, not a shell command: call it as "
+                        f'{{"tool": "{m.group(1)}", "args": {{{params}}}}})')
+        return ""
+
     async def call(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
         started = time.monotonic()
         waited_before = ctx.waited_s
@@ -248,6 +262,8 @@ class ToolRegistry:
                     record = _failed(name, args, f"tool '{name}' is blocked for this task")
                 else:
                     record = await tool.run(args, ctx)
+                    if name == "shell" and record.exit_code == 127 and (note := self._tool_as_command(record.evidence)):
+                        record = record.model_copy(update={"error": f"{record.error or 'exit code 127'}{note}"})
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -301,6 +317,9 @@ def _target(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> str:
         return str(fn(args, ctx))
     except Exception:
         return ""
+
+
+_NOT_FOUND = re.compile(r"(?:^|\s|:\s)([\w.-]+): command not found", re.MULTILINE)
 
 
 def _failed(name: str, args: dict[str, Any], error: str) -> ToolCallRecord:

@@ -677,6 +677,23 @@ async def test_a_find_by_name_that_prints_nothing_names_the_files_holding_the_wo
         assert "the files above hold" not in rec.evidence, cmd
 
 
+async def test_a_tool_run_as_a_shell_command_says_how_to_call_it(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (uppercase, sort-names over HTTP): the 1.5B executor ran `read_file docs/in.txt` and
+    `write_file sorted.txt` as shell commands, exit 127, and the validator told it to install them.
+    The error says that the name is a tool and how to call it; any other missing program does not."""
+    yes = ctx_for(ws, confirm=Confirmer(True))  # an unknown program asks first; the user said yes
+    rec = await registry.call("shell", {"command": "read_file docs/in.txt"}, yes)
+    assert not rec.ok and rec.exit_code == 127
+    assert rec.error == ('exit code 127 (read_file is a tool, not a shell command: call it as '
+                         '{"tool": "read_file", "args": {"path": …}})')
+    wr = await registry.call("shell", {"command": "sort names.txt | write_file sorted.txt"}, yes)
+    assert 'call it as {"tool": "write_file", "args": {"path": …, "content": …}}' in (wr.error or "")
+    other = await registry.call("shell", {"command": "frobnicate-zz a.txt"}, yes)
+    assert other.exit_code == 127 and other.error == "exit code 127"
+    said = await registry.call("shell", {"command": "echo 'glob: command not found'"}, yes)
+    assert said.ok and said.error is None  # printed, not failed
+
+
 async def test_a_find_exec_without_its_end_says_how_to_end_it(registry: ToolRegistry, ws: Path) -> None:
     """#13 (find-todo on the 1.5B model over HTTP): a JSON string cannot hold `\\;` unescaped, so the
     grammar-constrained planner wrote `find . -type f -exec grep -l 'TODO' {}` and the executor ran it
