@@ -247,8 +247,24 @@ _EXEC_UNENDED = re.compile(r"missing argument to .-(exec|execdir|ok|okdir)\b|-(e
 _EXEC_OPEN = re.compile(r"(-(?:exec|execdir)\s(?:[^;+|&]*?\s)?\{\})(?=\s*(?:$|[|&)>]|\d>))")
 
 
+#: what is left of `\\;` at the end of a command once a JSON grammar had its way: `{} \\`, `{} ",`
+_EXEC_MANGLED = re.compile(r"(-(?:exec|execdir)\s(?:[^;+|&]*?\s)?\{\})\s*[\\\"',]+\s*$")
+
+
+def _parses(command: str) -> bool:
+    try:
+        shlex.split(command)
+    except ValueError:  # an unbalanced quote, a trailing backslash
+        return False
+    return True
+
+
 def end_exec(command: str) -> str:
-    """`command` with ` +` after the `{}` of a find -exec that has no end (`\\;` or `+`), else as it is."""
+    """`command` with ` +` after the `{}` of a find -exec that has no end (`\\;` or `+`), or whose
+    end a JSON grammar mangled into a stray backslash or quote (`{} \\`, `{} ",`: the 1.5B planner),
+    else as it is."""
+    if _EXEC_MANGLED.search(command) and not _parses(command):  # `sh -c "grep x {}"` parses: kept
+        return _EXEC_MANGLED.sub(lambda m: f"{m.group(1)} +", command, count=1)
     return _EXEC_OPEN.sub(lambda m: f"{m.group(1)} +", command, count=1)
 
 
@@ -257,7 +273,8 @@ def unended_exec(command: str, output: str) -> str:
     string cannot hold `\\;` unescaped, so a grammar-constrained 1.5B planner wrote
     `find . -type f -exec grep -l 'TODO' {}` and its executor ran it three times (#13). The example is
     the command with ` +` after the `{}` that ends it, when the command shows where that is."""
-    if not _EXEC_UNENDED.search(output or ""):
+    mangled = "unexpected EOF while looking for matching" in (output or "") and _EXEC_MANGLED.search(command)
+    if not (_EXEC_UNENDED.search(output or "") or mangled):
         return ""
     fixed = end_exec(command)
     example = f", e.g. {_printable(fixed)}" if fixed != command and len(fixed) <= 300 else ""

@@ -76,8 +76,11 @@ def test_a_suggested_find_exec_without_its_end_is_ended():
     assert cmd("Search the files with: find . -type f -exec grep -l 'TODO' {}") == \
         "find . -type f -exec grep -l 'TODO' {} +"
     assert cmd("List with: find . -name '*.txt' -exec wc -l {} | sort") == "find . -name '*.txt' -exec wc -l {} + | sort"
+    # r16 find-todo: the grammar turned `\\;` into `\\",` — the intent ended `{} ",`
+    assert cmd("Search with: find . -type f -exec grep -l 'TODO' {} \", ") == "find . -type f -exec grep -l 'TODO' {} +"
+    assert cmd("Search with: find . -exec grep -l TODO {} \\") == "find . -exec grep -l TODO {} +"
     for ended in ("find . -exec grep -l TODO {} \\;", "find . -exec grep -l TODO {} +",
-                  "find . -exec sh -c 'grep TODO {}' \\;"):
+                  "find . -exec sh -c 'grep TODO {}' \\;", 'find . -exec sh -c "grep TODO {}"'):
         assert cmd(f"Search with: {ended}") == ended
 
 

@@ -716,6 +716,10 @@ async def test_a_find_exec_without_its_end_says_how_to_end_it(registry: ToolRegi
     assert bare.error == "exit code 1 (find's -exec needs an end: put \\; or + after the {})"
     other = await registry.call("shell", {"command": "find . -exec grep -l TODO {} + ; ls nothing"}, yes)
     assert "-exec needs an end" not in (other.error or "")
+    # the grammar's leftovers of `\;` (r16 find-todo): an unbalanced quote, a trailing backslash
+    for mangled in ("find . -type f -exec grep -l 'TODO' {} \",", "find . -type f -exec grep -l 'TODO' {} \\"):
+        bad = await registry.call("shell", {"command": mangled}, yes)
+        assert (bad.error or "").endswith("e.g. find . -type f -exec grep -l 'TODO' {} +)"), (mangled, bad.error)
 
 
 async def test_a_write_into_a_missing_folder_says_to_make_it(registry: ToolRegistry, ws: Path) -> None:
