@@ -70,20 +70,24 @@ def grounded_scope(scope: str, said: str, workspace: Path) -> str | None:
     workspace). The 1.5B perceiver, sent no schema text, wrote the scope
     "files/folders/docs/in.txt, docs/out.txt" for "Write the contents of in.txt … into out.txt"
     (the prompt's field help and its example's "docs"), and the plan read docs/in.txt (#13)."""
-    low = said.casefold()
     kept = []
     for part in (p.strip() for p in scope.split(",")):
         if not part or part.casefold() in ("null", "none"):
             continue
         paths = [w.strip("'\"`()") for w in part.split() if "/" in w or "." in w.strip(".")]
-        if part.casefold() in low or (paths and all(_named(w, low, workspace) for w in paths)) \
-                or (not paths and " " not in part and _named(part, low, workspace)):
+        if _typed(part, said) or (paths and all(_named(w, said, workspace) for w in paths)) \
+                or (not paths and " " not in part and _named(part, said, workspace)):
             kept.append(part)
     return ", ".join(kept) or None
 
 
-def _named(path: str, low: str, workspace: Path) -> bool:
-    if path.casefold() in low:
+def _typed(part: str, said: str) -> bool:
+    """The user typed `part` as words of its own: "/" inside "docs/a.txt" or ".." inside "..." is not."""
+    return re.search(rf"(?<![\w./~-]){re.escape(part)}(?![\w/~-]|\.[\w.])", said, re.IGNORECASE) is not None
+
+
+def _named(path: str, said: str, workspace: Path) -> bool:
+    if _typed(path, said):
         return True
     try:
         return (workspace / path).resolve().is_relative_to(workspace.resolve()) and (workspace / path).exists()

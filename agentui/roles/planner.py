@@ -80,15 +80,24 @@ def _one_step(steps: list[PlanStep]) -> PlanStep:
 
 
 # a file name: a stem, a dot and an extension of 2–5 characters ("port.txt", not "e.g")
-_FILE_NAME = re.compile(r"(?<![\w/.-])(\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
+_FILE_NAME = re.compile(r"(?<![\w/.~-])((?:~?/)?\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
 _WRITES_TO = re.compile(r">|\btee\b|\b(?:write|save|store|append)\b", re.IGNORECASE)
 
 
 def _unasked_files(text: str, request: str, workspace: Path) -> list[str]:
     """The file names in `text` that the request does not name and the workspace does not have."""
     low = request.casefold()
-    return [f for f in _FILE_NAME.findall(text)
-            if f.casefold() not in low and not (workspace / f).exists()]
+    return [f for f in _FILE_NAME.findall(text) if f.casefold() not in low and not _has(workspace, f)]
+
+
+def _has(workspace: Path, name: str) -> bool:
+    """The workspace has this file (a path outside it, absolute or ~, never counts)."""
+    try:
+        ws = workspace.resolve()
+        p = (ws / Path(name).expanduser()).resolve()
+        return p.is_relative_to(ws) and p.exists()
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
@@ -319,7 +328,8 @@ class Planner(RoleBase):
         if d is None or not d.steps_passed or st.last_plan is None:
             return
         old = {_norm(s.intent) for s in st.last_plan.subtasks}
-        why = f"The final check rejected the last result of these steps on: {d.failed_criterion[:200]}. " \
+        said = " ".join(d.failed_criterion.split())[:200]  # one line: a criterion cannot forge prompt lines
+        why = f"The final check rejected the last result of these steps on: {said}. " \
               "Show in your output, from what the tools return, that it holds."
         for s in plan.subtasks:
             if _norm(s.intent) in old and why not in s.context:

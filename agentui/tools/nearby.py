@@ -244,11 +244,13 @@ def missing_folder(workspace: Path, output: str, writes: Iterable[str]) -> str:
 
 #: GNU find: "missing argument to `-exec'"; BSD find: "-exec: no terminating ";" or "+""
 _EXEC_UNENDED = re.compile(r"missing argument to .-(exec|execdir|ok|okdir)\b|-(exec|execdir|ok|okdir): no terminating")
-_EXEC_OPEN = re.compile(r"(-(?:exec|execdir)\s(?:[^;+|&]*?\s)?\{\})(?=\s*(?:$|[|&)>]|\d>))")
+# the words between -exec and its {}: quoted text may hold ; + | & ("grep -lE 'TODO|FIXME' {}")
+_EXEC_ARGS = r"(?:'[^']*'|\"[^\"]*\"|[^;+|&'\"])*?"
+_EXEC_OPEN = re.compile(rf"(-(?:exec|execdir)\s(?:{_EXEC_ARGS}\s)?\{{\}})(?=\s*(?:$|[|&)>]|\d>))")
 
 
 #: what is left of `\\;` at the end of a command once a JSON grammar had its way: `{} \\`, `{} ",`
-_EXEC_MANGLED = re.compile(r"(-(?:exec|execdir)\s(?:[^;+|&]*?\s)?\{\})\s*[\\\"',]+\s*$")
+_EXEC_MANGLED = re.compile(rf"(-(?:exec|execdir)\s(?:{_EXEC_ARGS}\s)?\{{\}})\s*[\\\\\"',]+\s*$")
 
 
 def _parses(command: str) -> bool:
@@ -268,16 +270,19 @@ def end_exec(command: str) -> str:
     return _EXEC_OPEN.sub(lambda m: f"{m.group(1)} +", command, count=1)
 
 
-def unended_exec(command: str, output: str) -> str:
+def unended_exec(command: str, output: str, *, exit_ok: bool = False) -> str:
     """" (find's -exec ends with \\; or +: …)" when find says an -exec has no end, else "". A JSON
     string cannot hold `\\;` unescaped, so a grammar-constrained 1.5B planner wrote
     `find . -type f -exec grep -l 'TODO' {}` and its executor ran it three times (#13). The example is
-    the command with ` +` after the `{}` that ends it, when the command shows where that is."""
+    the command with ` +` after the `{}` that ends it, when the command shows where that is.
+    `exit_ok`: the command exited 0 (`find … {} | sort`): only a command that holds such an -exec."""
     mangled = "unexpected EOF while looking for matching" in (output or "") and _EXEC_MANGLED.search(command)
     if not (_EXEC_UNENDED.search(output or "") or mangled):
         return ""
     fixed = end_exec(command)
-    example = f", e.g. {_printable(fixed)}" if fixed != command and len(fixed) <= 300 else ""
+    if exit_ok and fixed == command:  # the error text was printed, not find's
+        return ""
+    example = f", e.g. {_printable(fixed)}" if fixed != command and len(fixed) <= 2000 else ""
     return f" (find's -exec needs an end: put \\; or + after the {{}}{example})"
 
 

@@ -228,14 +228,16 @@ class ToolRegistry:
             if name not in skip and getattr(t, "available", True)
         ]
 
-    def _tool_as_command(self, output: str) -> str:
+    def _tool_as_command(self, command: str, output: str) -> str:
         """" (read_file is a tool, not a command: …)" when a shell command failed because its
         program is one of our tools: the 1.5B executor ran `read_file docs/in.txt` and
         `write_file …` as shell commands, three times a task, and the validator then told it to
         install them (#13, uppercase and sort-names over HTTP)."""
         for m in _NOT_FOUND.finditer(output or ""):
             tool = self._tools.get(m.group(1))
-            if tool is not None and m.group(1) != "shell":
+            # the name must stand where a command does, not only in printed text
+            ran = re.search(rf"(?:^|[|;&(`]|\$\()\s*{re.escape(m.group(1))}(?:\s|$)", command)
+            if tool is not None and m.group(1) != "shell" and ran:
                 params = ", ".join(f'"{p}": …' for p in (tool.parameters.get("required") or []))
                 return (f" ({m.group(1)} is a tool, not a shell command: call it as "
                         f'{{"tool": "{m.group(1)}", "args": {{{params}}}}})')
@@ -262,7 +264,9 @@ class ToolRegistry:
                     record = _failed(name, args, f"tool '{name}' is blocked for this task")
                 else:
                     record = await tool.run(args, ctx)
-                    if name == "shell" and record.exit_code == 127 and (note := self._tool_as_command(record.evidence)):
+                    note = self._tool_as_command(str(args.get("command", "")), record.evidence) \
+                        if name == "shell" and record.exit_code == 127 else ""
+                    if note:
                         record = record.model_copy(update={"error": f"{record.error or 'exit code 127'}{note}"})
         except asyncio.CancelledError:
             raise

@@ -229,6 +229,8 @@ class ShellTool(BaseTool):
         output = result.output
         if not output.strip():  # `find . -name '*TODO*'` for a word that is in the files, not their names
             output = await asyncio.to_thread(nearby.found_no_name, ctx.workspace, command) or output
+        if note := nearby.unended_exec(command, output, exit_ok=True):  # `find … -exec grep x {} | sort` exits 0 (#13)
+            output = output.rstrip("\n") + "\n" + note.strip() + "\n"
         if "No such file or directory" in output:  # `grep x settings.ini | cut …` exits 0 on the error
             if note := await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.missing_names(output)):
                 output = output.rstrip("\n") + "\n" + note.strip() + "\n"

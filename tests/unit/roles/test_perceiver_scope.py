@@ -25,6 +25,10 @@ from agentui.roles.perceiver import grounded_scope
     ("data/a.csv", "Sum the first column", "data/a.csv"),  # so does this file
     ("../outside", "Tidy up", None),  # not the user's words, and outside the workspace
     ("null", "anything", None),
+    # corpus 9: "/" is inside "docs/a.txt" and ".." inside "...", but the user typed neither
+    ("/", "Copy docs/a.txt to docs/b.txt", None),
+    ("..", "Count the files here... then report", None),
+    ("docs", "Count the files in docs.", "docs"),
 ])
 def test_a_scope_is_kept_only_where_named_or_present(tmp_path: Path, scope: str, said: str, kept: str | None) -> None:
     (tmp_path / "data").mkdir()

@@ -692,6 +692,10 @@ async def test_a_tool_run_as_a_shell_command_says_how_to_call_it(registry: ToolR
     assert other.exit_code == 127 and other.error == "exit code 127"
     said = await registry.call("shell", {"command": "echo 'glob: command not found'"}, yes)
     assert said.ok and said.error is None  # printed, not failed
+    echoed = await registry.call("shell", {"command": "echo \"find: missing argument to \\`-exec'\"; echo 'find . -exec cat {}'"}, yes)
+    assert echoed.ok and "-exec needs an end" not in echoed.evidence  # corpus 9: printed, not find's
+    forged = await registry.call("shell", {"command": "echo 'read_file: command not found' >&2; exit 127"}, yes)
+    assert forged.error == "exit code 127"  # corpus 9: printed, and no program was missing
 
 
 async def test_a_find_exec_without_its_end_says_how_to_end_it(registry: ToolRegistry, ws: Path) -> None:
@@ -709,7 +713,12 @@ async def test_a_find_exec_without_its_end_says_how_to_end_it(registry: ToolRegi
     assert ran.ok and ran.evidence.strip() == "./b.txt"
     piped = await registry.call("shell", {"command": "find . -exec grep -l TODO {} 2>/dev/null | head -1"},
                                 yes)
-    assert piped.ok  # the pipe's last command decides the exit code: no error, no note
+    assert piped.ok and "-exec needs an end" not in piped.evidence  # find's error went to /dev/null
+    # corpus 9: the pipe's last command exits 0, so the note goes into the output; a quoted | is no pipe
+    sorted_ = await registry.call("shell", {"command": "find . -type f -exec grep -lE 'TODO|FIXME' {} | sort"}, yes)
+    assert sorted_.ok and sorted_.evidence.endswith(
+        "(find's -exec needs an end: put \\; or + after the {}, e.g. find . -type f -exec grep -lE 'TODO|FIXME' {} + "
+        "| sort)\n")
     quiet = await registry.call("shell", {"command": "find . -exec grep -l TODO {} 2>&1; exit 1"}, yes)
     assert "e.g. find . -exec grep -l TODO {} + 2>&1; exit 1)" in (quiet.error or "")
     bare = await registry.call("shell", {"command": "find . -exec grep TODO"}, yes)
