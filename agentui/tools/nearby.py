@@ -271,7 +271,7 @@ def end_exec(command: str) -> str:
 
 
 def unended_exec(command: str, output: str, *, exit_ok: bool = False) -> str:
-    """" (find's -exec ends with \\; or +: …)" when find says an -exec has no end, else "". A JSON
+    """" (find's -exec needs an end: …)" when find says an -exec has no end, else "". A JSON
     string cannot hold `\\;` unescaped, so a grammar-constrained 1.5B planner wrote
     `find . -type f -exec grep -l 'TODO' {}` and its executor ran it three times (#13). The example is
     the command with ` +` after the `{}` that ends it, when the command shows where that is.

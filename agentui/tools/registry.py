@@ -229,7 +229,7 @@ class ToolRegistry:
         ]
 
     def _tool_as_command(self, command: str, output: str) -> str:
-        """" (read_file is a tool, not a command: …)" when a shell command failed because its
+        """" (read_file is a tool, not a shell command: …)" when a shell command failed because its
         program is one of our tools: the 1.5B executor ran `read_file docs/in.txt` and
         `write_file …` as shell commands, three times a task, and the validator then told it to
         install them (#13, uppercase and sort-names over HTTP)."""
