@@ -28,8 +28,8 @@ _USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) agentui"
 
 class FileSearchTool(BaseTool):
     name = "file_search"
-    description = ("Find files whose name contains `query` under `path` (default: the workspace); "
-                   "when `path` is a file, its lines containing `query`.")
+    description = ("Find files whose name contains `query` (or matches it, for a glob like *.md) under `path` "
+                   "(default: the workspace); when `path` is a file, its lines containing `query`.")
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -46,6 +46,8 @@ class FileSearchTool(BaseTool):
         return args["query"]
 
     def command(self, query: str, root: str) -> list[str]:
+        if re.search(r"[*?\[]", query):  # a glob (`*.md`) names whole files, as find -iname reads it (#13)
+            return ["find", root, "-name", ".git", "-prune", "-o", "-iname", query, "-print"]
         if self.platform == "darwin" and shutil.which("mdfind"):
             return ["mdfind", "-onlyin", root, "-name", query]
         fd = shutil.which("fd") or shutil.which("fdfind")

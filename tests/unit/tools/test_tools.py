@@ -485,6 +485,21 @@ async def test_file_search(registry: ToolRegistry, ws: Path) -> None:
     assert on_file.ok and on_file.evidence == "other.txt is a file; none of its lines contains 'x'"
 
 
+async def test_file_search_with_a_glob_matches_whole_names(registry: ToolRegistry, ws: Path) -> None:
+    """#13 (trap-md-recursive over HTTP on 7dfbd1b): file_search '*.md' under docs answered "no files
+    matching '*.md'" though docs held four .md files: the * was searched for as a character. A glob
+    matches whole names, in any letter case and in subfolders; a plain word still matches a part."""
+    (ws / "docs" / "sub").mkdir(parents=True)
+    for n in ("docs/a.md", "docs/B.MD", "docs/sub/c.md", "docs/notes.txt", "docs/md.txt"):
+        (ws / n).write_text("x\n")
+    rec = await registry.call("file_search", {"query": "*.md", "path": "docs"}, ctx_for(ws))
+    assert rec.ok and sorted(rec.evidence.split()) == ["docs/B.MD", "docs/a.md", "docs/sub/c.md"]
+    one = await registry.call("file_search", {"query": "?.md", "path": "docs/sub"}, ctx_for(ws))
+    assert one.ok and one.evidence.strip() == "docs/sub/c.md"
+    part = await registry.call("file_search", {"query": "md", "path": "docs"}, ctx_for(ws))
+    assert "docs/md.txt" in part.evidence and "docs/a.md" in part.evidence
+
+
 async def test_file_search_in_a_file_gives_its_lines(registry: ToolRegistry, ws: Path) -> None:
     """#13 (json-field on the 1.5B model): file_search 'port' in config.json was answered "is a file,
     not a directory" three times, then `infeasible`. On a file it gives the lines holding the query,
