@@ -56,6 +56,11 @@ def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
     return [o for o in outcomes if o.status == OutcomeStatus.FAILED]
 
 
+def _steps_passed(req: ReplanRequest) -> bool:
+    """Every step of the round passed its criteria: only the task criteria failed (#13)."""
+    return bool(req.outcomes) and not _failing(req.outcomes)
+
+
 #: a search that ran fine and found nothing: a dead end when its subtask's criterion failed (#13)
 EMPTY_RESULT = re.compile(r"^\s*(no files matching|no paths match|no results|no matches)\b", re.IGNORECASE)
 
@@ -336,7 +341,7 @@ class GGS(RoleBase):
             failed_criterion=first_fail.criterion if first_fail else req.gap_summary[:200],
             failure_class=fclass, budget_pressure=round(sig.Omega, 6), grad_l=round(sig.grad_l, 6),
             rationale=self._rationale(state, sig, urg, req, blocked_tools, blocked_targets),
-            urgency=urg, round=st.directives, steps_passed=bool(req.outcomes) and not _failing(req.outcomes),
+            urgency=urg, round=st.directives, steps_passed=_steps_passed(req),
         )
         megrams = []
         for t in failed_targets(req.outcomes):  # memory keeps absolute paths: it outlives this workspace
@@ -357,8 +362,7 @@ class GGS(RoleBase):
             MacroState.CHANGE_PATH: "The approach is sound but hit an environmental wall: same kind of tool, different target.",
             MacroState.REFINE: "Sound approach with signal: tighten parameters and narrow the scope.",
         }[state]
-        if state in (MacroState.BREAK_SYMMETRY, MacroState.CHANGE_APPROACH) and req.outcomes \
-                and not _failing(req.outcomes):
+        if state in (MacroState.BREAK_SYMMETRY, MacroState.CHANGE_APPROACH) and _steps_passed(req):
             # every step passed its own checks and the final check failed the result: there is no
             # failed tool to leave, so the steps must show the result the request asks for (#13)
             what = ("Every step passed its checks, but the final check rejected the result: make the steps "

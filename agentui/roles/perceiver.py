@@ -28,6 +28,7 @@ from agentui.contracts import (
 )
 from agentui.llm.base import LLMInfraError
 from agentui.roles.base import RoleBase, RoleContext
+from agentui.tools import fsaccess
 
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|yo|hiya|howdy|thanks|thank you|thx|ty|good (morning|afternoon|evening)|"
@@ -87,12 +88,7 @@ def _typed(part: str, said: str) -> bool:
 
 
 def _named(path: str, said: str, workspace: Path) -> bool:
-    if _typed(path, said):
-        return True
-    try:
-        return (workspace / path).resolve().is_relative_to(workspace.resolve()) and (workspace / path).exists()
-    except (OSError, ValueError):
-        return False
+    return _typed(path, said) or fsaccess.holds(workspace, path)
 
 
 class Perceiver(RoleBase):

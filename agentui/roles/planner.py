@@ -38,6 +38,7 @@ from agentui.roles import worldcheck as W
 from agentui.roles.actions import REPEATED_PLAN, WORKSPACE_LINE
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import Calibration, calibrate
+from agentui.tools import fsaccess
 
 DECLINED = "declined: "  # planner_error prefix: the user said no; GGS abandons rather than replans
 
@@ -87,17 +88,7 @@ _WRITES_TO = re.compile(r">|\btee\b|\b(?:write|save|store|append)\b", re.IGNOREC
 def _unasked_files(text: str, request: str, workspace: Path) -> list[str]:
     """The file names in `text` that the request does not name and the workspace does not have."""
     low = request.casefold()
-    return [f for f in _FILE_NAME.findall(text) if f.casefold() not in low and not _has(workspace, f)]
-
-
-def _has(workspace: Path, name: str) -> bool:
-    """The workspace has this file (a path outside it, absolute or ~, never counts)."""
-    try:
-        ws = workspace.resolve()
-        p = (ws / Path(name).expanduser()).resolve()
-        return p.is_relative_to(ws) and p.exists()
-    except (OSError, ValueError, RuntimeError):
-        return False
+    return [f for f in _FILE_NAME.findall(text) if f.casefold() not in low and not fsaccess.holds(workspace, f)]
 
 
 def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:

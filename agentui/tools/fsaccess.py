@@ -105,6 +105,16 @@ def relative_in(workspace: Path, path: Path) -> str | None:
     return None
 
 
+def holds(workspace: Path, name: str) -> bool:
+    """The workspace holds `name` (relative, `~` or absolute), resolved inside it and existing."""
+    try:
+        ws = workspace.resolve()
+        p = (ws / Path(name).expanduser()).resolve()
+        return p.is_relative_to(ws) and p.exists()
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
 def read_beneath(workspace: Path, rel: str, limit: int) -> tuple[bytes, int]:
     fd = open_beneath(workspace, rel, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, unread
     with os.fdopen(fd, "rb") as fh:
