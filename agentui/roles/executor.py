@@ -77,8 +77,7 @@ def _tool_line(spec: dict[str, Any]) -> str:
     props = spec.get("parameters", {}).get("properties", {})
     req = set(spec.get("parameters", {}).get("required", []))
     args = ", ".join(f"{k}{'' if k in req else '?'}" for k in props)
-    desc = spec.get("description", "").split("\n")[0][:110]
-    return f"- {spec['name']}({args}): {desc}"
+    return f"- {spec['name']}({args}): {spec.get('brief') or spec.get('description', '')[:80]}"
 
 
 @dataclass

@@ -29,6 +29,7 @@ class ReadFileTool(BaseTool):
     name = "read_file"
     description = ("Read a UTF-8 text file (path relative to the workspace). Paths outside the workspace "
                    "ask the user; secret files (keys, .env, ~/.ssh) always ask.")
+    brief = "read a text file"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -153,6 +154,7 @@ class WriteFileTool(BaseTool):
         "several lines, or a line appended after whole lines, ends with a line end. "
         "Overwriting an existing file asks the user first; writing outside the workspace is refused."
     )
+    brief = "write (or append) text to a file, creating its folders"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -207,6 +209,7 @@ class GlobTool(BaseTool):
     name = "glob"
     description = ("List paths matching a glob pattern relative to the workspace (** recurses); "
                    "patterns outside the workspace ask the user.")
+    brief = "list the paths matching a glob pattern (** recurses)"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {"pattern": {"type": "string", "description": "e.g. src/**/*.py"}},

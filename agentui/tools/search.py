@@ -30,6 +30,7 @@ class FileSearchTool(BaseTool):
     name = "file_search"
     description = ("Find files whose name contains `query` (or matches it, for a glob like *.md) under `path` "
                    "(default: the workspace); when `path` is a file, its lines containing `query`.")
+    brief = "find files by name under path (a folder); in a file, its lines containing query"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -121,6 +122,7 @@ class FileSearchTool(BaseTool):
 class WebSearchTool(BaseTool):
     name = "web_search"
     description = "Search the web (DuckDuckGo); returns titles, links and snippets."
+    brief = "search the web"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {"query": {"type": "string"}},

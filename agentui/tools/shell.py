@@ -180,6 +180,7 @@ class ShellTool(BaseTool):
         "Run a bash command in the workspace and return its combined stdout/stderr. "
         "Destructive or out-of-workspace effects ask the user first."
     )
+    brief = "run a bash command in the workspace; returns its output"
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {"command": {"type": "string", "description": "bash command line"}},

@@ -92,6 +92,9 @@ async def test_executor_gets_the_subtask_tools_with_the_intent_command_first(fak
     tools = [ln.split("(")[0][2:] for ln in prompt.splitlines() if ln.startswith("- ") and "(" in ln][:2]
     assert tools == ["shell", "file_search"]
     assert 'Start with: {"tool": "shell", "args": {"command": "grep ERROR stock.log | wc -l"}}' in prompt
+    # one short line a tool: what it is for, not who is asked (#13: 155 tokens a call before)
+    assert "- shell(command): run a bash command in the workspace; returns its output" in prompt
+    assert "ask the user" not in prompt and "Destructive" not in prompt
     schema = str(fakellm.calls("executor")[0].get("response_format", ""))
     assert "glob" not in schema and "read_file" not in schema  # only the subtask's tools are offered
     assert r.final.directive.value == "accept"

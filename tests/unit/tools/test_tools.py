@@ -249,8 +249,31 @@ def test_specs_are_sorted_unique_and_exclude_blocked(registry: ToolRegistry) -> 
     blocked = [s["name"] for s in registry.specs(exclude=frozenset({"shell", "glob"}))]
     assert "shell" not in blocked and "glob" not in blocked and "read_file" in blocked
     for spec in registry.specs():
-        assert set(spec) == {"name", "description", "parameters"}
+        assert set(spec) == {"name", "description", "brief", "parameters"}
         assert spec["parameters"]["type"] == "object" and spec["description"]
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin"])
+def test_every_tool_has_a_short_one_line_brief(platform: str) -> None:
+    # the executor lists the tools as `name(args): brief` in every call; the descriptions cost 155
+    # of its 481 prompt tokens a call on the 1.5B model (#13)
+    specs = default_registry(platform).specs()
+    for spec in specs:
+        assert spec["brief"] and "\n" not in spec["brief"] and len(spec["brief"]) <= 80, spec
+        assert len(spec["brief"]) < len(spec["description"])
+    assert sum(len(s["brief"]) for s in specs) <= 60 * len(specs)
+
+
+def test_brief_falls_back_to_the_descriptions_first_clause() -> None:
+    from agentui.tools.registry import BaseTool, brief
+
+    class Remote(BaseTool):
+        name = "srv.lookup"
+        description = "[MCP srv] Look up a word in the dictionary; returns its senses.\nMore text."
+
+    assert brief(Remote()) == "[MCP srv] Look up a word in the dictionary"
+    Remote.description = "x" * 200
+    assert len(brief(Remote())) == 80 and brief(Remote()).endswith("…")
 
 
 def test_macos_specs_on_darwin() -> None:
