@@ -33,6 +33,9 @@ _BUILTINS = frozenset({"cd", "echo", "printf", "test", "[", "for", "while", "if"
                        "command", "true", "false", "pwd", "source", ".", "eval", "exec", "let", "declare", "ulimit",
                        "umask", "wait", "(", "{", "!", "case", "until", "time"})
 _QUOTED_CMD = re.compile(r"`([^`]{2,200})`|\bwith:\s*(.{2,200})$", re.IGNORECASE | re.MULTILINE)
+# prose after the command: "with: python3 script.py and report the number it prints" (an outside tester, #13)
+_TRAILING_PROSE = re.compile(r"(?:,?\s+and(?:\s+then)?|,?\s+then|;\s*then)\s+(?:report|tell|say|give|return|state|"
+                             r"answer|show|print|output|write\s+down|note)\b.*$", re.IGNORECASE)
 
 
 def short(text: str, n: int) -> str:
@@ -174,7 +177,8 @@ def suggested_call(intent: str, names: list[str]) -> str | None:
     m = _QUOTED_CMD.search(intent.strip())
     if not m:
         return None
-    cmd = (m.group(1) or m.group(2) or "").strip().rstrip(".")
+    cmd = m.group(1) or _TRAILING_PROSE.sub("", m.group(2) or "")
+    cmd = cmd.strip().rstrip(".")
     if not _SHELL_WORDS.search(f" {cmd} ") or not _runnable(cmd):
         return None
     # a JSON string cannot hold `\;` unescaped: the planner's `-exec … {}` comes without its end (#13)

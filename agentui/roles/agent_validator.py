@@ -151,6 +151,18 @@ class _Sub:
     subtask: SubTask
     trajectory: list[GapAttempt] = field(default_factory=list)
     failed_attempt: tuple[str, list[CriterionVerdict]] | None = None  # the last failed attempt: signature, verdicts
+    calls: list[ToolCallRecord] = field(default_factory=list)  # earlier attempts' calls, for grounding
+    tree: dict[str, tuple[int, int, int]] | None = None  # the workspace when the last attempt was judged
+
+
+def grounding_calls(earlier: list[ToolCallRecord], current: list[ToolCallRecord]) -> list[ToolCallRecord]:
+    """The calls whose outputs may ground a pass of this attempt: its own, and those of the
+    subtask's earlier attempts from their last workspace change on (as the gate read each call)
+    when this attempt changed nothing — what they printed still describes the files."""
+    if any(c.ok and c.writes for c in current):
+        return current
+    last = max((i for i, c in enumerate(earlier) if c.ok and c.writes), default=0)
+    return [*earlier[last:], *current]
 
 
 def _signature(r: ExecutionResult) -> str:
@@ -242,8 +254,14 @@ class AgentValidator(RoleBase):
         seen_ok = W.confirmed(c.criterion, ws, st.intent)
         return seen_ok if seen_ok and not W.collateral(changes, f"{c.criterion}\n{st.intent}", ws) else None
 
-    async def judge(self, st: SubTask, r: ExecutionResult, changes: list[str] | None = None) -> list[CriterionVerdict]:
-        """Verdicts for one attempt; `changes`: the paths every attempt so far changed (default: this one's)."""
+    async def judge(self, st: SubTask, r: ExecutionResult, changes: list[str] | None = None,
+                    earlier: list[ToolCallRecord] | None = None) -> list[CriterionVerdict]:
+        """Verdicts for one attempt; `changes`: the paths every attempt so far changed (default: this
+        one's); `earlier`: the calls of the subtask's earlier attempts, whose outputs also ground a pass
+        when no call since changed the workspace (the caller passes them only when the workspace is
+        as it was when the last of them was judged) (#13, run-script over HTTP: attempt 1 ran
+        `python3 script.py` → 42, attempt 3 answered 42 after only `cat script.py`, and code refused
+        the pass because no call of attempt 3 had printed 42)."""
         crits = st.success_criteria
         if changes is None:
             changes = W.changed(r.tool_calls, self.ctx.workspace)
@@ -303,7 +321,7 @@ class AgentValidator(RoleBase):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence="the validator gave no verdict for this criterion")
             if v.verdict == "pass":
-                v = _checked_pass(c, v, r.output, r.tool_calls, world)
+                v = _checked_pass(c, v, r.output, grounding_calls(earlier or [], r.tool_calls), world)
             if v.verdict == "pass" and (bad := W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws,
                                                                    made=c.criterion)):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
@@ -346,7 +364,14 @@ class AgentValidator(RoleBase):
                 changes.append(path)
         sig = _signature(r)
         repeat = sub.failed_attempt is not None and sub.failed_attempt[0] == sig
-        verdicts = list(sub.failed_attempt[1]) if repeat and sub.failed_attempt else await self.judge(st, r, changes)
+        # earlier attempts' outputs count only over a workspace as it was when they were judged:
+        # listed, not read off command lines (an outside tester, #13: a python one-liner's write)
+        tree = await asyncio.to_thread(W.tree, self.ctx.workspace) if sub.calls else None
+        same = tree is not None and tree == sub.tree
+        verdicts = list(sub.failed_attempt[1]) if repeat and sub.failed_attempt else \
+            await self.judge(st, r, changes, sub.calls if same else [])
+        sub.calls = [*sub.calls, *r.tool_calls][-40:]
+        sub.tree = await asyncio.to_thread(W.tree, self.ctx.workspace)
         failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
         if failed:
             sub.failed_attempt = (sig, verdicts)

@@ -90,6 +90,7 @@ class MetaValidator(RoleBase):
         self._early: dict[str, SubTaskOutcome] = {}
         self._started: dict[str, str] = {}  # task id → first dispatched_at
         self._before: dict[str, dict[Path, bytes]] = {}  # task id → the files it names, before it ran
+        self._tree: dict[str, dict[str, tuple[int, int, int]] | None] = {}  # task id → W.tree before it ran
 
     def accepts(self, env: Envelope) -> bool:
         if env.type in ("SubTask", "TaskSpec"):
@@ -104,6 +105,7 @@ class MetaValidator(RoleBase):
             fi.timer.cancel()
         self._started.pop(task_id, None)
         self._before.pop(task_id, None)
+        self._tree.pop(task_id, None)
 
     def _elapsed_ms(self, tid: str) -> int:
         start = self._started.get(tid)
@@ -120,6 +122,11 @@ class MetaValidator(RoleBase):
         if isinstance(p, TaskSpec):
             if tid not in self._before:
                 self._before[tid] = await asyncio.to_thread(W.snapshot, p.raw_input, self.ctx.workspace)
+                if W.case_request(p.raw_input):  # only a conversion's grant needs the whole tree
+                    self._tree[tid] = await asyncio.to_thread(W.tree, self.ctx.workspace)
+                for held in (self._before, self._tree):  # the last 16 tasks' (a session runs many)
+                    while len(held) > 16:
+                        held.pop(next(iter(held)))
             return
         if isinstance(p, DispatchManifest):
             self._started.setdefault(tid, p.dispatched_at)
@@ -294,9 +301,12 @@ class MetaValidator(RoleBase):
         answer = next((o.output for o in reversed(outcomes) if o.output not in (None, "")), None)
         count_ok = None if changes else W.counted(request, answer, ws)
         answered = count_ok is not None  # the answer itself checked, not only files
-        if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
-            count_ok = W.listed(request, ws)  # "the names of all .md files … into index.txt" (#13)
         asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
+        if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
+            # "the names of all .md files … into index.txt"; "in.txt converted to upper case into
+            # out.txt", when the task left in.txt as it was (#13)
+            count_ok = W.listed(request, ws) or (None if asked_changed else W.converted(
+                request, ws, self._before.get(tid), self._tree.get(tid)))
         appended = W.appended_wrong(request, ws, self._before.get(tid))
         counted_grant = False
         for i, c in enumerate(crits):

@@ -677,6 +677,11 @@ def _sort_problem(text: str, ws: Path) -> tuple[str, str] | None:
 _CASE = re.compile(r"\b(?:(upper|lower)(?:\s*-?\s*case[ds]?|case)|(capital)\s+letters|(capitali[sz]\w*))\b", re.I)
 
 
+def case_request(text: str) -> bool:
+    """The text asks for an upper/lower-case conversion (see `_case_pair`)."""
+    return bool(_CASE.search(text))
+
+
 def _case_pair(text: str, ws: Path) -> tuple[str, Path, str, Path, str] | None:
     """"Write the contents of in.txt converted to upper case into a new file out.txt": (the
     source, the result, "upper" or "lower"), when the text names exactly those two files, the
@@ -713,6 +718,70 @@ def _case_problem(text: str, ws: Path) -> tuple[str, str] | None:
     tr = "'[:lower:]' '[:upper:]'" if how == "upper" else "'[:upper:]' '[:lower:]'"
     return (f"{dst_rel} does not hold {src_rel} in {how} case (its line 1: {first!r})",
             f"convert with tr {tr} < {src_rel} > {dst_rel} and write nothing else to {dst_rel}")
+
+
+MAX_TREE = 5000
+
+
+def tree(ws: Path | None) -> dict[str, tuple[int, int, int]] | None:
+    """Every path under the workspace, workspace-relative, as (size, mtime_ns, mode) — folders as
+    (-1, 0, mode) — without following links; None past MAX_TREE paths or on an error. Taken before
+    a task and after it, it shows every change, also those no command line names (a python
+    one-liner's writes)."""
+    if ws is None:
+        return None
+    root = os.path.realpath(ws)
+    out: dict[str, tuple[int, int, int]] = {}
+    try:
+        for top, dirs, files in os.walk(root):
+            for name in (*dirs, *files):
+                st = os.lstat(os.path.join(top, name))
+                rel = os.path.relpath(os.path.join(top, name), root)
+                out[rel] = (-1, 0, st.st_mode) if os.path.isdir(os.path.join(top, name)) and \
+                    not os.path.islink(os.path.join(top, name)) else (st.st_size, st.st_mtime_ns, st.st_mode)
+                if len(out) > MAX_TREE:
+                    return None
+    except OSError:
+        return None
+    return out
+
+
+def converted(request: str, ws: Path | None, before: dict[Path, bytes] | None,
+              tree_before: dict[str, tuple[int, int, int]] | None) -> str | None:
+    """Evidence read by code when the request asks nothing but "write A converted to upper (lower)
+    case into B", B holds A's text from before the task so converted (only trailing white space
+    aside), A is as it was, no link stands in either path, and the task changed no other path
+    (`tree` before and after): the 1.5B meta-validator failed out.txt holding 'MAKE ME LOUD' for
+    in.txt's 'make me loud', both shown to it (#13, uppercase over HTTP)."""
+    if ws is None or not before or tree_before is None or request.count("?") \
+            or _ASKS_MORE.search(request.strip()) or re.search(r"\band\b", request, re.I):
+        return None
+    try:
+        got = _case_pair(request, ws)
+        if got is None:
+            return None
+        src_rel, src, dst_rel, dst, how = got
+        root = Path(os.path.realpath(ws))
+        if any(Path(os.path.abspath(root / _clean(rel).removeprefix("./"))) != p
+               for rel, p in ((src_rel, src), (dst_rel, dst))):
+            return None  # a link in the way: the named file is not the one read
+        old, have = before.get(src), _read(dst)
+        if not (old or b"").strip() or have is None or _read(src) != old:
+            return None
+        want = old.decode("utf-8", "replace")
+        want = want.upper() if how == "upper" else want.lower()
+        if have.decode("utf-8", "replace").rstrip() != want.rstrip():
+            return None
+        now = tree(ws)
+        if now is None:
+            return None
+        made = os.path.relpath(dst, root)
+        allowed = {made, *(str(q) for q in Path(made).parents if str(q) != ".")}
+        if any(now.get(k) != tree_before.get(k) for k in set(now) | set(tree_before) if k not in allowed):
+            return None
+    except OSError:
+        return None
+    return f"checked by code: {dst_rel} holds {src_rel} in {how} case"
 
 
 _CHANGES_SOURCE = re.compile(r"\b(?:in\s+place|itself|overwrit\w*|replac\w*|edit\w*|modif\w*|"

@@ -57,7 +57,7 @@ def brief(tool: Any) -> str:
     own = getattr(tool, "brief", "")
     if own:
         return own
-    text = " ".join(str(getattr(tool, "description", "")).split())
+    text = " ".join(str(getattr(tool, "description", "")).strip().split("\n")[0].split())
     first = re.split(r"(?<=[.;])\s", text, maxsplit=1)[0].rstrip(".;")
     return first if len(first) <= 80 else first[:79].rstrip() + "…"
 

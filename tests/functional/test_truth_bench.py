@@ -8,7 +8,17 @@ import re
 
 from agentui.contracts import ConfirmationChoice
 from tests.fakellm import FakeLLM, Reply
-from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub, verdicts
+from tests.functional.pipeline import (
+    call,
+    finish,
+    infeasible,
+    merge,
+    perceive,
+    plan,
+    run_task,
+    sub,
+    verdicts,
+)
 
 ONE_REPLAN = {"ggs": {"max_replans": 1, "time_budget_ms": 10**9}}
 MAKE_TREE = "Create the directories src/app and tests, and an empty file src/app/__init__.py."
@@ -159,6 +169,7 @@ async def test_a_copy_whose_content_differs_is_not_accepted(fakellm, tmp_path):
     assert (tmp_path / "ws/backup/a.txt").read_text() == INVENTED  # the bench's situation, for real
     assert r.final.directive.value not in ("accept", "success")
     outcome = r.of("SubTaskOutcome")[0]
+    assert r.of("ExecutionResult")[1].tool_calls[0].writes  # the gate saw the change
     assert outcome.status.value == "failed"
     assert "backup/a.txt is not a copy of a.txt" in outcome.criteria_verdicts[0].evidence
 
@@ -410,4 +421,89 @@ async def test_a_line_glued_to_a_last_line_without_a_line_end_is_not_accepted(fa
     # an outside tester's case code could not judge without the file as it was: "beta" became "betadone"
     _append_task(fakellm, tmp_path, "alpha\nbeta", ["echo done >> todo.txt"])
     r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
+    assert r.final.directive.value not in ("accept", "success")
+
+
+def _run_script(fake: FakeLLM, second: list[Reply]) -> None:
+    """run-script over HTTP (1.5B): attempt 1 ran the script (42) but then chased an output.txt and
+    its validator failed it; the corrected attempt only read the script and answered 42."""
+    fake.script("perceiver", [perceive("Run script.py with python3 and tell me the number it prints.")])
+    fake.responder("planner", lambda _r: plan(["the number the script prints is reported"], sub(
+        "Run script.py with: python3 script.py", "the number the script prints is reported", tools=["shell"])))
+    execs = [call("shell", command="python3 script.py"), call("shell", command="cat output.txt"),
+             finish("output.txt does not exist"), *second]
+    fake.responder("executor", lambda _r: execs.pop(0) if execs else infeasible("no more ideas"))
+    avs = [verdicts("fail:logical"), verdicts("pass", quote="42")]
+    fake.responder("agent_validator", lambda _r: avs.pop(0) if avs else verdicts("fail:logical"))
+    fake.responder("meta_validator", lambda _r: merge("42", "pass"))
+
+
+async def test_an_earlier_attempts_output_grounds_the_corrected_answer(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "script.py").write_text("print(6 * 7)\n")
+    _run_script(fakellm, [call("shell", command="cat script.py"), finish("42")])
+    r = await run_task(fakellm, tmp_path, "run it", confirm=_approve, pipeline={"correction_budget": 1},
+                       **ONE_REPLAN)
+    [_, second] = [o for o in r.of("ExecutionResult")][:2]
+    assert "42" not in " ".join(c.evidence for c in second.tool_calls)  # only attempt 1 printed it
+    assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
+
+
+async def test_an_earlier_output_the_corrected_attempt_made_stale_grounds_nothing(fakellm, tmp_path):
+    # the corrected attempt changed script.py after attempt 1 printed 42: that 42 proves nothing now
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "script.py").write_text("print(6 * 7)\n")
+    _run_script(fakellm, [call("shell", command="echo 'print(6 * 8)' > script.py"), finish("42")])
+    r = await run_task(fakellm, tmp_path, "run it", confirm=_approve, pipeline={"correction_budget": 1},
+                       **ONE_REPLAN)
+    outcome = r.of("SubTaskOutcome")[0]
+    assert r.of("ExecutionResult")[1].tool_calls[0].writes  # the gate saw the change
+    assert outcome.status.value == "failed"
+    assert "not grounded" in outcome.criteria_verdicts[0].evidence
+    assert r.final.directive.value != "accept"
+
+
+
+async def test_an_earlier_output_a_change_no_command_line_shows_made_stale_grounds_nothing(fakellm, tmp_path):
+    # an outside tester (#13): the gate does not read a python one-liner's write; the listing does
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "script.py").write_text("print(6 * 7)\n")
+    hidden = "python3 -c \"open('script.py', 'w').write('print(6 * 8)')\""
+    _run_script(fakellm, [call("shell", command=hidden), finish("42")])
+    r = await run_task(fakellm, tmp_path, "run it", confirm=_approve, pipeline={"correction_budget": 1},
+                       **ONE_REPLAN)
+    assert not r.of("ExecutionResult")[1].tool_calls[0].writes  # the gate did not see it
+    outcome = r.of("SubTaskOutcome")[0]
+    assert outcome.status.value == "failed" and "not grounded" in outcome.criteria_verdicts[0].evidence
+    assert r.final.directive.value != "accept"
+
+
+UPPER = "Write the contents of in.txt converted to upper case into a new file out.txt."
+
+
+def _uppercase(fake: FakeLLM, tmp_path, command: str) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "in.txt").write_text("make me loud\n")
+    fake.script("perceiver", [perceive(UPPER)])
+    fake.responder("planner", lambda _r: plan(["out.txt holds in.txt in upper case"], sub(
+        f"Convert with: {command}", "out.txt is written", tools=["shell"])))
+    fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
+                   else finish("wrote out.txt"))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote"))
+    # the 1.5B meta-validator's reply over HTTP, with out.txt: 'MAKE ME LOUD' in its prompt
+    fake.responder("meta_validator", lambda _r: merge("wrote out.txt", "fail:logical"))
+
+
+async def test_code_grants_a_conversion_the_meta_validator_failed(fakellm, tmp_path):
+    _uppercase(fakellm, tmp_path, "tr '[:lower:]' '[:upper:]' < in.txt > out.txt")
+    r = await run_task(fakellm, tmp_path, UPPER, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "out.txt").read_text() == "MAKE ME LOUD\n"
+    assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
+    assert "checked by code: out.txt holds in.txt in upper case" in r.final.summary
+
+
+async def test_no_grant_for_a_conversion_that_changed_its_source(fakellm, tmp_path):
+    # in.txt converted in place, then copied: out.txt is right, but in.txt was only to be read
+    _uppercase(fakellm, tmp_path, "tr '[:lower:]' '[:upper:]' < in.txt > t && mv t in.txt && cp in.txt out.txt")
+    r = await run_task(fakellm, tmp_path, UPPER, confirm=_approve, **ONE_REPLAN)
     assert r.final.directive.value not in ("accept", "success")

@@ -97,3 +97,15 @@ def test_prose_after_with_is_not_suggested_as_a_command():
     for cmd in ("wc -l notes.txt", "LC_ALL=C sort names.txt | uniq", "[ -f a.txt ] && cat a.txt",
                 "echo ok > out.txt", "cd docs && ls *.md | wc -l"):
         assert json.loads(suggested_call(f"Do it with: {cmd}", ["shell"]))["args"]["command"] == cmd
+
+
+def test_prose_after_the_command_is_left_out_of_the_suggestion():
+    # an outside tester (#13): "Run script.py with: python3 script.py and report the number it
+    # prints" suggested `python3 script.py and report the number it prints`
+    for intent in ("Run script.py with: python3 script.py and report the number it prints",
+                   "Run it with: python3 script.py, then report what it prints.",
+                   "Count with: wc -l < notes.txt and then tell the user"):
+        cmd = json.loads(suggested_call(intent, ["shell"]))["args"]["command"]
+        assert "report" not in cmd and "tell" not in cmd and cmd.startswith(("python3 script.py", "wc -l")), cmd
+    kept = "grep -c ERROR app.log && echo done"  # a command's own `&&` stays
+    assert json.loads(suggested_call(f"Do it with: {kept}", ["shell"]))["args"]["command"] == kept

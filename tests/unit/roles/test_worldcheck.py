@@ -482,6 +482,65 @@ def test_a_case_conversion_result_must_hold_the_source_converted(tmp_path):
     assert W.contradiction("Convert in.txt to lower case into low.txt", "done", ws) is None
 
 
+def test_code_grants_a_case_conversion_it_can_read(tmp_path):
+    # the 1.5B meta-validator failed out.txt holding 'MAKE ME LOUD' for 'make me loud' (#13)
+    ws = _ws(tmp_path)
+    (ws / "in.txt").write_text("make me loud\n")
+    (ws / "notes.txt").write_text("keep\n")
+    q = "Write the contents of in.txt converted to upper case into a new file out.txt."
+    low = "Convert in.txt to lower case into low.txt"
+
+    def grant(request: str = q) -> str | None:
+        return W.converted(request, ws, before, tree)
+
+    before, tree = W.snapshot(q, ws), W.tree(ws)
+    assert grant() is None  # no result yet
+    (ws / "out.txt").write_text("MAKE ME LOUD")
+    assert grant() == "checked by code: out.txt holds in.txt in upper case"
+    assert W.converted(q, ws, before, None) is None and W.converted(q, ws, {}, tree) is None  # nothing seen before
+    for wrong in ("MAKE ME LOUD!\n", "make me loud\n", "MAKE ME\n", "Done: MAKE ME LOUD\n", "",
+                  "\n  MAKE ME LOUD\n"):  # leading white space: an outside tester (#13)
+        (ws / "out.txt").write_text(wrong)
+        assert grant() is None, wrong
+    (ws / "out.txt").write_text("MAKE ME LOUD\n")
+    for more in (q + " Then append 'x' to it.", "Is in.txt converted to upper case in out.txt?",
+                 "Write in.txt converted to upper case into out.txt and tell me how many lines it has",
+                 "Convert in.txt to upper case into out.txt and delete in.txt."):
+        assert grant(more) is None, more
+    # changes no command line names (an outside tester, #13: python one-liners)
+    (ws / "junk.txt").write_text("")
+    assert grant() is None  # another file made
+    (ws / "junk.txt").unlink()
+    assert grant()
+    (ws / "notes.txt").unlink()
+    assert grant() is None  # another file removed
+    (ws / "notes.txt").write_text("keep\n")
+    before, tree = W.snapshot(q, ws), W.tree(ws)
+    (ws / "in.txt").write_text("MAKE ME LOUD\n")
+    assert grant() is None  # the source written over, then copied
+    (ws / "in.txt").write_text("make me loud\n")
+    before, tree = W.snapshot(q, ws), W.tree(ws)
+    (ws / "out.txt").unlink()
+    (ws / "other.txt").write_text("MAKE ME LOUD\n")
+    (ws / "out.txt").symlink_to(ws / "other.txt")
+    assert grant() is None  # out.txt only links to another file
+    (ws / "out.txt").unlink()
+    (ws / "other.txt").unlink()
+    # a folder the result goes into may be made; `mkdir -p` of one that is there changes nothing
+    before, tree = W.snapshot(low, ws), W.tree(ws)
+    (ws / "low.txt").write_text("make me loud\n")
+    assert W.converted(low, ws, before, tree) == "checked by code: low.txt holds in.txt in lower case"
+    sub = "Convert in.txt to upper case into docs/up.txt"
+    before, tree = W.snapshot(sub, ws), W.tree(ws)
+    (ws / "docs").mkdir()
+    (ws / "docs" / "up.txt").write_text("MAKE ME LOUD\n")
+    assert W.converted(sub, ws, before, tree) == "checked by code: docs/up.txt holds in.txt in upper case"
+    (ws / "in.txt").write_text("")
+    before, tree = W.snapshot(q, ws), W.tree(ws)
+    (ws / "out.txt").write_text("")
+    assert grant() is None  # an empty source shows no conversion
+
+
 def test_a_source_the_request_only_reads_must_not_change(tmp_path):
     ws = _ws(tmp_path)
     (ws / "names.txt").write_text("bob\nalice\n")
