@@ -333,7 +333,11 @@ class MetaValidator(RoleBase):
                     v = TaskVerdict(verdict="fail", failure_class="logical",
                                     evidence=f"not met: {asked_changed}{FIX}answer from the files as they are; "
                                              f"write nothing to them")
-            elif files_say is not None and files_say[0] and (seen_ok := W.confirmed(c.criterion, ws, request)) \
+            # the request is all files code read right: its word stands over R4b's, also for a
+            # criterion worded past what code parses (#13, write-hello over HTTP: "a file named
+            # 'hello.txt' is created with the content 'Hello, world'" failed with hello.txt right)
+            elif files_say is not None and files_say[0] and (seen_ok := W.confirmed(c.criterion, ws, request)
+                                                             or files_say[1]) \
                     and not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) \
                     and not W.collateral(changes, request, ws) and not appended:
                 v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)

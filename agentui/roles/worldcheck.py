@@ -1059,7 +1059,7 @@ def _quoted(text: str) -> list[str]:
 
 def request_check(request: str, ws: Path | None) -> tuple[bool, str] | None:
     """For a request that asks nothing but to create paths (and put given text in one file): (True,
-    "") when the files answer all of it — every path there as what it is called, the text in the
+    what code read, as "checked by code: …") when the files answer all of it — every path there as what it is called, the text in the
     file (exactly, unless it only asks for the file to contain it), files empty when it says so —
     else (False, why). None for any other request: code cannot tell."""
     if ws is None or not request.strip():
@@ -1089,7 +1089,9 @@ def request_check(request: str, ws: Path | None) -> tuple[bool, str] | None:
                 first = (_lines(data) or [""])[0][:80]
                 return False, (f"{found[0].rel} does not {'contain' if loose else 'hold exactly'} {given[0]!r} "
                                f"(line 1: {first!r})")
-        return True, ""
+            return True, f"checked by code: {found[0].rel} {'contains' if loose else 'holds exactly'} {given[0]!r}"[:500]
+        return True, "checked by code: " + ", ".join(n.rel for n in found[:8]) + (" is there" if len(found) == 1
+                                                                                 else " are there")
     except OSError:
         return None
 

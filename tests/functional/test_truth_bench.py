@@ -169,7 +169,6 @@ async def test_a_copy_whose_content_differs_is_not_accepted(fakellm, tmp_path):
     assert (tmp_path / "ws/backup/a.txt").read_text() == INVENTED  # the bench's situation, for real
     assert r.final.directive.value not in ("accept", "success")
     outcome = r.of("SubTaskOutcome")[0]
-    assert r.of("ExecutionResult")[1].tool_calls[0].writes  # the gate saw the change
     assert outcome.status.value == "failed"
     assert "backup/a.txt is not a copy of a.txt" in outcome.criteria_verdicts[0].evidence
 
@@ -506,4 +505,39 @@ async def test_no_grant_for_a_conversion_that_changed_its_source(fakellm, tmp_pa
     # in.txt converted in place, then copied: out.txt is right, but in.txt was only to be read
     _uppercase(fakellm, tmp_path, "tr '[:lower:]' '[:upper:]' < in.txt > t && mv t in.txt && cp in.txt out.txt")
     r = await run_task(fakellm, tmp_path, UPPER, confirm=_approve, **ONE_REPLAN)
+    assert r.final.directive.value not in ("accept", "success")
+
+
+HELLO = "Create a file hello.txt containing exactly the text: Hello, world"
+
+
+async def test_a_request_code_reads_done_is_granted_past_a_criterion_it_cannot_parse(fakellm, tmp_path):
+    # write-hello over HTTP on 71f9ef4: hello.txt held 'Hello, world' from round 1, R4b failed the
+    # planner's "a file named 'hello.txt' is created with the content 'Hello, world'" three rounds
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive(HELLO)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["a file named 'hello.txt' is created with the content 'Hello, world'"],
+        sub(HELLO, "a file named 'hello.txt' is created with the content 'Hello, world'", tools=["write_file"])))
+    fakellm.responder("executor", lambda r: call("write_file", path="hello.txt", content="Hello, world")
+                      if len(r["messages"]) == 2 else finish("wrote hello.txt"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote 12 chars to hello.txt"))
+    fakellm.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "hello.txt").read_text() == "Hello, world"
+    assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
+    assert "checked by code: hello.txt holds exactly 'Hello, world'" in r.final.summary
+
+
+async def test_a_request_code_reads_undone_is_not_granted(fakellm, tmp_path):
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive(HELLO)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["a file named 'hello.txt' is created with the content 'Hello, world'"],
+        sub(HELLO, "a file named 'hello.txt' is created with the content 'Hello, world'", tools=["write_file"])))
+    fakellm.responder("executor", lambda r: call("write_file", path="hello.txt", content="Hello, world!")
+                      if len(r["messages"]) == 2 else finish("wrote hello.txt"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote 13 chars to hello.txt"))
+    fakellm.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
     assert r.final.directive.value not in ("accept", "success")

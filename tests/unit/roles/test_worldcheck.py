@@ -297,7 +297,8 @@ def test_granting_checks_hold_against_an_outside_testers_attacks(tmp_path):
     assert W.request_check("create the file build.txt", ws) == (False, "build.txt is not a file")
     assert W.request_check("create the directory logs", ws) == (False, "logs is not a directory")
     assert W.confirmed('q.txt contains "it\'s done"', ws) == 'checked by code: q.txt contains "it\'s done"'
-    assert W.request_check('create q.txt containing "it\'s done"', ws) == (True, "")
+    assert W.request_check('create q.txt containing "it\'s done"', ws) == \
+        (True, 'checked by code: q.txt contains "it\'s done"')
     assert W.request_check("write a haiku to q.txt", ws) is None  # says more than files: not code's
     why = W.request_check("Create q.txt containing exactly: done", ws)
     assert why is not None and why[0] is False and "does not hold exactly 'done'" in why[1]
