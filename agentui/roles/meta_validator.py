@@ -122,7 +122,7 @@ class MetaValidator(RoleBase):
         if isinstance(p, TaskSpec):
             if tid not in self._before:
                 self._before[tid] = await asyncio.to_thread(W.snapshot, p.raw_input, self.ctx.workspace)
-                if W.case_request(p.raw_input):  # only a conversion's grant needs the whole tree
+                if W.derives(p.raw_input):  # only a conversion's or sort's grant needs the whole tree
                     self._tree[tid] = await asyncio.to_thread(W.tree, self.ctx.workspace)
                 for held in (self._before, self._tree):  # the last 16 tasks' (a session runs many)
                     while len(held) > 16:
@@ -304,9 +304,11 @@ class MetaValidator(RoleBase):
         asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
         if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
             # "the names of all .md files … into index.txt"; "in.txt converted to upper case into
-            # out.txt", when the task left in.txt as it was (#13)
-            count_ok = W.listed(request, ws) or (None if asked_changed else W.converted(
-                request, ws, self._before.get(tid), self._tree.get(tid)))
+            # out.txt", "sort the lines of names.txt … to sorted.txt", when the task left the
+            # source as it was and changed nothing else (#13)
+            count_ok = W.listed(request, ws) or (None if asked_changed else (
+                W.converted(request, ws, self._before.get(tid), self._tree.get(tid))
+                or W.sorted_into(request, ws, self._before.get(tid), self._tree.get(tid))))
         appended = W.appended_wrong(request, ws, self._before.get(tid))
         counted_grant = False
         for i, c in enumerate(crits):

@@ -677,11 +677,6 @@ def _sort_problem(text: str, ws: Path) -> tuple[str, str] | None:
 _CASE = re.compile(r"\b(?:(upper|lower)(?:\s*-?\s*case[ds]?|case)|(capital)\s+letters|(capitali[sz]\w*))\b", re.I)
 
 
-def case_request(text: str) -> bool:
-    """The text asks for an upper/lower-case conversion (see `_case_pair`)."""
-    return bool(_CASE.search(text))
-
-
 def _case_pair(text: str, ws: Path) -> tuple[str, Path, str, Path, str] | None:
     """"Write the contents of in.txt converted to upper case into a new file out.txt": (the
     source, the result, "upper" or "lower"), when the text names exactly those two files, the
@@ -746,42 +741,87 @@ def tree(ws: Path | None) -> dict[str, tuple[int, int, int]] | None:
     return out
 
 
+def _derived(src_rel: str, src: Path, dst_rel: str, dst: Path, ws: Path, before: dict[Path, bytes],
+             tree_before: dict[str, tuple[int, int, int]]) -> tuple[bytes, str] | None:
+    """(the source's bytes from before the task, the result's text) when B was made from A and
+    nothing else: A as it was (and not empty), no link standing in either named path, and no path
+    changed but B and the folders it went into (`tree` before and after)."""
+    root = Path(os.path.realpath(ws))
+    if any(Path(os.path.abspath(root / _clean(rel).removeprefix("./"))) != p
+           for rel, p in ((src_rel, src), (dst_rel, dst))):
+        return None  # a link in the way: the named file is not the one read
+    old, have = before.get(src), _read(dst)
+    if not (old or b"").strip() or have is None or _read(src) != old:
+        return None
+    now = tree(ws)
+    if now is None:
+        return None
+    made = os.path.relpath(dst, root)
+    allowed = {made, *(str(q) for q in Path(made).parents if str(q) != ".")}
+    if any(now.get(k) != tree_before.get(k) for k in set(now) | set(tree_before) if k not in allowed):
+        return None
+    return old, have.decode("utf-8", "replace")
+
+
 def converted(request: str, ws: Path | None, before: dict[Path, bytes] | None,
               tree_before: dict[str, tuple[int, int, int]] | None) -> str | None:
     """Evidence read by code when the request asks nothing but "write A converted to upper (lower)
-    case into B", B holds A's text from before the task so converted (only trailing white space
-    aside), A is as it was, no link stands in either path, and the task changed no other path
-    (`tree` before and after): the 1.5B meta-validator failed out.txt holding 'MAKE ME LOUD' for
-    in.txt's 'make me loud', both shown to it (#13, uppercase over HTTP)."""
+    case into B" and B holds A's text from before the task so converted, only trailing white space
+    aside (see `_derived` for what else must hold): the 1.5B meta-validator failed out.txt holding
+    'MAKE ME LOUD' for in.txt's 'make me loud', both shown to it (#13, uppercase over HTTP)."""
     if ws is None or not before or tree_before is None or request.count("?") \
             or _ASKS_MORE.search(request.strip()) or re.search(r"\band\b", request, re.I):
         return None
     try:
         got = _case_pair(request, ws)
-        if got is None:
+        if got is None or (made := _derived(got[0], got[1], got[2], got[3], ws, before, tree_before)) is None:
             return None
-        src_rel, src, dst_rel, dst, how = got
-        root = Path(os.path.realpath(ws))
-        if any(Path(os.path.abspath(root / _clean(rel).removeprefix("./"))) != p
-               for rel, p in ((src_rel, src), (dst_rel, dst))):
-            return None  # a link in the way: the named file is not the one read
-        old, have = before.get(src), _read(dst)
-        if not (old or b"").strip() or have is None or _read(src) != old:
-            return None
-        want = old.decode("utf-8", "replace")
+        src_rel, _src, dst_rel, _dst, how = got
+        want = made[0].decode("utf-8", "replace")
         want = want.upper() if how == "upper" else want.lower()
-        if have.decode("utf-8", "replace").rstrip() != want.rstrip():
-            return None
-        now = tree(ws)
-        if now is None:
-            return None
-        made = os.path.relpath(dst, root)
-        allowed = {made, *(str(q) for q in Path(made).parents if str(q) != ".")}
-        if any(now.get(k) != tree_before.get(k) for k in set(now) | set(tree_before) if k not in allowed):
+        if made[1].rstrip() != want.rstrip():
             return None
     except OSError:
         return None
     return f"checked by code: {dst_rel} holds {src_rel} in {how} case"
+
+
+# the whole request is one sort of one file into another ("Sort the lines of names.txt
+# alphabetically and write the result to sorted.txt."), nothing before or after it
+_SORT_ONLY = re.compile(
+    r"^\s*sort\s+(?:the\s+lines\s+(?:of|in)\s+)?(?:the\s+file\s+)?(?P<src>[^\s,;]+?)\s*"
+    r"(?:alphabetically|in\s+alphabetical\s+order)?\s*,?\s*(?:and\s+(?:write|save|put|store)\s+"
+    r"(?:the\s+result|them|the\s+sorted\s+lines|it)\s+)?(?:to|into)\s+(?:a\s+(?:new\s+)?file\s+"
+    r"(?:called\s+|named\s+)?|the\s+file\s+)?(?P<dst>[^\s,;()]+?)\s*\.?\s*$", re.I)
+
+
+def sorted_into(request: str, ws: Path | None, before: dict[Path, bytes] | None,
+                tree_before: dict[str, tuple[int, int, int]] | None) -> str | None:
+    """Evidence read by code when the whole request is "sort the lines of A (alphabetically) and
+    write the result to B" and B holds A's lines from before the task sorted (either letter-case
+    rule), only a last line end aside (see `_derived` for what else must hold): the 1.5B
+    meta-validator failed sorted.txt holding alice, bob, mallory, trent (#13, sort-names)."""
+    if ws is None or not before or tree_before is None or "?" in request or not (m := _SORT_ONLY.match(request)):
+        return None
+    try:
+        src_rel, dst_rel = _clean(m.group("src")), _clean(m.group("dst"))
+        src, dst = _resolve(src_rel, ws), _resolve(dst_rel, ws)
+        if src is None or dst is None or src == dst or \
+                (made := _derived(src_rel, src, dst_rel, dst, ws, before, tree_before)) is None:
+            return None
+        lines = _lines(made[0])
+        got = made[1].rstrip("\n").split("\n") if made[1].strip() else []
+        if got not in (sorted(lines), sorted(lines, key=str.casefold)):
+            return None
+    except OSError:
+        return None
+    return f"checked by code: {dst_rel} holds the lines of {src_rel} sorted"
+
+
+def derives(text: str) -> bool:
+    """The text may ask for a file made from another by a conversion or a sort (the grants above
+    need the workspace listed before the task)."""
+    return bool(_CASE.search(text) or _SORT_ONLY.match(text))
 
 
 _CHANGES_SOURCE = re.compile(r"\b(?:in\s+place|itself|overwrit\w*|replac\w*|edit\w*|modif\w*|"

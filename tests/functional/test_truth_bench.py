@@ -541,3 +541,23 @@ async def test_a_request_code_reads_undone_is_not_granted(fakellm, tmp_path):
     fakellm.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
     r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
     assert r.final.directive.value not in ("accept", "success")
+
+
+SORT = "Sort the lines of names.txt alphabetically and write the result to sorted.txt."
+
+
+async def test_code_grants_a_sort_the_meta_validator_failed(fakellm, tmp_path):
+    # sort-names over HTTP on 71f9ef4: sorted.txt right, R4b "the lines are not sorted alphabetically"
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "names.txt").write_text("mallory\nalice\ntrent\nbob\n")
+    fakellm.script("perceiver", [perceive(SORT)])
+    fakellm.responder("planner", lambda _r: plan(["sorted.txt holds the lines of names.txt sorted"], sub(
+        "Sort with: sort names.txt > sorted.txt", "sorted.txt is written", tools=["shell"])))
+    fakellm.responder("executor", lambda r: call("shell", command="sort names.txt > sorted.txt")
+                      if len(r["messages"]) == 2 else finish("wrote sorted.txt"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="sort names.txt > sorted.txt"))
+    fakellm.responder("meta_validator", lambda _r: merge("wrote sorted.txt", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, SORT, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "sorted.txt").read_text() == "alice\nbob\nmallory\ntrent\n"
+    assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
+    assert "checked by code: sorted.txt holds the lines of names.txt sorted" in r.final.summary

@@ -542,6 +542,36 @@ def test_code_grants_a_case_conversion_it_can_read(tmp_path):
     assert grant() is None  # an empty source shows no conversion
 
 
+def test_code_grants_a_sort_it_can_read(tmp_path):
+    # the 1.5B meta-validator failed sorted.txt holding alice, bob, mallory, trent (#13, sort-names)
+    ws = _ws(tmp_path)
+    (ws / "names.txt").write_text("mallory\nalice\ntrent\nbob\n")
+    q = "Sort the lines of names.txt alphabetically and write the result to sorted.txt."
+    before, tree = W.snapshot(q, ws), W.tree(ws)
+    assert W.derives(q) and W.sorted_into(q, ws, before, tree) is None  # no result yet
+    for right in ("alice\nbob\nmallory\ntrent\n", "alice\nbob\nmallory\ntrent"):
+        (ws / "sorted.txt").write_text(right)
+        assert W.sorted_into(q, ws, before, tree) == "checked by code: sorted.txt holds the lines of names.txt sorted"
+    for other in ("Sort names.txt into sorted.txt", "sort the lines in names.txt to sorted.txt"):
+        assert W.sorted_into(other, ws, W.snapshot(other, ws), tree)
+    for wrong in ("alice\nbob\nmallory\n", "alice\nbob\ntrent\nmallory\n", "\nalice\nbob\nmallory\ntrent\n",
+                  "alice\nbob\nbob\nmallory\ntrent\n", "ALICE\nBOB\nMALLORY\nTRENT\n", ""):
+        (ws / "sorted.txt").write_text(wrong)
+        assert W.sorted_into(q, ws, before, tree) is None, wrong
+    (ws / "sorted.txt").write_text("alice\nbob\nmallory\ntrent\n")
+    for more in ("Sort the lines of names.txt by length and write the result to sorted.txt.",
+                 "Sort the lines of names.txt in reverse and write the result to sorted.txt.",
+                 "Sort the lines of names.txt alphabetically and write the result to sorted.txt, then count them.",
+                 "Remove bob, then sort the lines of names.txt and write the result to sorted.txt.",
+                 "Sort the lines of names.txt alphabetically and write the result to sorted.txt?"):
+        assert W.sorted_into(more, ws, W.snapshot(more, ws), tree) is None, more
+    (ws / "junk.txt").write_text("")
+    assert W.sorted_into(q, ws, before, tree) is None  # another file made
+    (ws / "junk.txt").unlink()
+    (ws / "names.txt").write_text("alice\nbob\nmallory\ntrent\n")
+    assert W.sorted_into(q, ws, before, tree) is None  # the source sorted in place, then copied
+
+
 def test_a_source_the_request_only_reads_must_not_change(tmp_path):
     ws = _ws(tmp_path)
     (ws / "names.txt").write_text("bob\nalice\n")
