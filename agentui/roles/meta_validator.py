@@ -122,8 +122,8 @@ class MetaValidator(RoleBase):
         if isinstance(p, TaskSpec):
             if tid not in self._before:
                 self._before[tid] = await asyncio.to_thread(W.snapshot, p.raw_input, self.ctx.workspace)
-                if W.derives(p.raw_input):  # only a conversion's or sort's grant needs the whole tree
-                    self._tree[tid] = await asyncio.to_thread(W.tree, self.ctx.workspace)
+                # the workspace listed (None past W.MAX_TREE paths): what the grants compare after
+                self._tree[tid] = await asyncio.to_thread(W.tree, self.ctx.workspace)
                 for held in (self._before, self._tree):  # the last 16 tasks' (a session runs many)
                     while len(held) > 16:
                         held.pop(next(iter(held)))
@@ -303,12 +303,14 @@ class MetaValidator(RoleBase):
         answered = count_ok is not None  # the answer itself checked, not only files
         asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
         if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
-            # "the names of all .md files … into index.txt"; "in.txt converted to upper case into
-            # out.txt", "sort the lines of names.txt … to sorted.txt", when the task left the
-            # source as it was and changed nothing else (#13)
-            count_ok = W.listed(request, ws) or (None if asked_changed else (
-                W.converted(request, ws, self._before.get(tid), self._tree.get(tid))
-                or W.sorted_into(request, ws, self._before.get(tid), self._tree.get(tid))))
+            count_ok = W.listed(request, ws)  # "the names of all .md files … into index.txt" (#13)
+        if count_ok is None and files_say is None and not asked_changed:
+            # "in.txt converted to upper case into out.txt", "sort the lines of names.txt … to
+            # sorted.txt", when the task left the source as it was and changed nothing else — read
+            # off the workspace listed before and after, so a `mkdir -p` of the result's folder or
+            # a temporary file renamed into it does not count, a python one-liner's write does (#13)
+            count_ok = W.converted(request, ws, self._before.get(tid), self._tree.get(tid)) \
+                or W.sorted_into(request, ws, self._before.get(tid), self._tree.get(tid))
         appended = W.appended_wrong(request, ws, self._before.get(tid))
         counted_grant = False
         for i, c in enumerate(crits):
@@ -341,7 +343,8 @@ class MetaValidator(RoleBase):
             elif files_say is not None and files_say[0] and (seen_ok := W.confirmed(c.criterion, ws, request)
                                                              or files_say[1]) \
                     and not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) \
-                    and not W.collateral(changes, request, ws) and not appended:
+                    and not W.collateral(changes, request, ws) and not appended \
+                    and W.only_named_changed(request, ws, self._tree.get(tid)):
                 v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
                 granted = True
             elif count_ok:

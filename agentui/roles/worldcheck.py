@@ -810,7 +810,8 @@ def sorted_into(request: str, ws: Path | None, before: dict[Path, bytes] | None,
                 (made := _derived(src_rel, src, dst_rel, dst, ws, before, tree_before)) is None:
             return None
         lines = _lines(made[0])
-        got = made[1].rstrip("\n").split("\n") if made[1].strip() else []
+        text = made[1].removesuffix("\n")  # one last line end, not blank lines after it
+        got = text.split("\n") if text else []
         if got not in (sorted(lines), sorted(lines, key=str.casefold)):
             return None
     except OSError:
@@ -818,10 +819,18 @@ def sorted_into(request: str, ws: Path | None, before: dict[Path, bytes] | None,
     return f"checked by code: {dst_rel} holds the lines of {src_rel} sorted"
 
 
-def derives(text: str) -> bool:
-    """The text may ask for a file made from another by a conversion or a sort (the grants above
-    need the workspace listed before the task)."""
-    return bool(_CASE.search(text) or _SORT_ONLY.match(text))
+def only_named_changed(request: str, ws: Path | None, tree_before: dict[str, tuple[int, int, int]] | None) -> bool:
+    """No path but those `request` names (and the folders they are in) changed since `tree_before`
+    was listed; True when there is no listing to compare (a workspace past MAX_TREE paths: the
+    gate-read changes are all code has then)."""
+    if ws is None or tree_before is None or (now := tree(ws)) is None:
+        return True
+    root = Path(os.path.realpath(ws))
+    allowed: set[str] = set()
+    for p in [p for _rel, p in named(request, ws)] + [n.path for n in _made(request, ws) or []]:
+        made = os.path.relpath(p, root)
+        allowed |= {made, *(str(q) for q in Path(made).parents if str(q) != ".")}
+    return all(now.get(k) == tree_before.get(k) for k in set(now) | set(tree_before) if k not in allowed)
 
 
 _CHANGES_SOURCE = re.compile(r"\b(?:in\s+place|itself|overwrit\w*|replac\w*|edit\w*|modif\w*|"
@@ -1097,6 +1106,13 @@ def _quoted(text: str) -> list[str]:
     return [next(t for t in m.groups() if t is not None) for m in _QPAIR.finditer(text)]
 
 
+def _made(request: str, ws: Path) -> list | None:
+    """The paths a request that asks nothing but to make paths names, with the kind it calls each."""
+    rest = _GIVEN_TEXT.sub(r"\1", request)  # "… containing exactly: Hello, world": the given text
+    rest = _QPAIR.sub(" ", rest)
+    return _kinded(re.sub(r"[:;,]", " ", rest), ws, _MAKE_WORDS)
+
+
 def request_check(request: str, ws: Path | None) -> tuple[bool, str] | None:
     """For a request that asks nothing but to create paths (and put given text in one file): (True,
     what code read, as "checked by code: …") when the files answer all of it — every path there as what it is called, the text in the
@@ -1105,9 +1121,7 @@ def request_check(request: str, ws: Path | None) -> tuple[bool, str] | None:
     if ws is None or not request.strip():
         return None
     try:
-        rest = _GIVEN_TEXT.sub(r"\1", request)  # "… containing exactly: Hello, world": the given text
-        rest = _QPAIR.sub(" ", rest)
-        found = _kinded(re.sub(r"[:;,]", " ", rest), ws, _MAKE_WORDS)
+        found = _made(request, ws)
         if not found:
             return None
         m = _GIVEN_TEXT.search(request)

@@ -561,3 +561,21 @@ async def test_code_grants_a_sort_the_meta_validator_failed(fakellm, tmp_path):
     assert (tmp_path / "ws" / "sorted.txt").read_text() == "alice\nbob\nmallory\ntrent\n"
     assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
     assert "checked by code: sorted.txt holds the lines of names.txt sorted" in r.final.summary
+
+
+async def test_no_grant_for_a_request_the_files_answer_when_the_task_changed_more(fakellm, tmp_path):
+    # an outside tester (#13): a python one-liner wrote hello.txt right and junk.txt besides; the
+    # gate reads no write in it, the workspace listing does
+    (tmp_path / "ws").mkdir()
+    one_liner = "python3 -c \"open('hello.txt','w').write('Hello, world'); open('junk.txt','w').write('x')\""
+    fakellm.script("perceiver", [perceive(HELLO)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["a file named 'hello.txt' is created with the content 'Hello, world'"],
+        sub(HELLO, "a file named 'hello.txt' is created with the content 'Hello, world'", tools=["shell"])))
+    fakellm.responder("executor", lambda r: call("shell", command=one_liner) if len(r["messages"]) == 2
+                      else call("shell", command="cat hello.txt") if len(r["messages"]) == 4 else finish("done"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="Hello, world"))
+    fakellm.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "junk.txt").exists() and (tmp_path / "ws" / "hello.txt").read_text() == "Hello, world"
+    assert r.final.directive.value not in ("accept", "success")

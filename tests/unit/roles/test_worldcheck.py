@@ -548,14 +548,15 @@ def test_code_grants_a_sort_it_can_read(tmp_path):
     (ws / "names.txt").write_text("mallory\nalice\ntrent\nbob\n")
     q = "Sort the lines of names.txt alphabetically and write the result to sorted.txt."
     before, tree = W.snapshot(q, ws), W.tree(ws)
-    assert W.derives(q) and W.sorted_into(q, ws, before, tree) is None  # no result yet
+    assert W.sorted_into(q, ws, before, tree) is None  # no result yet
     for right in ("alice\nbob\nmallory\ntrent\n", "alice\nbob\nmallory\ntrent"):
         (ws / "sorted.txt").write_text(right)
         assert W.sorted_into(q, ws, before, tree) == "checked by code: sorted.txt holds the lines of names.txt sorted"
     for other in ("Sort names.txt into sorted.txt", "sort the lines in names.txt to sorted.txt"):
         assert W.sorted_into(other, ws, W.snapshot(other, ws), tree)
     for wrong in ("alice\nbob\nmallory\n", "alice\nbob\ntrent\nmallory\n", "\nalice\nbob\nmallory\ntrent\n",
-                  "alice\nbob\nbob\nmallory\ntrent\n", "ALICE\nBOB\nMALLORY\nTRENT\n", ""):
+                  "alice\nbob\nbob\nmallory\ntrent\n", "ALICE\nBOB\nMALLORY\nTRENT\n", "",
+                  "alice\nbob\nmallory\ntrent\n\n"):  # a blank line after the last: an outside tester
         (ws / "sorted.txt").write_text(wrong)
         assert W.sorted_into(q, ws, before, tree) is None, wrong
     (ws / "sorted.txt").write_text("alice\nbob\nmallory\ntrent\n")
@@ -570,6 +571,31 @@ def test_code_grants_a_sort_it_can_read(tmp_path):
     (ws / "junk.txt").unlink()
     (ws / "names.txt").write_text("alice\nbob\nmallory\ntrent\n")
     assert W.sorted_into(q, ws, before, tree) is None  # the source sorted in place, then copied
+    (ws / "names.txt").write_text("mallory\nalice\ntrent\nbob\n")
+    into = "Sort names.txt into out/sorted.txt"  # a new folder for the result may be made
+    before, tree = W.snapshot(into, ws), W.tree(ws)
+    (ws / "out").mkdir()
+    (ws / "out" / "sorted.txt").write_text("alice\nbob\nmallory\ntrent\n")
+    assert W.sorted_into(into, ws, before, tree) == "checked by code: out/sorted.txt holds the lines of names.txt sorted"
+
+
+def test_only_the_paths_a_request_names_may_change(tmp_path):
+    ws = _ws(tmp_path)
+    q = "Create src/app and tests, and an empty file src/app/__init__.py"
+    tree = W.tree(ws)
+    assert W.only_named_changed(q, ws, tree) and W.only_named_changed(q, ws, None)
+    (ws / "src" / "app").mkdir(parents=True)
+    (ws / "tests").mkdir()
+    (ws / "src" / "app" / "__init__.py").write_text("")
+    assert W.only_named_changed(q, ws, tree)
+    (ws / "junk.txt").write_text("")  # a write no command line showed (an outside tester, #13)
+    assert not W.only_named_changed(q, ws, tree)
+    (ws / "junk.txt").unlink()
+    (ws / "src" / "app" / "extra.py").write_text("")
+    assert not W.only_named_changed(q, ws, tree)
+    (ws / "src" / "app" / "extra.py").unlink()
+    (ws / "a.txt").unlink()
+    assert not W.only_named_changed(q, ws, tree)
 
 
 def test_a_source_the_request_only_reads_must_not_change(tmp_path):
