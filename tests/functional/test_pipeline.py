@@ -696,10 +696,12 @@ async def test_steps_that_passed_run_again_told_why_when_the_final_check_failed_
     meta-validator failed the task ("not 4 lines", a fact nowhere in the evidence); under
     break_symmetry, with no failed step and so no tool to leave, the planner repeated its plan, which
     was rejected as a repeat and the task abandoned. The same steps now run again, told which task
-    criterion the final check failed, and the task can end in accept."""
+    criterion the final check failed, and the task can end in accept. (The request is one code
+    cannot read off the files: "containing exactly the text: Hello, world" is now granted by code
+    in the first round.)"""
     ws = tmp_path / "ws"
     ws.mkdir()
-    ask = "Create a file hello.txt containing exactly the text: Hello, world"
+    ask = "Write a friendly greeting into hello.txt"
     fakellm.script("perceiver", [perceive(ask)])
     fakellm.responder("planner", lambda _r: plan(["hello.txt holds Hello, world"], sub(
         "Create hello.txt with: Hello, world", "hello.txt holds the text", tools=["write_file"], mode=P)))
