@@ -509,20 +509,26 @@ async def test_no_grant_for_a_conversion_that_changed_its_source(fakellm, tmp_pa
 
 
 HELLO = "Create a file hello.txt containing exactly the text: Hello, world"
+HELLO_CRIT = "a file named 'hello.txt' is created with the content 'Hello, world'"
+
+
+def _hello(fake: FakeLLM, tmp_path, first: Reply, tool: str, quote: str, then: Reply | None = None) -> None:
+    """write-hello over HTTP on 71f9ef4: the planner's criterion is one code cannot parse, R4b
+    fails whatever it is shown."""
+    (tmp_path / "ws").mkdir()
+    fake.script("perceiver", [perceive(HELLO)])
+    fake.responder("planner", lambda _r: plan([HELLO_CRIT], sub(HELLO, HELLO_CRIT, tools=[tool])))
+    fake.responder("executor", lambda r: first if len(r["messages"]) == 2
+                   else then if then is not None and len(r["messages"]) == 4 else finish("wrote hello.txt"))
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote=quote))
+    fake.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
 
 
 async def test_a_request_code_reads_done_is_granted_past_a_criterion_it_cannot_parse(fakellm, tmp_path):
     # write-hello over HTTP on 71f9ef4: hello.txt held 'Hello, world' from round 1, R4b failed the
-    # planner's "a file named 'hello.txt' is created with the content 'Hello, world'" three rounds
-    (tmp_path / "ws").mkdir()
-    fakellm.script("perceiver", [perceive(HELLO)])
-    fakellm.responder("planner", lambda _r: plan(
-        ["a file named 'hello.txt' is created with the content 'Hello, world'"],
-        sub(HELLO, "a file named 'hello.txt' is created with the content 'Hello, world'", tools=["write_file"])))
-    fakellm.responder("executor", lambda r: call("write_file", path="hello.txt", content="Hello, world")
-                      if len(r["messages"]) == 2 else finish("wrote hello.txt"))
-    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote 12 chars to hello.txt"))
-    fakellm.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
+    # planner's criterion three rounds
+    _hello(fakellm, tmp_path, call("write_file", path="hello.txt", content="Hello, world"), "write_file",
+           "wrote 12 chars to hello.txt")
     r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "hello.txt").read_text() == "Hello, world"
     assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
@@ -530,15 +536,8 @@ async def test_a_request_code_reads_done_is_granted_past_a_criterion_it_cannot_p
 
 
 async def test_a_request_code_reads_undone_is_not_granted(fakellm, tmp_path):
-    (tmp_path / "ws").mkdir()
-    fakellm.script("perceiver", [perceive(HELLO)])
-    fakellm.responder("planner", lambda _r: plan(
-        ["a file named 'hello.txt' is created with the content 'Hello, world'"],
-        sub(HELLO, "a file named 'hello.txt' is created with the content 'Hello, world'", tools=["write_file"])))
-    fakellm.responder("executor", lambda r: call("write_file", path="hello.txt", content="Hello, world!")
-                      if len(r["messages"]) == 2 else finish("wrote hello.txt"))
-    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote 13 chars to hello.txt"))
-    fakellm.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
+    _hello(fakellm, tmp_path, call("write_file", path="hello.txt", content="Hello, world!"), "write_file",
+           "wrote 13 chars to hello.txt")
     r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
     assert r.final.directive.value not in ("accept", "success")
 
@@ -566,16 +565,9 @@ async def test_code_grants_a_sort_the_meta_validator_failed(fakellm, tmp_path):
 async def test_no_grant_for_a_request_the_files_answer_when_the_task_changed_more(fakellm, tmp_path):
     # an outside tester (#13): a python one-liner wrote hello.txt right and junk.txt besides; the
     # gate reads no write in it, the workspace listing does
-    (tmp_path / "ws").mkdir()
     one_liner = "python3 -c \"open('hello.txt','w').write('Hello, world'); open('junk.txt','w').write('x')\""
-    fakellm.script("perceiver", [perceive(HELLO)])
-    fakellm.responder("planner", lambda _r: plan(
-        ["a file named 'hello.txt' is created with the content 'Hello, world'"],
-        sub(HELLO, "a file named 'hello.txt' is created with the content 'Hello, world'", tools=["shell"])))
-    fakellm.responder("executor", lambda r: call("shell", command=one_liner) if len(r["messages"]) == 2
-                      else call("shell", command="cat hello.txt") if len(r["messages"]) == 4 else finish("done"))
-    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="Hello, world"))
-    fakellm.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
+    _hello(fakellm, tmp_path, call("shell", command=one_liner), "shell", "Hello, world",
+           then=call("shell", command="cat hello.txt"))
     r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "junk.txt").exists() and (tmp_path / "ws" / "hello.txt").read_text() == "Hello, world"
     assert r.final.directive.value not in ("accept", "success")
