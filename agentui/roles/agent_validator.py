@@ -371,13 +371,14 @@ class AgentValidator(RoleBase):
         verdicts = list(sub.failed_attempt[1]) if repeat and sub.failed_attempt else \
             await self.judge(st, r, changes, sub.calls if same else [])
         sub.calls = [*sub.calls, *r.tool_calls][-40:]
-        sub.tree = await asyncio.to_thread(W.tree, self.ctx.workspace)
         failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
         if failed:
             sub.failed_attempt = (sig, verdicts)
         sub.trajectory.append(GapAttempt(attempt=r.attempt, failed_criteria=[
             FailedCriterion(criterion=v.criterion, failure_class=v.failure_class) for v in failed]))
         if failed and not repeat and r.attempt <= self.ctx.config.pipeline.correction_budget:
+            # a corrected attempt follows: the workspace as judged now (judging changes nothing)
+            sub.tree = tree if tree is not None else await asyncio.to_thread(W.tree, self.ctx.workspace)
             f = failed[0]
             what = f.evidence.split(FIX)
             await self.publish(Role.EXECUTOR, CorrectionSignal(

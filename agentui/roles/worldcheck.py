@@ -753,12 +753,7 @@ def _derived(src_rel: str, src: Path, dst_rel: str, dst: Path, ws: Path, before:
     old, have = before.get(src), _read(dst)
     if not (old or b"").strip() or have is None or _read(src) != old:
         return None
-    now = tree(ws)
-    if now is None:
-        return None
-    made = os.path.relpath(dst, root)
-    allowed = {made, *(str(q) for q in Path(made).parents if str(q) != ".")}
-    if any(now.get(k) != tree_before.get(k) for k in set(now) | set(tree_before) if k not in allowed):
+    if not _only_changed(ws, tree_before, [dst]):
         return None
     return old, have.decode("utf-8", "replace")
 
@@ -823,11 +818,21 @@ def only_named_changed(request: str, ws: Path | None, tree_before: dict[str, tup
     """No path but those `request` names (and the folders they are in) changed since `tree_before`
     was listed; True when there is no listing to compare (a workspace past MAX_TREE paths: the
     gate-read changes are all code has then)."""
-    if ws is None or tree_before is None or (now := tree(ws)) is None:
+    if ws is None or tree_before is None:
         return True
+    got = _only_changed(ws, tree_before, [p for _rel, p in named(request, ws)] + [n.path for n in _made(request, ws) or []])
+    return True if got is None else got
+
+
+def _only_changed(ws: Path, tree_before: dict[str, tuple[int, int, int]], paths: list[Path]) -> bool | None:
+    """No path but `paths` (and the folders they are in) differs from `tree_before` in the
+    workspace listed now; None when it cannot be listed (past MAX_TREE paths)."""
+    now = tree(ws)
+    if now is None:
+        return None
     root = Path(os.path.realpath(ws))
     allowed: set[str] = set()
-    for p in [p for _rel, p in named(request, ws)] + [n.path for n in _made(request, ws) or []]:
+    for p in paths:
         made = os.path.relpath(p, root)
         allowed |= {made, *(str(q) for q in Path(made).parents if str(q) != ".")}
     return all(now.get(k) == tree_before.get(k) for k in set(now) | set(tree_before) if k not in allowed)
