@@ -3,10 +3,14 @@
 
 Usage: python scripts/bench_table.py results.jsonl [more.jsonl …]
        python scripts/bench_table.py --compare ggs.jsonl naive.jsonl [--names GGS,naive-retry]
+       python scripts/bench_table.py --summary a.jsonl b.jsonl … [--names A,B,…]
 One row per task (the last record of each id wins, in suite order of first appearance), then a
 totals row: passed, LLM calls, prompt/completion tokens, parse failures, runaways cut, wall seconds.
 With --compare: one row per task both runs finished (GGS vs. the naive-retry ablation, or any two
 runs), side by side — result, LLM calls, prompt tokens — then totals over those common tasks.
+With --summary: one row per file (one run) — tasks, passed, LLM calls, prompt tokens and wall
+seconds per task, and how many runs claimed success for a failed check or reported failure for a
+passing one.
 """
 
 from __future__ import annotations
@@ -98,6 +102,28 @@ def compare(a: list[dict], b: list[dict], names: tuple[str, str]) -> str:
     return "\n".join(rows)
 
 
+def summary(runs: list[list[dict]], names: list[str]) -> str:
+    """One row per run: the figures the issue's goal is judged on, per task."""
+    rows = ["| run | tasks | passed | LLM calls / task | prompt tok / task | wall s / task | false success | false failure |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|"]
+    for name, records in zip(names, runs, strict=True):
+        last = list({r["id"]: r for r in records}.values())
+        n = len(last)
+        if not n:
+            rows.append(f"| {name} | 0 | — | — | — | — | — | — |")
+            continue
+        passed = sum(1 for r in last if r.get("passed"))
+        calls = sum(int(r.get("llm_calls", 0)) for r in last)
+        prompt = sum(int(r.get("prompt_tokens", 0)) for r in last)
+        wall = sum(float(r.get("wall_s", 0)) for r in last)
+        ended = [r for r in last if r.get("exit_code") is not None]
+        false_ok = sum(1 for r in ended if r["exit_code"] == 0 and not r.get("passed"))
+        false_fail = sum(1 for r in ended if r["exit_code"] != 0 and r.get("passed"))
+        rows.append(f"| {name} | {n} | {passed} ({passed / n:.0%}) | {calls / n:.1f} | {prompt / n:,.0f} | "
+                    f"{wall / n:.0f} | {false_ok} | {false_fail} |")
+    return "\n".join(rows)
+
+
 def _read(name: str) -> list[dict] | str:
     """The records of one file, or the one-line error."""
     try:
@@ -116,19 +142,20 @@ def _read(name: str) -> list[dict] | str:
 
 
 def main(argv: list[str]) -> int:
-    usage = "\n".join(__doc__.strip().splitlines()[2:4])
-    names = ("GGS", "naive-retry")
+    usage = "\n".join(__doc__.strip().splitlines()[2:5])
+    names: list[str] | None = None
     if "--names" in argv:
         i = argv.index("--names")
-        got = argv[i + 1].split(",") if i + 1 < len(argv) else []
-        if len(got) != 2 or not all(got):
-            print(usage, file=sys.stderr)
-            return 2
-        names = (got[0], got[1])
+        names = argv[i + 1].split(",") if i + 1 < len(argv) else []
         argv = argv[:i] + argv[i + 2:]
-    cmp_mode = bool(argv) and argv[0] == "--compare"
-    files = argv[1:] if cmp_mode else argv
-    if not files or (cmp_mode and len(files) != 2):
+    mode = argv[0] if argv and argv[0] in ("--compare", "--summary") else ""
+    files = argv[1:] if mode else argv
+    if mode == "--compare":
+        names = names if names is not None else ["GGS", "naive-retry"]
+    elif mode == "--summary":
+        names = names if names is not None else files
+    ok = bool(files) and (mode != "--compare" or len(files) == 2)
+    if not ok or (mode and (len(names) != len(files) or not all(names))):
         print(usage, file=sys.stderr)
         return 2
     runs = []
@@ -138,8 +165,10 @@ def main(argv: list[str]) -> int:
             print(got, file=sys.stderr)
             return 2
         runs.append(got)
-    if cmp_mode:
-        print(compare(runs[0], runs[1], names))
+    if mode == "--compare":
+        print(compare(runs[0], runs[1], (names[0], names[1])))
+    elif mode == "--summary":
+        print(summary(runs, names))
     else:
         print(table([r for run in runs for r in run]))
     return 0

@@ -80,3 +80,24 @@ def test_compare_puts_two_runs_side_by_side_over_their_common_tasks(tmp_path):
     named = _run("--compare", str(fa), str(fb), "--names", "old,new")
     assert named.returncode == 0 and named.stdout.splitlines()[0].startswith("| task | old | old calls |")
     assert _run("--compare", str(fa), str(fb), "--names", "one").returncode == 2
+
+
+def test_summary_is_one_row_per_run_with_per_task_figures_and_the_truth_counts(tmp_path):
+    ggs = [{"id": "a", "passed": True, "exit_code": 0, "llm_calls": 6, "prompt_tokens": 2800, "wall_s": 60},
+           {"id": "b", "passed": False, "exit_code": 0, "llm_calls": 20, "prompt_tokens": 12000, "wall_s": 300},
+           {"id": "c", "passed": True, "exit_code": 1, "llm_calls": 10, "prompt_tokens": 5000, "wall_s": 90}]
+    naive = [{"id": "a", "passed": False, "exit_code": 1, "llm_calls": 9, "prompt_tokens": 4000, "wall_s": 80},
+             {"id": "a", "passed": True, "exit_code": 0, "llm_calls": 7, "prompt_tokens": 3001, "wall_s": 70}]
+    fa, fb = tmp_path / "g.jsonl", tmp_path / "n.jsonl"
+    fa.write_text("".join(json.dumps(r) + "\n" for r in ggs))
+    fb.write_text("".join(json.dumps(r) + "\n" for r in naive))
+    r = _run("--summary", str(fa), str(fb), "--names", "GGS over HTTP,naive-retry")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("| run | tasks | passed | LLM calls / task | prompt tok / task |")
+    assert lines[2] == "| GGS over HTTP | 3 | 2 (67%) | 12.0 | 6,600 | 150 | 1 | 1 |"
+    assert lines[3] == "| naive-retry | 1 | 1 (100%) | 7.0 | 3,001 | 70 | 0 | 0 |"
+    unnamed = _run("--summary", str(fa))
+    assert unnamed.returncode == 0 and unnamed.stdout.splitlines()[2].startswith(f"| {fa} | 3 |")
+    assert _run("--summary", str(fa), str(fb), "--names", "one").returncode == 2
+    assert _run("--summary").returncode == 2
