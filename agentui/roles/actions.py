@@ -185,32 +185,6 @@ def suggested_call(intent: str, names: list[str]) -> str | None:
     return json.dumps({"tool": "shell", "args": {"command": end_exec(cmd)}}, ensure_ascii=False)
 
 
-NAMED_DONE = ('That is the call this step names, and it worked. If the step asks for nothing more, reply now '
-              'with {"tool": "finish", "output": "<the result>"}.')
-_WORDS = re.compile(r"[\w./~-]+")
-
-
-def names_call(intent: str, tool: str, args: dict[str, Any]) -> bool:
-    """Is this the call the step's intent names — its program or tool, and every file it names?
-    After such a call worked, the 1.5B executor went on to run the file's text as a command
-    (uppercase: `make loud` after reading "make me loud") or to look for files nobody made
-    (run-script: `cat output.txt` after `python3 script.py` printed 42) (#13)."""
-    said = {w.strip(".,;:") for w in _WORDS.findall(intent.lower())}
-    if tool == "shell":
-        cmd = " ".join(str(args.get("command", "")).lower().split())
-        if not cmd:
-            return False
-        if cmd in " ".join(intent.lower().split()):
-            return True
-        toks = cmd.split()
-        program = toks[0].rsplit("/", 1)[-1]
-        files = [t.strip("'\"") for t in toks[1:] if not t.startswith("-") and ("." in t or "/" in t)]
-        return program in said and bool(files) and all(f in said for f in files)
-    paths = [str(v).lower() for k, v in args.items() if k in ("path", "src", "dst", "source", "destination") and v]
-    verb = {"read_file": "read", "write_file": "write"}.get(tool, tool)
-    return (tool in said or verb in said) and bool(paths) and all(p in said for p in paths)
-
-
 @dataclass
 class Window:
     """The executor's prompt, rebuilt each step: the subtask, one line per earlier step, and the

@@ -45,11 +45,9 @@ from agentui.roles import worldcheck as W
 from agentui.roles.actions import (
     FINISH,
     INFEASIBLE,
-    NAMED_DONE,
     WORKSPACE_LINE,
     Window,
     action_model,
-    names_call,
     one_line,
     order_tools,
     required_args,
@@ -322,10 +320,7 @@ class Executor(RoleBase):
             # the model sees workspace paths relative, as its prompt names them (#13); the task log keeps all
             error, evidence = self._as_seen(rec.error or ""), self._as_seen(rec.evidence or "")
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {error}"
-            result = f"{head}\n{evidence}"
-            if rec.ok and names_call(st.intent, act.tool, act.args):  # the step's own call worked (#13)
-                result = f"{head}\n{short(evidence, win.last_cap - len(head) - len(NAMED_DONE) - 2)}\n{NAMED_DONE}"
-            win.step(sent, result, f"{act.tool} {(target or rec.target)[:60]!r} → " + (
+            win.step(sent, f"{head}\n{evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
                 f"ok: {one_line(evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(error)}"))
         last = calls[-1] if calls else None
         return ExecutionResult(

@@ -803,25 +803,3 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
-
-
-async def test_after_the_call_the_step_names_worked_the_executor_is_told_to_finish(fakellm, tmp_path):
-    """uppercase on the 1.5B: read_file in.txt worked, then the executor ran the file's text ("make
-    loud") as a command and the step failed on that; run-script: `cat output.txt` after 42 (#13)."""
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "in.txt").write_text("make me loud\n")
-    fakellm.script("perceiver", [perceive("show in.txt")])
-    fakellm.script("planner", [plan(["the text is shown"], sub("Read the contents of in.txt with: read_file in.txt",
-                                                                 "the text is shown"))])
-    fakellm.script("executor", [call("shell", command="ls"), call("read_file", path="in.txt"),
-                                finish("make me loud")])
-    fakellm.script("agent_validator", [verdicts("pass", quote="make me loud")])
-    fakellm.script("meta_validator", [merge("make me loud", "pass", summary="in.txt says make me loud")])
-    r = await run_task(fakellm, tmp_path, "show in.txt", **FAST)
-    assert r.final.directive.value == "accept"
-    ex = fakellm.calls("executor")
-    after_ls, after_read = (ex[i]["messages"][-1]["content"] for i in (1, 2))
-    assert "RESULT ok" in after_ls and "this step names" not in after_ls
-    assert after_read.startswith("RESULT ok") and "make me loud" in after_read
-    assert after_read.rstrip().endswith('reply now with {"tool": "finish", "output": "<the result>"}.')
-    assert "this step names" not in ex[2]["messages"][1]["content"]  # not in the one-line history

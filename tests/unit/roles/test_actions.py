@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentui.roles.actions import Window, action_model, names_call, order_tools, suggested_call
+from agentui.roles.actions import Window, action_model, order_tools, suggested_call
 
 REQ = {"shell": "command", "read_file": "path", "glob": "pattern"}
 Action = action_model(["shell", "read_file", "glob"], REQ)
@@ -109,28 +109,3 @@ def test_prose_after_the_command_is_left_out_of_the_suggestion():
         assert "report" not in cmd and "tell" not in cmd and cmd.startswith(("python3 script.py", "wc -l")), cmd
     kept = "grep -c ERROR app.log && echo done"  # a command's own `&&` stays
     assert json.loads(suggested_call(f"Do it with: {kept}", ["shell"]))["args"]["command"] == kept
-
-
-def test_the_call_a_step_names_is_recognised_and_other_calls_are_not():
-    read = "Read the contents of in.txt with: read_file in.txt"
-    run = "Run script.py with python3 and tell me the number it prints."
-    named = [
-        (read, "read_file", {"path": "in.txt"}),
-        (run, "shell", {"command": "python3 script.py"}),
-        ("Count the lines with: wc -l notes.txt", "shell", {"command": "wc  -l notes.txt"}),
-        ("Write the result to out.txt with: write_file out.txt", "write_file", {"path": "out.txt", "content": "X"}),
-        ("List the logs with `ls logs/`", "shell", {"command": "ls logs/"}),
-    ]
-    for intent, tool, args in named:
-        assert names_call(intent, tool, args), (intent, tool, args)
-    others = [
-        (read, "shell", {"command": "make loud"}),  # the file's text run as a command
-        (run, "shell", {"command": "cat output.txt"}),  # a file nobody made
-        (run, "shell", {"command": "python3 other.py"}),  # the program, but not the file named
-        (read, "read_file", {"path": "out.txt"}),
-        ("Count the TODO lines in notes.txt", "shell", {"command": "grep -c TODO notes.txt"}),  # no program named
-        (read, "glob", {"pattern": "*.txt"}),
-        (run, "shell", {"command": ""}),
-    ]
-    for intent, tool, args in others:
-        assert not names_call(intent, tool, args), (intent, tool, args)
