@@ -28,11 +28,18 @@ def outcome(r: dict) -> str:
     return f"fail — {r.get('directive') or '?'}"
 
 
-def truth(records: list[dict]) -> str:
-    """Does the run's own verdict agree with the check script? (exit 0 = it claimed success.)"""
+def disagreeing(records: list[dict]) -> tuple[list[dict], list[str], list[str]]:
+    """The finished runs, those that claimed success for a failed check (exit 0 = it claimed
+    success) and those that reported failure though the check passed."""
     ended = [r for r in records if r.get("exit_code") is not None]
     false_ok = sorted(r["id"] for r in ended if r["exit_code"] == 0 and not r.get("passed"))
     false_fail = sorted(r["id"] for r in ended if r["exit_code"] != 0 and r.get("passed"))
+    return ended, false_ok, false_fail
+
+
+def truth(records: list[dict]) -> str:
+    """Does the run's own verdict agree with the check script?"""
+    ended, false_ok, false_fail = disagreeing(records)
     line = (f"Reported vs. checked: {len(ended) - len(false_ok) - len(false_fail)} of {len(ended)} finished runs agree; "
             f"success claimed for a failed check: {len(false_ok)}")
     line += f" ({', '.join(false_ok)})" if false_ok else ""
@@ -116,11 +123,9 @@ def summary(runs: list[list[dict]], names: list[str]) -> str:
         calls = sum(int(r.get("llm_calls", 0)) for r in last)
         prompt = sum(int(r.get("prompt_tokens", 0)) for r in last)
         wall = sum(float(r.get("wall_s", 0)) for r in last)
-        ended = [r for r in last if r.get("exit_code") is not None]
-        false_ok = sum(1 for r in ended if r["exit_code"] == 0 and not r.get("passed"))
-        false_fail = sum(1 for r in ended if r["exit_code"] != 0 and r.get("passed"))
+        _, false_ok, false_fail = disagreeing(last)
         rows.append(f"| {name} | {n} | {passed} ({passed / n:.0%}) | {calls / n:.1f} | {prompt / n:,.0f} | "
-                    f"{wall / n:.0f} | {false_ok} | {false_fail} |")
+                    f"{wall / n:.0f} | {len(false_ok)} | {len(false_fail)} |")
     return "\n".join(rows)
 
 
