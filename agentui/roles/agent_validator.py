@@ -166,9 +166,12 @@ def grounding_calls(earlier: list[ToolCallRecord], current: list[ToolCallRecord]
 
 
 def _signature(r: ExecutionResult) -> str:
-    """What an attempt did and got, as code recorded it: equal signatures mean equal evidence."""
+    """What an attempt did and got, as code recorded it: equal signatures mean equal evidence. A
+    failed attempt's own words are no evidence (it is never accepted): the 1.5B executor sent the
+    same offline web_search in three attempts, each reported infeasible in other words (#13)."""
     calls = [[c.tool, c.args, c.ok, c.exit_code, c.evidence, c.error] for c in r.tool_calls]
-    return json.dumps([r.status.value, str(r.output), r.infeasible_reason, calls], sort_keys=True, default=str)
+    said = [str(r.output), r.infeasible_reason] if r.status != ExecutionStatus.FAILED else []
+    return json.dumps([r.status.value, *said, calls], sort_keys=True, default=str)
 
 
 def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: list[ToolCallRecord],

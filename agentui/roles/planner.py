@@ -34,6 +34,7 @@ from agentui.contracts import (
     TaskSpec,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
+from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
 from agentui.roles.actions import REPEATED_PLAN, WORKSPACE_LINE
 from agentui.roles.base import RoleBase, RoleContext
@@ -80,9 +81,13 @@ def _one_step(steps: list[PlanStep]) -> PlanStep:
                     context=" ".join(s.context for s in steps if s.context))
 
 
-# a file name: a stem, a dot and an extension of 2–5 characters ("port.txt", not "e.g")
-_FILE_NAME = re.compile(r"(?<![\w/.~-])((?:~?/)?\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
+# a file name: a stem, a dot and an extension of 2–5 characters ("port.txt", not "e.g"); hidden
+# ones too (".distinct_extensions.txt", #13), but not an extension alone (".txt")
+_FILE_NAME = re.compile(r"(?<![\w/.~-])((?:~?/)?\.?\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
 _WRITES_TO = re.compile(r">|\btee\b|\b(?:write|save|store|append)\b", re.IGNORECASE)
+# a step that checks what an earlier step did ("Check if the found file contains 'TODO' with: …")
+_VERIFIES = re.compile(r"\W*(?:then\s+)?(?:verify|confirm|ensure|validate|make sure|double[- ]?check|"
+                       r"check (?:if|whether|that))\b", re.IGNORECASE)
 
 
 def _unasked_files(text: str, request: str, workspace: Path) -> list[str]:
@@ -92,15 +97,22 @@ def _unasked_files(text: str, request: str, workspace: Path) -> list[str]:
 
 
 def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
-    """For a question (it asks for a value and to make or change nothing): drop the steps that write
-    a file the request never named, and the criteria that name one, when something else is left;
-    a task criterion list left empty asks for the answer. The 1.5B planner answered "Which port is
-    configured in config.json?" with a third step `echo 'Port: $PORT' > port.txt` and the criteria
-    "the port number is written to port.txt", which the executor may not do in a question: the task
-    failed on them twice (#13, json-field over HTTP). Returns what was dropped."""
+    """For a question (it asks for a value and to make or change nothing): drop the steps that name
+    a file the request never named and the workspace does not have, the later steps that only
+    check what an earlier one did, and the criteria that name such a file, when something else is
+    left; a task criterion list left empty asks for the answer. The 1.5B planner answered "Which
+    port is configured in config.json?" with a third step `echo 'Port: $PORT' > port.txt` and the
+    criteria "the port number is written to port.txt", which the executor may not do in a question:
+    the task failed on them twice (#13, json-field over HTTP). It planned "Run script.py …" with a
+    third step `cat output.txt`, a file nobody made, and "Which file contains TODO?" with a second
+    step "Check if the found file contains 'TODO' with: grep -l 'TODO' <found_file>": the right
+    answers (42, ./b.txt) then failed those steps' criteria ("the content is read successfully",
+    "the word 'TODO' is reported in the found file") round after round (#13, on 1e0d435). The
+    validators are the check. Returns what was dropped."""
     dropped: list[str] = []
-    steps = [s for s in plan.subtasks if not (_WRITES_TO.search(s.intent)
-                                              and _unasked_files(s.intent, request, workspace))]
+    first = min(s.sequence for s in plan.subtasks)
+    steps = [s for s in plan.subtasks if not (_unasked_files(s.intent, request, workspace)
+                                              or s.sequence > first and _VERIFIES.match(s.intent))]
     if steps and len(steps) < len(plan.subtasks):
         dropped += [s.intent for s in plan.subtasks if s not in steps]
         plan.subtasks = steps
@@ -113,6 +125,29 @@ def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
     if len(kept) < len(plan.task_criteria):
         dropped += [c.criterion for c in plan.task_criteria if c not in kept]
         plan.task_criteria = kept or [PlanCriterion(criterion=f"the answer to the question is reported: {request[:200]}")]
+    return dropped
+
+
+# a criterion about how a step worked, not what it found ("the content is read successfully")
+_PROCESS = re.compile(r"\b(?:is|are|was|were|been|gets?)\s+(?:successfully\s+|correctly\s+)?(?:read|opened|loaded|"
+                      r"parsed|extracted|stored|kept|executed|run|searched|checked|processed|accessed)\b", re.IGNORECASE)
+
+
+def judged_on_the_answer(steps: list[PlanStep]) -> list[str]:
+    """A question's step is judged on the value it reports, not on how it got it: where a step has
+    a criterion that asks for a value (a number, a path, a name), its criteria about the process
+    that ask for none go. The 1.5B planner gave the merged steps of run-script, trap-error-any-case
+    and trap-column-sum "the content is read successfully", "the content is read and stored in a
+    variable", "the contents of scores.csv are read"; the executor answered in one call and the
+    1.5B validator failed the right answers (42, 4) on them, round after round (#13, on 1e0d435).
+    Returns what was dropped."""
+    dropped: list[str] = []
+    for s in steps:
+        kept = [c for c in s.success_criteria
+                if G.asks_for(c.criterion) is not None or not _PROCESS.search(c.criterion)]
+        if len(kept) < len(s.success_criteria) and any(G.asks_for(c.criterion) for c in kept):
+            dropped += [c.criterion for c in s.success_criteria if c not in kept]
+            s.success_criteria = kept
     return dropped
 
 
@@ -391,6 +426,8 @@ class Planner(RoleBase):
             # a chain of steps, not parallel parts (each of those carries its own answer)
             steps = [_one_step(steps)]
             self.ctx.log(tid, {"kind": "plan_merged", "round": st.round, "steps": len(plan.subtasks)})
+        if W.is_question(spec.raw_input) and (dropped := judged_on_the_answer(steps)):
+            self.ctx.log(tid, {"kind": "plan_process_criteria", "round": st.round, "dropped": dropped})
         subtasks = []
         for s in steps:
             subtasks.append(SubTask(

@@ -106,6 +106,50 @@ async def test_a_correction_that_repeats_the_failed_attempt_verbatim_ends_the_lo
                for o in outcomes)
 
 
+async def test_a_question_plan_reaches_the_executor_as_its_answer_step(fakellm, tmp_path):
+    """run-script on 1e0d435 (#13): the plan ran the script, read it back, then read output.txt (a
+    file nobody made), and the merged step carried "the content is read successfully". What the
+    executor gets: one step without the made-up read, judged on the number it reports."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "script.py").write_text("print(6 * 7)\n")
+    fakellm.script("perceiver", [perceive("run script.py")])
+    fakellm.responder("planner", lambda _r: plan(
+        ["the number printed is reported"],
+        sub("Run it with: python3 script.py", "the output is a number", seq=1),
+        sub("Read the content of script.py with: cat script.py", "the content is read successfully", seq=2),
+        sub("Read the content of output.txt with: cat output.txt", "output.txt is read", seq=3),
+        sub("Check if the number is right with: python3 script.py", "the number is checked", seq=4)))
+    fakellm.responder("executor", lambda req: finish("42") if "RESULT" in str(req["messages"][-1])
+                      else call("shell", command="python3 script.py"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="42"))
+    fakellm.responder("meta_validator", lambda _r: merge("42", "pass"))
+    r = await run_task(fakellm, tmp_path, "Run script.py with python3 and tell me the number it prints.",
+                       confirm=_approve, **FAST)
+    [st] = r.of("SubTask")
+    assert st.intent == "1. Run it with: python3 script.py\n2. Read the content of script.py with: cat script.py"
+    assert [c.criterion for c in st.success_criteria] == ["the output is a number"]
+    assert r.final.directive.value == "accept"
+
+
+async def test_a_failed_attempt_repeated_in_other_words_is_a_repeat(fakellm, tmp_path):
+    """#13 on 1e0d435: the 1.5B executor sent the same offline web_search in three attempts and
+    reported each infeasible in other words; the words are no evidence, so the second attempt is
+    the repeat that ends the loop and the third is never asked for."""
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("find the release date")])
+    fakellm.responder("planner", lambda _r: plan(["the date is given"], sub("look up the date", "a date is reported")))
+    said = iter(f"no network, try {i}" for i in range(10))
+    fakellm.responder("executor", lambda req: infeasible(next(said)) if "ERROR" in str(req["messages"][-1])
+                      else call("read_file", path="missing.txt"))
+    r = await run_task(fakellm, tmp_path, "find the release date", pipeline={"correction_budget": 2},
+                       ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    assert r.final.directive.value == "abandon"
+    outcomes = r.of("SubTaskOutcome")
+    assert [[a.attempt for a in o.gap_trajectory] for o in outcomes] == [[1, 2]] * len(outcomes)
+    assert all(o.failure_reason.startswith("the corrected attempt repeated the failed one verbatim")
+               for o in outcomes)
+
+
 @pytest.mark.parametrize("content, accepted", [("Hello, world", True), ("Hello, world!!", False)])
 async def test_a_file_holding_the_asked_text_overrules_validators_that_fail_it(fakellm, tmp_path, content, accepted):
     """#13: the 1.5B validator failed "hello.txt exists and contains the text 'Hello, world'" with

@@ -65,3 +65,68 @@ def test_the_criterion_told_to_repeated_steps_is_one_line() -> None:
     ctx = again.subtasks[0].context
     assert "\n" not in ctx and ctx.startswith("The final check rejected the last result of these steps on: "
                                               "the file holds it Start with:")
+
+
+def test_a_question_plan_drops_reads_of_made_up_files_and_later_checks(tmp_path: Path) -> None:
+    """Seen on 1e0d435 over HTTP (#13): run-script planned a third step `cat output.txt` (no such
+    file; the request never named one) and find-todo a second step that re-checked the found file;
+    the right answers then failed those steps' criteria round after round."""
+    (tmp_path / "script.py").write_text("print(6 * 7)\n")
+    run = _plan(["the number printed is reported"],
+                ("Run script.py with: python3 script.py", ["the output is a number"]),
+                ("Read the content of script.py with: cat script.py", ["the content is read successfully"]),
+                ("Read the content of output.txt with: cat output.txt", ["output.txt is read"]))
+    ask = "Run script.py with python3 and tell me the number it prints."
+    assert question_only(run, ask, tmp_path) == ["Read the content of output.txt with: cat output.txt"]
+    assert [s.intent for s in run.subtasks] == ["Run script.py with: python3 script.py",
+                                                "Read the content of script.py with: cat script.py"]
+    for f in ("a.txt", "b.txt"):
+        (tmp_path / f).write_text("TODO\n" if f == "b.txt" else "x\n")
+    todo = _plan(["the file name is reported"],
+                 ("Search with: grep -l TODO *.txt", ["a file name is reported"]),
+                 ("Check if the found file contains 'TODO' with: grep -l 'TODO' <found_file>",
+                  ["the word 'TODO' is reported in the found file"]))
+    dropped = question_only(todo, "Which file in this folder contains the word TODO?", tmp_path)
+    assert dropped == ["Check if the found file contains 'TODO' with: grep -l 'TODO' <found_file>"]
+    assert [c.criterion for s in todo.subtasks for c in s.success_criteria] == ["a file name is reported"]
+    # a check that is the first step, a step that reads what it checks ("Check the value of"), and
+    # a plan that is all checks stay
+    keep = _plan(["mode is reported"], ("Check whether settings.ini exists with: ls", ["listed"]),
+                 ("Read settings.ini with: cat settings.ini", ["read"]),
+                 ("Check the value of mode in the output", ["mode is reported"]))
+    assert question_only(keep, "Read settings.ini and tell me the value of mode.", tmp_path) == []
+    assert len(keep.subtasks) == 3
+    alone = _plan(["c"], ("Verify that b.txt holds TODO with: grep TODO b.txt", ["found"]))
+    assert question_only(alone, "Does b.txt contain TODO?", tmp_path) == [] and len(alone.subtasks) == 1
+
+
+def test_a_hidden_file_the_request_never_named_is_a_made_up_one_too(tmp_path: Path) -> None:
+    """extensions on 1e0d435 (#13): a third step wrote the count to .distinct_extensions.txt and its
+    criterion failed the right answer three rounds running; the file-name pattern missed the dot."""
+    (tmp_path / "a.py").write_text("")
+    p = _plan(["the number of extensions is reported"],
+              ("List the extensions with: ls | sed 's/.*\\.//' | sort -u", ["a list is reported"]),
+              ("Write the count with: ls | sed 's/.*\\.//' | sort -u | wc -l > .distinct_extensions.txt",
+               ["a file named .distinct_extensions.txt is created with the count"]))
+    question_only(p, "How many distinct file extensions are there among the files in this folder?", tmp_path)
+    assert len(p.subtasks) == 1 and [c.criterion for c in p.subtasks[0].success_criteria] == ["a list is reported"]
+
+
+def test_a_question_step_is_judged_on_its_answer_not_on_how_it_got_it() -> None:
+    """run-script, trap-error-any-case and trap-column-sum on 1e0d435 (#13): the merged step asked
+    for a number and also "the content is read successfully" / "… stored in a variable"; the 1.5B
+    validator failed the right answers on those, round after round."""
+    from agentui.roles.planner import judged_on_the_answer
+    p = _plan(["the number is reported"],
+              ("1. grep -ci error server.log\n2. Read the content of server.log with: cat server.log",
+               ["a number is reported", "the content is read and stored in a variable",
+                "the content is read successfully", "the count is for server.log, in any letter case",
+                "the total is calculated"]))
+    assert judged_on_the_answer(p.subtasks) == ["the content is read and stored in a variable",
+                                                "the content is read successfully"]
+    assert [c.criterion for c in p.subtasks[0].success_criteria] == [
+        "a number is reported", "the count is for server.log, in any letter case", "the total is calculated"]
+    # a step that asks for no value keeps its criteria: there is no answer to judge it on instead
+    q = _plan(["c"], ("Read settings.ini with: cat settings.ini", ["the file is read successfully",
+                                                                    "the value of mode is reported"]))
+    assert judged_on_the_answer(q.subtasks) == [] and len(q.subtasks[0].success_criteria) == 2
