@@ -53,6 +53,10 @@ MAX_READ = 2_000_000  # bytes read to count lines or compare; bigger files are d
 MAX_FACTS = 4
 _EDITS = re.compile(r"\b(append|add|edit|change|modif|replac|convert|upper|lower|sort|rename|insert|"
                     r"prepend|strip|remove|delete|then)\w*", re.I)
+# other asks to change something, in the imperative ("Also fix the typo", "Install cowsay too"; not
+# "is installed", "was updated", "Is it correct?": an outside tester, #13)
+_CHANGES = re.compile(r"\b(?:fix|update|install|uninstall|upgrade|downgrade|patch|rewrite|overwrite|reformat|"
+                      r"correct\s+(?:the|a|an|it|this|that|all|any|its|my))\b", re.I)
 _COPY = re.compile(r"\b(?:copy|copies|duplicate|back\s?up)\s+(?:the\s+file\s+)?([^\s,;]+)\s+(?:in)?to\s+"
                    r"(?:the\s+file\s+|the\s+folder\s+)?([^\s,;()]+)", re.I)
 _EXCLUDES = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|except(?:\s+for)?|other\s+than|"
@@ -1419,7 +1423,7 @@ def counted(request: str, answer: object, ws: Path | None) -> str | None:
         return None
     text = str(answer)
     # one plain ask, answered without hedging: anything else is R4b's to judge
-    if _MAKES.search(request) or _EDITS.search(request) or request.count("?") > 1 \
+    if asks_a_change(request) or request.count("?") > 1 \
             or _ASKS_MORE.search(request.strip()) or _HEDGE.search(text):
         return None
     if G.asks_for(request) != "number":
@@ -1439,9 +1443,14 @@ def counted(request: str, answer: object, ws: Path | None) -> str | None:
     return None if v is None else f"checked by code: {what}; the answer says {v:g}"[:500]
 
 
+def asks_a_change(request: str) -> bool:
+    """The request asks to make, edit or otherwise change something."""
+    return bool(_MAKES.search(request) or _EDITS.search(request) or _CHANGES.search(request))
+
+
 def is_question(request: str) -> bool:
     """The request asks for a value and to make or change nothing."""
-    return not (_MAKES.search(request) or _EDITS.search(request)) and bool(
+    return not asks_a_change(request) and bool(
         G.asks_for(request) is not None or _LINE_OF.search(request)
         or re.match(r"\s*(?:what|which|who|where|how|is|are|does|do)\b.*\?\s*$", request, re.I | re.S))
 

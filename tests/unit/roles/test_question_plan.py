@@ -130,3 +130,18 @@ def test_a_question_step_is_judged_on_its_answer_not_on_how_it_got_it() -> None:
     q = _plan(["c"], ("Read settings.ini with: cat settings.ini", ["the file is read successfully",
                                                                     "the value of mode is reported"]))
     assert judged_on_the_answer(q.subtasks) == [] and len(q.subtasks[0].success_criteria) == 2
+
+
+def test_a_question_that_also_asks_for_a_change_is_no_question() -> None:
+    """An outside tester (#13): "How many lines does notes.txt have? Also fix the typo in line 2."
+    counted as a question, so its plan lost the steps that checked the fix. Asks to fix, update,
+    install or correct something are changes; a question about what is installed is not."""
+    from agentui.roles.worldcheck import is_question
+    for ask in ("How many lines does notes.txt have? Also fix the typo in line 2.",
+                "How many lines does notes.txt have? Update line 2 to say hi.",
+                "How many lines does notes.txt have? Install cowsay too.",
+                "How many lines does notes.txt have? Please correct the first line."):
+        assert not is_question(ask), ask
+    for ask in ("Which Python version is installed?", "Is the count in total.txt correct?",
+                "How many lines does notes.txt have?"):
+        assert is_question(ask), ask
