@@ -84,7 +84,6 @@ def _one_step(steps: list[PlanStep]) -> PlanStep:
 # a file name: a stem, a dot and an extension of 2–5 characters ("port.txt", not "e.g"); hidden
 # ones too (".distinct_extensions.txt", #13), but not an extension alone (".txt")
 _FILE_NAME = re.compile(r"(?<![\w/.~-])((?:~?/)?\.?\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
-_WRITES_TO = re.compile(r">|\btee\b|\b(?:write|save|store|append)\b", re.IGNORECASE)
 # a step that checks what an earlier step did ("Check if the found file contains 'TODO' with: …")
 _VERIFIES = re.compile(r"\W*(?:then\s+)?(?:verify|confirm|ensure|validate|make sure|double[- ]?check|"
                        r"check (?:if|whether|that))\b", re.IGNORECASE)
@@ -419,14 +418,15 @@ class Planner(RoleBase):
                 round=st.round, planner_error=DECLINED + "memory advised caution and the user did not confirm"),
                 tid)
             return
-        if W.is_question(spec.raw_input) and (dropped := question_only(plan, spec.raw_input, self.ctx.workspace)):
-            self.ctx.log(tid, {"kind": "plan_unasked_writes", "round": st.round, "dropped": dropped})
+        question = W.is_question(spec.raw_input)
+        if question and (dropped := question_only(plan, spec.raw_input, self.ctx.workspace)):
+            self.ctx.log(tid, {"kind": "plan_question_only", "round": st.round, "dropped": dropped})
         steps = sorted(plan.subtasks, key=lambda s: s.sequence)
-        if len(steps) > 1 and len({s.sequence for s in steps}) == len(steps) and W.is_question(spec.raw_input):
+        if question and len(steps) > 1 and len({s.sequence for s in steps}) == len(steps):
             # a chain of steps, not parallel parts (each of those carries its own answer)
             steps = [_one_step(steps)]
             self.ctx.log(tid, {"kind": "plan_merged", "round": st.round, "steps": len(plan.subtasks)})
-        if W.is_question(spec.raw_input) and (dropped := judged_on_the_answer(steps)):
+        if question and (dropped := judged_on_the_answer(steps)):
             self.ctx.log(tid, {"kind": "plan_process_criteria", "round": st.round, "dropped": dropped})
         subtasks = []
         for s in steps:
