@@ -29,6 +29,7 @@ from agentui.contracts import (
     Role,
     SubTaskOutcome,
     TerminalDirective,
+    ToolCallRecord,
     Urgency,
 )
 from agentui.memory.quantize import megram_params
@@ -80,15 +81,34 @@ def failed_targets(outcomes: list[SubTaskOutcome], workspace: Path | None = None
     return out
 
 
+#: tools whose kind is set by what they are told to run: a shell call's "tool class" is its command.
+#: break_symmetry / change_approach block the failing commands, not the shell: with `shell` blocked
+#: a question about local files has no tool left that can count or run anything (#13: csv-rows over
+#: HTTP on c086234 — shell blocked, the 1.5B executor read data.csv, guessed "2", then searched the
+#: web, offline; naive-retry, which blocks nothing, passed it).
+COMMAND_TOOLS = frozenset({"shell"})
+#: at most this many blocked commands in one directive (each goes into two prompts)
+MAX_BLOCKED_COMMANDS = 6
+
+
+def _failing_calls(outcomes: list[SubTaskOutcome], failed_calls_only: bool) -> list[ToolCallRecord]:
+    return [c for o in _failing(outcomes) for c in o.tool_calls if not (failed_calls_only and c.ok)]
+
+
 def tools_of(outcomes: list[SubTaskOutcome], *, failed_calls_only: bool = False) -> list[str]:
-    names: list[str] = []
-    for o in _failing(outcomes):
-        for c in o.tool_calls:
-            if failed_calls_only and c.ok:
-                continue
-            if c.tool not in names:
-                names.append(c.tool)
-    return sorted(names)
+    """The tools of the failing steps' calls a logical-failure directive blocks (not COMMAND_TOOLS)."""
+    return sorted({c.tool for c in _failing_calls(outcomes, failed_calls_only) if c.tool not in COMMAND_TOOLS})
+
+
+def commands_of(outcomes: list[SubTaskOutcome], *, failed_calls_only: bool = False) -> list[str]:
+    """`shell:<command>` of the failing steps' command-tool calls: what a logical-failure directive
+    blocks in place of the shell itself."""
+    out: list[str] = []
+    for c in _failing_calls(outcomes, failed_calls_only):
+        key = f"{c.tool}:{c.target}"
+        if c.tool in COMMAND_TOOLS and c.target and key not in out:
+            out.append(key)
+    return out[:MAX_BLOCKED_COMMANDS]
 
 
 def denial_of(req: ReplanRequest) -> str | None:
@@ -319,10 +339,10 @@ class GGS(RoleBase):
         # action states → PlanDirective
         blocked_tools: list[str] = []
         blocked_targets: list[str] = []
-        if state == MacroState.BREAK_SYMMETRY:
-            blocked_tools = tools_of(req.outcomes)
-        elif state == MacroState.CHANGE_APPROACH:
-            blocked_tools = tools_of(req.outcomes, failed_calls_only=urg == Urgency.LOW)
+        if state in (MacroState.BREAK_SYMMETRY, MacroState.CHANGE_APPROACH):
+            only_failed = state == MacroState.CHANGE_APPROACH and urg == Urgency.LOW
+            blocked_tools = tools_of(req.outcomes, failed_calls_only=only_failed)
+            blocked_targets = commands_of(req.outcomes, failed_calls_only=only_failed)
         elif state == MacroState.REFINE and urg == Urgency.LOW:
             blocked_targets = list(round_targets) or list(st.tried_targets[-1:])
         else:  # change_path, refine (normal / worsening): everything tried so far

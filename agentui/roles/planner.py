@@ -178,6 +178,19 @@ DIRECTIVE_TEXT = {
     ActionDirective.CHANGE_APPROACH: "CHANGE_APPROACH: the method was logically wrong; use a different method.",
     ActionDirective.BREAK_SYMMETRY: "BREAK_SYMMETRY: stuck with a wrong approach; use a completely different kind of tool and a plan unlike the previous one.",
 }
+#: break_symmetry / change_approach after a round whose steps all passed and whose result only the
+#: final check failed: no tool failed, so "use a completely different kind of tool" sent the 1.5B
+#: planner off course (#13: index-md over HTTP on c086234 planned sorting a file no step had made and
+#: was abandoned; under naive-retry's "fix the details that failed" the same round's replan passed)
+STEPS_PASSED_TEXT = ("{name}: every step passed its own checks, but the final check rejected the result; "
+                     "fix the details that failed so the result is what the request asks.")
+
+
+def directive_text(d: PlanDirective) -> str:
+    """The planner's one-line order for a directive."""
+    if d.steps_passed and d.directive in (ActionDirective.BREAK_SYMMETRY, ActionDirective.CHANGE_APPROACH):
+        return STEPS_PASSED_TEXT.format(name=d.directive.value.upper())
+    return DIRECTIVE_TEXT[d.directive]
 
 
 @dataclass
@@ -186,6 +199,7 @@ class _Task:
     round: int = 0
     last_plan: PlanOut | None = None
     last_blocked: set[str] = field(default_factory=set)  # the tools blocked when last_plan was made
+    last_blocked_targets: set[str] = field(default_factory=set)  # … and the targets
     directive: PlanDirective | None = None
     blocked_tools: set[str] = field(default_factory=set)
     blocked_targets: list[str] = field(default_factory=list)
@@ -302,7 +316,7 @@ class Planner(RoleBase):
             lines.append("SHOULD PREFER:\n" + "\n".join(f"- {x}" for x in prefer[:6]))
         if st.directive is not None:
             d = st.directive
-            lines.append(f"This is replan round {st.round}. Directive: {DIRECTIVE_TEXT[d.directive]}")
+            lines.append(f"This is replan round {st.round}. Directive: {directive_text(d)}")
             lines.append(f"Why: {d.rationale[:600]}")
             if st.last_plan is not None:
                 prev = "; ".join(s.intent[:120] for s in st.last_plan.subtasks)
@@ -332,10 +346,10 @@ class Planner(RoleBase):
                             f"({rule[:120]})")
         if (st.directive is not None and st.directive.directive == ActionDirective.BREAK_SYMMETRY
                 and not st.directive.steps_passed and st.last_plan is not None
-                and st.blocked_tools <= st.last_blocked):
-            # a tool blocked since the last plan makes the same steps run another way: the executor
-            # cannot use it (#13: 4 of 14 tasks on 4e180a2 ended here though GGS had blocked shell or
-            # read_file and the planner had dropped it from the steps' tools). When every step passed
+                and st.blocked_tools <= st.last_blocked and set(st.blocked_targets) <= st.last_blocked_targets):
+            # a tool or shell command blocked since the last plan makes the same steps run another
+            # way: the executor cannot use it (#13: 4 of 14 tasks on 4e180a2 ended here though GGS had
+            # blocked shell or read_file and the planner had dropped it from the steps' tools). When every step passed
             # and the final check failed the result, the same steps run again told why (`_told_why`):
             # write-hello on 32bfaad ended here after a rejection that quoted no fact (#13)
             old = {_norm(s.intent) for s in st.last_plan.subtasks}
@@ -411,7 +425,7 @@ class Planner(RoleBase):
                 planner_output_cut=output_cut if kind == "model_output" else None), tid)
             return
         self._told_why(st, plan)
-        st.last_plan, st.last_blocked = plan, set(st.blocked_tools)
+        st.last_plan, st.last_blocked, st.last_blocked_targets = plan, set(st.blocked_tools), set(st.blocked_targets)
         if not await self._caution_gate(st, plan, cal.caution):
             await self.publish(Role.META_VALIDATOR, DispatchManifest(
                 task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),

@@ -87,11 +87,11 @@ async def test_a_correction_that_repeats_the_failed_attempt_verbatim_ends_the_lo
     fakellm.responder("planner", lambda _r: plan(["the line count is given"],
                                                    sub("count the lines of n.txt", "the count is reported")))
 
-    def executor(req):  # as a grammar-bound model: shell only while it is offered (GGS blocks it later)
+    def executor(req):  # the shell's command until GGS blocks it, then read_file
         if "RESULT" in str(req["messages"][-1]):
             return finish("it has 7 lines")
-        tools = req["response_format"]["json_schema"]["schema"]["properties"]["tool"]["enum"]
-        return call("shell", command="cat n.txt") if "shell" in tools else call("read_file", path="n.txt")
+        blocked = "shell:cat n.txt" in req["messages"][1]["content"]
+        return call("read_file", path="n.txt") if blocked else call("shell", command="cat n.txt")
     fakellm.responder("executor", executor)
     fakellm.script("agent_validator", [verdicts("fail:logical")] * 3)
     r = await run_task(fakellm, tmp_path, "how many lines has n.txt", pipeline={"correction_budget": 2},
@@ -310,14 +310,14 @@ async def test_break_symmetry_then_change_approach_then_accept(fakellm, tmp_path
     (tmp_path / "ws" / "x.bin").write_text("data")  # the read succeeds: the failure is logical
     fakellm.script("perceiver", [perceive("compute the checksum")])
     fakellm.script("planner", [
-        plan(["checksum shown"], sub("compute checksum with shell", "checksum printed", "it is sha256", tools=["shell"],
-                                     mode=P)),
         plan(["checksum shown"], sub("compute checksum by reading", "checksum printed", "it is sha256",
                                      tools=["read_file"], mode=P)),
+        plan(["checksum shown"], sub("compute checksum with shell", "checksum printed", "it is sha256", tools=["shell"],
+                                     mode=P)),
         plan(["checksum shown"], sub("compute it with python", "checksum printed", mode=P)),
     ])
-    fakellm.script("executor", [call("shell", command="false"), finish("no idea"),
-                                call("read_file", path="x.bin"), finish("maybe 42"),
+    fakellm.script("executor", [call("read_file", path="x.bin"), finish("no idea"),
+                                call("shell", command="false"), finish("maybe 42"),
                                 finish("abc123")])
     fakellm.script("agent_validator", [verdicts("fail:logical", "fail:logical"),
                                        verdicts("pass", "fail:logical"), verdicts("pass")])
@@ -325,11 +325,11 @@ async def test_break_symmetry_then_change_approach_then_accept(fakellm, tmp_path
     r = await run_task(fakellm, tmp_path, "checksum please", **FAST)
     ds = r.of("PlanDirective")
     assert [d.directive.value for d in ds] == ["break_symmetry", "change_approach"]
-    assert ds[0].blocked_tools == ["shell"] and ds[0].failure_class.value == "logical"
+    assert ds[0].blocked_tools == ["read_file"] and ds[0].failure_class.value == "logical"
     assert ds[1].prev_directive.value == "break_symmetry"
     # the executor is never offered a blocked tool: the action schema's enum excludes it
     second = fakellm.calls("executor")[2]
-    assert "shell" not in str(second["response_format"]["json_schema"]["schema"]["properties"]["tool"])
+    assert "read_file" not in str(second["response_format"]["json_schema"]["schema"]["properties"]["tool"])
     assert r.final.directive.value == "accept"
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
@@ -650,19 +650,19 @@ async def test_plan_validator_rejects_blocked_tool_and_reasks(fakellm, tmp_path)
     (tmp_path / "ws" / "x.bin").write_text("data")
     fakellm.script("perceiver", [perceive("checksum")])
     fakellm.script("planner", [
-        plan(["shown"], sub("checksum with shell", "printed", tools=["shell"])),
-        plan(["shown"], sub("checksum with shell again", "printed", tools=["shell"])),  # blocked: rejected
-        plan(["shown"], sub("read it instead", "printed", tools=["read_file"], mode=P)),
+        plan(["shown"], sub("checksum by reading", "printed", tools=["read_file"])),
+        plan(["shown"], sub("checksum by reading again", "printed", tools=["read_file"])),  # blocked: rejected
+        plan(["shown"], sub("compute it with shell instead", "printed", tools=["shell"], mode=P)),
     ])
-    fakellm.script("executor", [call("shell", command="true"), finish("?"), finish("abc")])
+    fakellm.script("executor", [call("read_file", path="x.bin"), finish("?"), finish("abc")])
     fakellm.script("agent_validator", [verdicts("fail:logical"), verdicts("pass")])
     fakellm.script("meta_validator", [merge("abc", "pass")])
     r = await run_task(fakellm, tmp_path, "checksum", **FAST)
     [d] = r.of("PlanDirective")
-    assert d.directive.value == "break_symmetry" and d.blocked_tools == ["shell"]
+    assert d.directive.value == "break_symmetry" and d.blocked_tools == ["read_file"]
     reask = fakellm.calls("planner")[2]["messages"][1]["content"]
-    assert "rejected: subtask 1 uses blocked tool(s) shell" in reask
-    assert [s.intent for s in r.of("SubTask")] == ["checksum with shell", "read it instead"]
+    assert "rejected: subtask 1 uses blocked tool(s) read_file" in reask
+    assert [s.intent for s in r.of("SubTask")] == ["checksum by reading", "compute it with shell instead"]
     assert r.final.directive.value == "accept"
 
 
@@ -672,16 +672,16 @@ async def test_a_reask_rejected_for_the_same_problem_ends_the_reasks(fakellm, tm
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "x.bin").write_text("data")
     fakellm.script("perceiver", [perceive("checksum")])
-    fakellm.script("planner", [plan(["shown"], sub("checksum with shell", "printed", tools=["shell"]))])
-    fakellm.responder("planner", lambda _r: plan(["shown"], sub("checksum with shell again", "printed",
-                                                                 tools=["shell"])))
-    fakellm.script("executor", [call("shell", command="true"), finish("?")])
+    fakellm.script("planner", [plan(["shown"], sub("checksum by reading", "printed", tools=["read_file"]))])
+    fakellm.responder("planner", lambda _r: plan(["shown"], sub("checksum by reading again", "printed",
+                                                                 tools=["read_file"])))
+    fakellm.script("executor", [call("read_file", path="x.bin"), finish("?")])
     fakellm.script("agent_validator", [verdicts("fail:logical")])
     r = await run_task(fakellm, tmp_path, "checksum", pipeline={"plan_reasks": 2, "correction_budget": 0},
                        ggs={"max_replans": 1, "time_budget_ms": 10**9})
     calls = fakellm.calls("planner")
     assert len(calls) == 3  # the first plan, the replan, its one re-ask — no second re-ask
-    assert "rejected: subtask 1 uses blocked tool(s) shell" in calls[2]["messages"][1]["content"]
+    assert "rejected: subtask 1 uses blocked tool(s) read_file" in calls[2]["messages"][1]["content"]
     assert r.final.directive.value == "abandon"
 
 
@@ -707,8 +707,8 @@ async def test_a_plan_repeated_under_break_symmetry_after_its_reask_ends_the_tas
 async def test_the_same_steps_with_a_newly_blocked_tool_are_not_a_repeated_plan(fakellm, tmp_path):
     """#13 (4 of 14 tasks over HTTP on 4e180a2): GGS ordered break_symmetry and blocked shell; the
     1.5B planner kept the steps' words but dropped shell from their tools, and the plan was rejected
-    as a repeat, ending the task. With shell blocked the executor cannot run the same way: the plan
-    runs, and the executor finds the answer with another tool."""
+    as a repeat, ending the task. With the failing command (here `ls`) blocked the executor cannot run
+    the same way: the plan runs, and the executor finds the answer with another tool."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "b.txt").write_text("TODO: fix the parser\n")
@@ -730,9 +730,53 @@ async def test_the_same_steps_with_a_newly_blocked_tool_are_not_a_repeated_plan(
     r = await run_task(fakellm, tmp_path, ask, pipeline={"plan_reasks": 1, "correction_budget": 0},
                        ggs={"max_replans": 2, "time_budget_ms": 10**9})
     [d] = r.of("PlanDirective")
-    assert d.directive.value == "break_symmetry" and d.blocked_tools == ["shell"]
+    assert d.directive.value == "break_symmetry" and d.blocked_targets == ["shell:ls"]
     assert len(fakellm.calls("planner")) == 2  # the replan was taken, not re-asked as a repeat
     assert r.final.directive.value == "accept" and "b.txt" in str(r.final.output)
+
+
+async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fakellm, tmp_path):
+    """#13 (csv-rows over HTTP on c086234): "How many data rows does data.csv have, not counting the
+    header?" — the 1.5B executor ran `wc -l data.csv | tail -n +2` twice and guessed; break_symmetry
+    blocked `shell`, and with read_file and web_search left it read the file, answered "2", then
+    searched the web (offline) and the task was abandoned. The shell is where commands run, not one
+    kind of tool: the failing commands are blocked — in the planner's MUST NOT, its plan validator
+    and the executor — and the shell stays, so another command can count the rows."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "data.csv").write_text("name,n\na,1\nb,2\nc,3\nd,4\ne,5\n")
+    ask = "How many data rows does data.csv have, not counting the header?"
+    bad, good = "wc -l data.csv | tail -n +2", "tail -n +2 data.csv | wc -l"
+    fakellm.script("perceiver", [perceive(ask)])
+    fakellm.script("planner", [
+        plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {bad}", "a number is reported",
+                                                                 tools=["shell"])),
+        plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {bad}", "a number is reported",
+                                                                 tools=["shell"])),  # repeats the blocked command
+        plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {good}", "a number is reported",
+                                                                 tools=["shell"])),
+    ])
+
+    def executor(r):
+        tools = r["response_format"]["json_schema"]["schema"]["properties"]["tool"]["enum"]
+        assert "shell" in tools  # never taken away
+        last = r["messages"][-1]["content"]
+        if len(r["messages"]) == 2:
+            return call("shell", command=good if good in r["messages"][1]["content"] else bad)
+        return finish("5" if "5" in last else "6")
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda r: verdicts(
+        "pass" if "5" in r["messages"][-1]["content"] else "fail:logical", quote="5"))
+    fakellm.responder("meta_validator", lambda _r: merge("5", "pass"))
+    r = await run_task(fakellm, tmp_path, ask, pipeline={"plan_reasks": 1, "correction_budget": 0},
+                       ggs={"max_replans": 2, "time_budget_ms": 10**9})
+    [d] = r.of("PlanDirective")
+    assert d.directive.value == "break_symmetry"
+    assert d.blocked_tools == [] and d.blocked_targets == [f"shell:{bad}"]
+    replan, reask = fakellm.calls("planner")[1:3]
+    assert f"retrying shell:{bad}" in replan["messages"][1]["content"]
+    assert f"repeats the blocked target {bad!r} with shell" in reask["messages"][1]["content"]
+    assert r.final.directive.value == "accept" and "5" in str(r.final.output)
 
 
 async def test_steps_that_passed_run_again_told_why_when_the_final_check_failed_them(fakellm, tmp_path):
@@ -768,6 +812,11 @@ async def test_steps_that_passed_run_again_told_why_when_the_final_check_failed_
     assert d.directive.value == "break_symmetry" and d.blocked_tools == [] and d.steps_passed
     assert "Every step passed its checks, but the final check rejected the result" in d.rationale
     assert len(fakellm.calls("planner")) == 2  # the repeated plan was taken, not re-asked
+    # no tool failed: the order is to fix what failed, not to leave a tool (index-md on c086234)
+    replan = fakellm.calls("planner")[1]["messages"][1]["content"]
+    assert ("Directive: BREAK_SYMMETRY: every step passed its own checks, but the final check rejected the "
+            "result; fix the details that failed so the result is what the request asks.") in replan
+    assert "completely different kind of tool" not in replan
     second = fakellm.calls("executor")[2]["messages"][1]["content"]
     assert ("The final check rejected the last result of these steps on: hello.txt holds Hello, world. "
             "Show in your output, from what the tools return, that it holds.") in second
