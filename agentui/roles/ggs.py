@@ -47,6 +47,7 @@ class _TaskState:
     requests: int = 0  # ReplanRequests seen (the replan count Ω charges)
     directives: int = 0  # PlanDirectives issued (FinalResult.replans)
     tried_targets: list[str] = field(default_factory=list)  # accumulates across rounds
+    blocked_commands: list[str] = field(default_factory=list)  # logical failures' shell commands, too
     last_matched: dict[str, Any] = field(default_factory=dict)  # subtask intent → output
     last_directive: PlanDirective | None = None  # re-sent after a model-output failure (#12)
     output_failures: int = 0
@@ -342,11 +343,17 @@ class GGS(RoleBase):
         if state in (MacroState.BREAK_SYMMETRY, MacroState.CHANGE_APPROACH):
             only_failed = state == MacroState.CHANGE_APPROACH and urg == Urgency.LOW
             blocked_tools = tools_of(req.outcomes, failed_calls_only=only_failed)
-            blocked_targets = commands_of(req.outcomes, failed_calls_only=only_failed)
+            # like the targets of environmental failures, the commands accumulate: a planner sent
+            # from command A to B must not be let back to A (the outside tester's A → B → A)
+            for c in commands_of(req.outcomes, failed_calls_only=only_failed):
+                if c in st.blocked_commands:
+                    st.blocked_commands.remove(c)
+                st.blocked_commands.append(c)
+            blocked_targets = st.blocked_commands[-MAX_BLOCKED_COMMANDS:]
         elif state == MacroState.REFINE and urg == Urgency.LOW:
             blocked_targets = list(round_targets) or list(st.tried_targets[-1:])
         else:  # change_path, refine (normal / worsening): everything tried so far
-            blocked_targets = list(st.tried_targets)
+            blocked_targets = [*st.tried_targets, *(c for c in st.blocked_commands if c not in st.tried_targets)]
 
         first_fail = failed[0] if failed else None
         classes = {v.failure_class for v in failed if v.failure_class}

@@ -339,7 +339,7 @@ class Planner(RoleBase):
             for bt in st.blocked_targets:
                 _tool, _, target = bt.partition(":")
                 if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools):
-                    return f"subtask {i} repeats the blocked target {target!r} with {_tool}"
+                    return f"subtask {i} repeats the blocked target '{target}' with {_tool}"
             for _tool, target, rule in st.memory_constraints:  # v0.8 Key Invariant: memory MUST NOT
                 if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools):
                     return (f"subtask {i} uses {_tool} on {target!r}, which memory says must not be done "

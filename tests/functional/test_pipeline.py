@@ -746,7 +746,7 @@ async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fake
     ws.mkdir()
     (ws / "data.csv").write_text("name,n\na,1\nb,2\nc,3\nd,4\ne,5\n")
     ask = "How many data rows does data.csv have, not counting the header?"
-    bad, good = "wc -l data.csv | tail -n +2", "tail -n +2 data.csv | wc -l"
+    bad, good = "wc -l 'data.csv' | tail -n +2", "tail -n +2 data.csv | wc -l"
     fakellm.script("perceiver", [perceive(ask)])
     fakellm.script("planner", [
         plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {bad}", "a number is reported",
@@ -775,8 +775,36 @@ async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fake
     assert d.blocked_tools == [] and d.blocked_targets == [f"shell:{bad}"]
     replan, reask = fakellm.calls("planner")[1:3]
     assert f"retrying shell:{bad}" in replan["messages"][1]["content"]
-    assert f"repeats the blocked target {bad!r} with shell" in reask["messages"][1]["content"]
+    # the command as it runs, not a Python repr (the outside tester's `grep -c 'b' …` came back as \'b\')
+    assert f"repeats the blocked target '{bad}' with shell" in reask["messages"][1]["content"]
     assert r.final.directive.value == "accept" and "5" in str(r.final.output)
+
+
+async def test_blocked_commands_accumulate_over_logical_rounds(fakellm, tmp_path):
+    """A planner sent from command A to B must not be let back to A: the outside tester's A → B → A
+    (heldout/issue13/run_cases14.py). Each logical-failure order blocks every shell command failed so
+    far, as the targets of environmental failures accumulate."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "n.txt").write_text("1\n2\n")
+    cmds = ["wc -l n.txt", "cat n.txt | wc -l", "grep -c . n.txt", "awk 'END{print NR}' n.txt"]
+    fakellm.script("perceiver", [perceive("how many lines has n.txt")])
+    fakellm.script("planner", [plan(["the count is given"], sub(f"count with: {c}", "the count is reported",
+                                                                 tools=["shell"])) for c in cmds])
+
+    def executor(r):
+        if len(r["messages"]) > 2:
+            return finish("7")
+        return call("shell", command=r["messages"][1]["content"].split("count with: ")[1].split("\n")[0])
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda _r: verdicts("fail:logical"))
+    r = await run_task(fakellm, tmp_path, "how many lines has n.txt", pipeline={"plan_reasks": 0, "correction_budget": 0},
+                       ggs={"max_replans": 3, "time_budget_ms": 10**9, "law2_kill": 3})
+    ds = r.of("PlanDirective")
+    assert len(ds) >= 2 and all(d.directive.value in ("break_symmetry", "change_approach") for d in ds)
+    assert all(d.blocked_tools == [] for d in ds)
+    assert [d.blocked_targets for d in ds[:3]] == [[f"shell:{c}" for c in cmds[:i]] for i in (1, 2, 3)][:len(ds)]
+    assert r.final.directive.value == "abandon"
 
 
 async def test_steps_that_passed_run_again_told_why_when_the_final_check_failed_them(fakellm, tmp_path):
