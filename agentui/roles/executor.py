@@ -43,6 +43,7 @@ from agentui.contracts import (
 from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles import worldcheck as W
 from agentui.roles.actions import (
+    COMMAND_TOOLS,
     FINISH,
     INFEASIBLE,
     WORKSPACE_LINE,
@@ -230,8 +231,12 @@ class Executor(RoleBase):
         if earlier:
             lines.append("Results of earlier steps:")
             lines.extend(f"- {s.intent[:100]}: {short(str(o), 300)}" for s, o in earlier)
-        if blocked_targets:
-            lines.append("Do not retry these (they failed before): " + "; ".join(sorted(blocked_targets)[:8]))
+        # a blocked shell command is refused when tried, not named here: the 1.5B executor ran the one
+        # command this line named (#13: csv-rows on 9de5b02 — told "Start with: wc -l data.csv", it ran
+        # the blocked `wc -l data.csv | tail -n +2` and called itself refused, attempt after attempt)
+        told = sorted(t for t in blocked_targets if t.partition(":")[0] not in COMMAND_TOOLS)
+        if told:
+            lines.append("Do not retry these (they failed before): " + "; ".join(told[:8]))
         mem = self.ctx.memory
         rules = await tool_rules(mem, names)
         if rules:  # what the user remembered for these tools (`agentui memory remember --space tool:<name>`)

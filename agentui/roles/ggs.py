@@ -34,7 +34,7 @@ from agentui.contracts import (
 )
 from agentui.memory.quantize import megram_params
 from agentui.roles import loss as L
-from agentui.roles.actions import REPEATED_PLAN, brief
+from agentui.roles.actions import COMMAND_TOOLS, REPEATED_PLAN, brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import rel_target
 
@@ -82,13 +82,11 @@ def failed_targets(outcomes: list[SubTaskOutcome], workspace: Path | None = None
     return out
 
 
-#: tools whose kind is set by what they are told to run: a shell call's "tool class" is its command.
-#: break_symmetry / change_approach block the failing commands, not the shell: with `shell` blocked
-#: a question about local files has no tool left that can count or run anything (#13: csv-rows over
-#: HTTP on c086234 — shell blocked, the 1.5B executor read data.csv, guessed "2", then searched the
-#: web, offline; naive-retry, which blocks nothing, passed it).
-COMMAND_TOOLS = frozenset({"shell"})
-#: at most this many blocked commands in one directive (each goes into two prompts)
+#: break_symmetry / change_approach block the failing commands of COMMAND_TOOLS, not the tool: with
+#: `shell` blocked a question about local files has no tool left that can count or run anything
+#: (#13: csv-rows over HTTP on c086234 — shell blocked, the 1.5B executor read data.csv, guessed "2",
+#: then searched the web, offline; naive-retry, which blocks nothing, passed it). At most this many
+#: go into one directive (each is a line of the planner's prompt).
 MAX_BLOCKED_COMMANDS = 6
 
 

@@ -87,11 +87,13 @@ async def test_a_correction_that_repeats_the_failed_attempt_verbatim_ends_the_lo
     fakellm.responder("planner", lambda _r: plan(["the line count is given"],
                                                    sub("count the lines of n.txt", "the count is reported")))
 
-    def executor(req):  # the shell's command until GGS blocks it, then read_file
-        if "RESULT" in str(req["messages"][-1]):
+    def executor(req):  # the shell's command; once GGS has blocked it and it is refused, read_file
+        last = str(req["messages"][-1])
+        if "blocked for this task" in last:
+            return call("read_file", path="n.txt")
+        if "RESULT" in last:
             return finish("it has 7 lines")
-        blocked = "shell:cat n.txt" in req["messages"][1]["content"]
-        return call("read_file", path="n.txt") if blocked else call("shell", command="cat n.txt")
+        return call("shell", command="cat n.txt")
     fakellm.responder("executor", executor)
     fakellm.script("agent_validator", [verdicts("fail:logical")] * 3)
     r = await run_task(fakellm, tmp_path, "how many lines has n.txt", pipeline={"correction_budget": 2},
@@ -762,7 +764,9 @@ async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fake
         assert "shell" in tools  # never taken away
         last = r["messages"][-1]["content"]
         if len(r["messages"]) == 2:
-            return call("shell", command=good if good in r["messages"][1]["content"] else bad)
+            return call("shell", command=bad)  # the old command first, as the 1.5B executor did
+        if "blocked for this task" in last:
+            return call("shell", command=good)
         return finish("5" if "5" in last else "6")
     fakellm.responder("executor", executor)
     fakellm.responder("agent_validator", lambda r: verdicts(
@@ -777,6 +781,11 @@ async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fake
     assert f"retrying shell:{bad}" in replan["messages"][1]["content"]
     # the command as it runs, not a Python repr (the outside tester's `grep -c 'b' …` came back as \'b\')
     assert f"repeats the blocked target '{bad}' with shell" in reask["messages"][1]["content"]
+    # refused when tried, never named to the executor: told "Do not retry: <command>", the 1.5B
+    # executor ran that very command (csv-rows on 9de5b02)
+    later = [c for c in fakellm.calls("executor") if good in c["messages"][1]["content"]]
+    assert later and all(bad not in c["messages"][1]["content"] for c in later if len(c["messages"]) == 2)
+    assert any("blocked for this task" in c["messages"][-1]["content"] for c in later)
     assert r.final.directive.value == "accept" and "5" in str(r.final.output)
 
 
