@@ -47,9 +47,9 @@ def short(text: str, n: int) -> str:
 
 
 FIX = " | what to do: "
-#: why the plan validator rejects a plan under break_symmetry; after its re-ask, the task ends (#13)
 #: tools whose kind is set by what they are told to run: a shell call's "tool class" is its command
 COMMAND_TOOLS = frozenset({"shell"})
+#: why the plan validator rejects a plan under break_symmetry; after its re-ask, the task ends (#13)
 REPEATED_PLAN = "break_symmetry needs a different plan, but this one repeats the previous plan"
 #: the workspace as the planner and executor see it: tools run there and name paths relative to it,
 #: so its absolute path would only cost tokens and be copied wrong by small models (#13)

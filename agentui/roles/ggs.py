@@ -343,10 +343,8 @@ class GGS(RoleBase):
             blocked_tools = tools_of(req.outcomes, failed_calls_only=only_failed)
             # like the targets of environmental failures, the commands accumulate: a planner sent
             # from command A to B must not be let back to A (the outside tester's A → B → A)
-            for c in commands_of(req.outcomes, failed_calls_only=only_failed):
-                if c in st.blocked_commands:
-                    st.blocked_commands.remove(c)
-                st.blocked_commands.append(c)
+            fresh = commands_of(req.outcomes, failed_calls_only=only_failed)
+            st.blocked_commands = [c for c in st.blocked_commands if c not in fresh] + fresh
             blocked_targets = st.blocked_commands[-MAX_BLOCKED_COMMANDS:]
         elif state == MacroState.REFINE and urg == Urgency.LOW:
             blocked_targets = list(round_targets) or list(st.tried_targets[-1:])

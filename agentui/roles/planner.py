@@ -348,10 +348,11 @@ class Planner(RoleBase):
                 and not st.directive.steps_passed and st.last_plan is not None
                 and st.blocked_tools <= st.last_blocked and set(st.blocked_targets) <= st.last_blocked_targets):
             # a tool or shell command blocked since the last plan makes the same steps run another
-            # way: the executor cannot use it (#13: 4 of 14 tasks on 4e180a2 ended here though GGS had
-            # blocked shell or read_file and the planner had dropped it from the steps' tools). When every step passed
-            # and the final check failed the result, the same steps run again told why (`_told_why`):
-            # write-hello on 32bfaad ended here after a rejection that quoted no fact (#13)
+            # way: the executor cannot use it (#13: 4 of 14 tasks on 4e180a2 ended here though GGS
+            # had blocked shell or read_file and the planner had dropped it from the steps' tools).
+            # When every step passed and the final check failed the result, the same steps run again
+            # told why (`_told_why`): write-hello on 32bfaad ended here after a rejection that quoted
+            # no fact (#13)
             old = {_norm(s.intent) for s in st.last_plan.subtasks}
             new = {_norm(s.intent) for s in plan.subtasks}
             if new == old:
