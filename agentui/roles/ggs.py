@@ -102,12 +102,9 @@ def tools_of(outcomes: list[SubTaskOutcome], *, failed_calls_only: bool = False)
 def commands_of(outcomes: list[SubTaskOutcome], *, failed_calls_only: bool = False) -> list[str]:
     """`shell:<command>` of the failing steps' command-tool calls: what a logical-failure directive
     blocks in place of the shell itself."""
-    out: list[str] = []
-    for c in _failing_calls(outcomes, failed_calls_only):
-        key = f"{c.tool}:{c.target}"
-        if c.tool in COMMAND_TOOLS and c.target and key not in out:
-            out.append(key)
-    return out[:MAX_BLOCKED_COMMANDS]
+    calls = _failing_calls(outcomes, failed_calls_only)
+    keys = dict.fromkeys(f"{c.tool}:{c.target}" for c in calls if c.tool in COMMAND_TOOLS and c.target)
+    return list(keys)[:MAX_BLOCKED_COMMANDS]
 
 
 def denial_of(req: ReplanRequest) -> str | None:
@@ -349,7 +346,7 @@ class GGS(RoleBase):
         elif state == MacroState.REFINE and urg == Urgency.LOW:
             blocked_targets = list(round_targets) or list(st.tried_targets[-1:])
         else:  # change_path, refine (normal / worsening): everything tried so far
-            blocked_targets = [*st.tried_targets, *(c for c in st.blocked_commands if c not in st.tried_targets)]
+            blocked_targets = list(dict.fromkeys([*st.tried_targets, *st.blocked_commands]))
 
         first_fail = failed[0] if failed else None
         classes = {v.failure_class for v in failed if v.failure_class}
