@@ -41,6 +41,7 @@ import csv
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -1236,6 +1237,7 @@ def contradiction(text: str, output: object, ws: Path | None, *, made: str | Non
                 or _answer_problem(text, out, ws)
                 or _listing_problem(text, ws) or _append_problem(text, ws) or _sort_problem(text, ws)
                 or _case_problem(text, ws) or _words_problem(text, out, ws) or _line_of_problem(text, out, ws)
+                or _holder_problem(text, out, ws)
                 or _word_count_problem(text, out, ws) or _column_sum_problem(text, out, ws)
                 or _folder_count_problem(text, out, ws) or _extension_problem(text, out, ws)
                 or _numbers_sum_problem(text, out, ws) or _json_problem(text, ws))
@@ -1413,6 +1415,110 @@ def _line_of_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None
             f"read it with {'head -n 1' if which == 'first' else 'tail -n 1'} {rel} and answer with that line")
 
 
+#: "Which file in this folder contains the word TODO?": the files asked for by what they hold
+_HOLDER = re.compile(r"\bwhich\s+(?:of\s+the\s+)?files?\b[^?\n]{0,80}?\b(?:contains?|holds?|mentions?|includes?)"
+                     r"\s+(?:the\s+)?(?:(?:exact\s+)?(?:word|text|string|phrase|term)\s+)?"
+                     r"(?:[\"“'‘`](?P<quoted>[^\"”'’`\n]{1,80})[\"”'’`]|(?!(?:most|least|more|less|fewer|largest|biggest|"
+                     r"smallest|longest|shortest|highest|lowest|greatest|max\w*|min\w*|a|an|any|no|only|exactly|at|"
+                     r"lines?|words?|the|this|that|these|those|it|its|their|one|some|all|every|each|\d+)\b)(?P<bare>[\w@#:.-]{1,80}))", re.I)
+_MAX_HOLDER_FILES = 500
+
+
+def _holders(text: str, ws: Path) -> tuple[str, str, list[str], list[str], list[str]] | None:
+    """"Which file in this folder contains the word TODO?": (the text asked about, the folder as
+    named, the files holding it, the other files looked at — paths relative to the folder — and the
+    ways an answer may write the folder before them: absolute, real or workspace-relative). Every
+    reading the question leaves open (subfolders, hidden files, letter case, a whole word or a part
+    of one) must give the same files, else None: code cannot tell which the user meant."""
+    m = _HOLDER.search(text)
+    if m is None:
+        return None
+    needle = (m.group("quoted") or m.group("bare") or "").strip().rstrip(".:,;!")
+    folder = _folder(text, ws) or (Path(os.path.realpath(ws)) if not named(text, ws) else None)
+    if len(needle) < 2 or folder is None:
+        return None
+    anycase = bool(_ANY_CASE.search(text))
+    readings = [(r, h, c, w) for r in ([_recursive(text)] if _recursive(text) or re.search(r"\bdirectly\b", text, re.I)
+                                        else [False, True])
+                for h in _hidden_readings(text) for c in ([False] if anycase else [True, False]) for w in (True, False)]
+    root = Path(os.path.realpath(ws))
+    shown = _shown_in(folder)
+    found: set[frozenset[str]] = set()
+    looked: set[str] = set()
+    files = [e for e in _entries(folder, any(r for r, *_ in readings)) if e.is_file() and not e.is_symlink()]
+    if len(files) > _MAX_HOLDER_FILES:
+        return None
+    data = {e: _read(e) for e in files if not is_secret(e, str(e.relative_to(root)))}
+    for recursive, hidden_in, case, word in readings:
+        pat = re.compile((r"(?<!\w)" + re.escape(needle) + r"(?!\w)") if word else re.escape(needle), 0 if case else re.I)
+        hit: set[str] = set()
+        for e, b in data.items():
+            rel = str(e.relative_to(folder))
+            if (not recursive and e.parent != folder) or not shown(e, hidden_in):
+                continue
+            if b is None:
+                return None  # too large or unreadable: what it holds is unknown
+            looked.add(rel)
+            if b"\0" not in b[:4096] and pat.search(b.decode("utf-8", "replace")):
+                hit.add(rel)
+        found.add(frozenset(hit))
+    if len(found) != 1:
+        return None
+    hit_set = next(iter(found))
+    where = "this folder" if folder == root else str(folder.relative_to(root))
+    sub = "" if folder == root else where + "/"
+    prefixes = sorted({f"{folder}/", f"{Path(ws).absolute()}/{sub}", f"{root}/{sub}", sub} - {""}, key=len, reverse=True)
+    return needle, where, sorted(hit_set), sorted(looked - hit_set), prefixes
+
+
+def _names(answer: str, rel: str, unique_base: bool) -> bool:
+    """Does `answer` name the file `rel` — as that path (./ allowed) or, when no other file looked
+    at shares it, by its base name?"""
+    forms = [rel] + ([os.path.basename(rel)] if unique_base and os.path.basename(rel) != rel else [])
+    return any(re.search(rf"(?<![\w./-])(?:\./)?{re.escape(f)}(?![\w/-]|\.\w)", answer) for f in forms)
+
+
+def _holder_names(got: tuple[str, str, list[str], list[str], list[str]], answer: str) -> tuple[list[str], list[str]]:
+    """(the holders `answer` names, the other files it names)."""
+    _, _, hit, other, prefixes = got
+    for pre in prefixes:
+        answer = answer.replace(pre, "")
+    bases = [os.path.basename(r) for r in (*hit, *other)]
+    named_ = [r for r in hit if _names(answer, r, bases.count(os.path.basename(r)) == 1)]
+    wrong = [r for r in other if _names(answer, r, bases.count(os.path.basename(r)) == 1)]
+    return named_, wrong
+
+
+def _holder_said(request: str, answer: str, ws: Path) -> str | None:
+    """"Which file … contains X?" answered by naming every file that holds X and no other."""
+    got = _holders(request, ws) if len(answer) <= 400 else None
+    if got is None or not got[2]:
+        return None
+    needle, where, hit, *_ = got
+    said, wrong = _holder_names(got, answer)
+    if len(said) != len(hit) or wrong:
+        return None
+    which = f"{hit[0]} is the only file" if len(hit) == 1 else f"{', '.join(hit)} are the files"
+    return f"checked by code: {which} in {where} holding {needle!r}; the answer names {'it' if len(hit) == 1 else 'them'}"[:500]
+
+
+def _holder_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
+    """"Which file … contains X?" answered without naming any file that holds X, or naming one that
+    does not hold it."""
+    got = _holders(text, ws) if output.strip() else None
+    if got is None or not got[2]:
+        return None
+    needle, where, hit, *_ = got
+    said, wrong = _holder_names(got, output)
+    if _HEDGE.search(output):
+        wrong = []  # "b.txt (not a.txt)": a file named only to be ruled out is R4b's to read
+    if said and not wrong:
+        return None
+    why = (f"{', '.join(wrong)} in {where} does not hold {needle!r}" if wrong
+           else f"{', '.join(hit)} in {where} holds {needle!r}; the answer does not name it")
+    return why, f"search the text with: grep -rl {shlex.quote(needle)} . and answer with the file names it prints"
+
+
 def counted(request: str, answer: object, ws: Path | None) -> str | None:
     """Evidence read by code when `request` asks one count code can take from the files (the words,
     lines, matching lines or rows of a file; a CSV column's total; the sum of a file's numbers; the
@@ -1427,7 +1533,7 @@ def counted(request: str, answer: object, ws: Path | None) -> str | None:
             or _ASKS_MORE.search(request.strip()) or _HEDGE.search(text):
         return None
     if G.asks_for(request) != "number":
-        return _line_said(request, text, ws)
+        return _line_said(request, text, ws) or _holder_said(request, text, ws)
     if len(text) > 400:
         return None
     if len([p for _, p in named(request, ws) if not p.is_dir()]) > 1:

@@ -151,6 +151,10 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+#: the built-in tools' arguments that go to a command line or the file system, where no NUL can be
+_NO_NUL = frozenset({"command", "path", "pattern", "query"})
+
+
 def validate_args(schema: dict[str, Any], args: Any) -> str | None:
     """Check required keys and the JSON types of known properties. Extra keys are ignored."""
     if not isinstance(args, dict):
@@ -167,6 +171,11 @@ def validate_args(schema: dict[str, Any], args: Any) -> str | None:
             return f"argument '{key}' must be {prop['type']}, got boolean"
         if not isinstance(value, expected):
             return f"argument '{key}' must be {prop['type']}, got {type(value).__name__}"
+        if isinstance(value, str) and "\0" in value and key in _NO_NUL:
+            # a NUL cannot be in a command line, a path or a pattern: say so, not "ValueError: embedded
+            # null byte" (the 1.5B executor sent `sed 's/./\u0000/g'` three times, #13)
+            return (f"argument '{key}' holds a NUL character (\\0), which no command line, path or pattern can "
+                    f"hold; write it without one (in a shell command, printf '\\000' makes one)")
     return None
 
 

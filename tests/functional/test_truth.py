@@ -348,6 +348,43 @@ async def test_a_question_about_a_folder_refuses_a_new_file_and_asks_for_the_ans
     assert '{"tool": "finish"' in last and "only reads" not in last
 
 
+def _todo_task(fake, tmp_path, answer: str, r4b: str) -> str:
+    """find-todo: ws/{a,b,c}.txt, b.txt holds TODO; the executor greps and finishes with `answer`."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name, text in (("a.txt", "all done\n"), ("b.txt", "TODO: fix the parser\n"), ("c.txt", "nothing\n")):
+        (ws / name).write_text(text)
+    ask = "Which file in this folder contains the word TODO? Answer with the file name."
+    fake.script("perceiver", [perceive(ask)])
+    fake.responder("planner", lambda _r: plan(["the file name containing the word TODO is returned"], sub(
+        "Find the file holding TODO with: grep -rl TODO .", "a file name is reported", tools=["shell"])))
+    fake.responder("executor", _cycling([call("shell", command="grep -rl TODO ."), finish(answer)]))
+    fake.responder("agent_validator", lambda _r: grounded("pass", quote="b.txt"))
+    fake.responder("meta_validator", lambda _r: merge(answer, r4b))
+    return ask
+
+
+async def test_the_file_that_holds_the_word_stands_over_the_meta_validators_fail(fakellm, tmp_path):
+    # find-todo in process on the 1.5B model: grep printed ./b.txt, the executor answered ./b.txt,
+    # and R4b failed it three rounds running ("'./b.txt', which does not contain the word TODO")
+    ask = _todo_task(fakellm, tmp_path, "./b.txt", "fail:logical")
+    r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
+    assert r.final.directive.value == "accept"
+    assert "./b.txt" in str(r.final.output)
+    ev = [v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts]
+    assert ev and all("b.txt is the only file in this folder holding 'TODO'" in e for e in ev)
+    assert len(fakellm.calls("planner")) == 1
+
+
+async def test_a_file_that_does_not_hold_the_word_is_not_accepted(fakellm, tmp_path):
+    # both validators pass a wrong file name: the files say otherwise
+    ask = _todo_task(fakellm, tmp_path, "a.txt", "pass")
+    r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
+    assert r.final.directive.value == "abandon"
+    reasons = " ".join(v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts)
+    assert "a.txt in this folder does not hold 'TODO'" in reasons
+
+
 async def test_a_wrong_word_count_is_contradicted_by_the_file(fakellm, tmp_path):
     # the tools printed 18 (grounded), both validators pass: the file itself says 9
     _word_count_task(fakellm, tmp_path, "poem.txt has 4 lines, 18 words, 88 characters", r4b="pass",

@@ -87,7 +87,7 @@ def test_a_which_file_answer_must_name_a_file_that_is_there(tmp_path):
     the model's guess `…/ws/TODO.txt`, and R4a/R4b accepted a file that does not exist (#13)."""
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
-    for name, text in (("a.txt", "all done\n"), ("b.txt", "TODO: fix the parser\n"), ("sub/c.txt", "x\n")):
+    for name, text in (("a.txt", "all done\n"), ("b.txt", "TODO: fix the parser\n"), ("sub/c.txt", "TODO later\n")):
         (ws / name).write_text(text)
     q = "Which file in this folder contains the word TODO? Answer with the file name."
     why, todo = W.contradiction(q, f"The command found the file '{ws}/TODO.txt' containing the word 'TODO'.", ws)
@@ -96,6 +96,9 @@ def test_a_which_file_answer_must_name_a_file_that_is_there(tmp_path):
     assert W.contradiction(q, "b.txt", ws) is None
     assert W.contradiction(q, f"{ws}/b.txt", ws) is None
     assert W.contradiction(q, "c.txt", ws) is None  # a bare name found deeper in the tree is real
+    (ws / "sub" / "c.txt").write_text("x\n")  # real, but it does not hold the word: code reads it
+    assert "sub/c.txt in this folder does not hold 'TODO'" in W.contradiction(q, "c.txt", ws)[0]
+    (ws / "sub" / "c.txt").write_text("TODO later\n")
     assert W.contradiction(q, "b.txt (not TODO.txt)", ws) is None  # names something real: cannot tell
     assert W.contradiction(q, "no file contains it", ws) is None  # no path: the missing-value rule decides
     assert W.contradiction("Which file did you delete?", "old.log", ws) is None  # a path may be gone
@@ -741,3 +744,74 @@ def test_a_json_file_that_does_not_parse(tmp_path):
     assert W.contradiction(q, "done", ws) is None
     (ws / "bad.json").write_text("{")
     assert W.contradiction("How many keys does bad.json have?", "1", ws) is None  # not asked to make it
+
+
+# -- "which file contains X?" (#13: find-todo in process, R4b failed "./b.txt" three rounds) -------
+TODO_Q = "Which file in this folder contains the word TODO? Answer with the file name."
+
+
+def _todo_ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("all done\n")
+    (ws / "b.txt").write_text("TODO: fix the parser\n")
+    (ws / "c.txt").write_text("nothing\n")
+    return ws
+
+
+def test_counted_grants_the_file_that_holds_the_word(tmp_path):
+    ws = _todo_ws(tmp_path)
+    for a in ("./b.txt", "b.txt", "The file is b.txt.", "b.txt\n"):
+        assert "b.txt is the only file in this folder holding 'TODO'" in (W.counted(TODO_Q, a, ws) or ""), a
+        assert W.contradiction(TODO_Q, a, ws) is None, a
+    for a in ("a.txt", "b.txt or a.txt", "c.txt", "TODO", "bb.txt", "b.txt.bak", "sub/b.txt", "none of them"):
+        assert W.counted(TODO_Q, a, ws) is None, a
+
+
+def test_an_answer_naming_the_wrong_file_is_contradicted(tmp_path):
+    ws = _todo_ws(tmp_path)
+    why, todo = W.contradiction(TODO_Q, "a.txt", ws)
+    assert "a.txt in this folder does not hold 'TODO'" in why and "grep -rl TODO ." in todo
+    why, _ = W.contradiction(TODO_Q, "the parser file", ws)
+    assert "b.txt in this folder holds 'TODO'; the answer does not name it" in why
+    assert W.contradiction(TODO_Q, "b.txt and c.txt", ws)
+    assert W.contradiction(TODO_Q, "b.txt (not a.txt)", ws) is None  # ruled out, not named as a holder
+    assert "b.txt in this folder holds 'TODO'" in W.contradiction(TODO_Q, "No file contains TODO.", ws)[0]
+
+
+def test_several_holders_must_all_be_named(tmp_path):
+    ws = _todo_ws(tmp_path)
+    (ws / "c.txt").write_text("a TODO here too\n")
+    q = "Which files contain 'TODO'?"
+    assert W.counted(q, "b.txt, c.txt", ws)
+    assert W.counted(q, "b.txt", ws) is None
+    assert W.contradiction(q, "b.txt", ws) is None  # a partial answer is R4b's to judge, not a contradiction
+
+
+def test_a_question_whose_readings_disagree_gets_no_grant_or_contradiction(tmp_path):
+    ws = _todo_ws(tmp_path)
+    (ws / "sub").mkdir()
+    (ws / "sub" / "d.txt").write_text("TODO later\n")  # in a subfolder: "in this folder" is open
+    assert W.counted(TODO_Q, "b.txt", ws) is None and W.contradiction(TODO_Q, "a.txt", ws) is None
+    (ws / "sub" / "d.txt").unlink()
+    (ws / "c.txt").write_text("todo, lower case\n")  # case left open by the question
+    assert W.counted(TODO_Q, "b.txt", ws) is None
+    assert W.counted(TODO_Q + " Any case.", "b.txt, c.txt", ws)
+    (ws / "c.txt").write_text("TODOS\n")  # a word or a part of one
+    assert W.counted(TODO_Q, "b.txt", ws) is None
+    (ws / "c.txt").write_text("nothing\n")
+    (ws / ".hidden").write_text("TODO\n")  # hidden files left open
+    assert W.counted(TODO_Q, "b.txt", ws) is None
+    (ws / ".hidden").unlink()
+    (ws / "c.txt").write_bytes(b"x" * (W.MAX_READ + 1))  # too large to read: what it holds is unknown
+    assert W.counted(TODO_Q, "b.txt", ws) is None and W.contradiction(TODO_Q, "c.txt", ws) is None
+
+
+def test_other_which_file_questions_are_not_read_as_a_search(tmp_path):
+    ws = _todo_ws(tmp_path)
+    (ws / "most.txt").write_text("most the lines\n")
+    for q in ("Which file has the most lines?", "Which file contains the most lines?",
+              "Which file contains the largest number?", "Which file contains 3 lines?",
+              "Which file, a.txt or b.txt, contains TODO?", "Which file is largest?"):
+        assert W.contradiction(q, "a.txt", ws) is None, q
+        assert W.counted(q, "most.txt", ws) is None, q

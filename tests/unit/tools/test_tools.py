@@ -297,6 +297,11 @@ def test_duplicate_registration_fails(registry: ToolRegistry) -> None:
         ("read_file", {"path": "x", "max_chars": "10"}, "'max_chars' must be integer"),
         ("write_file", {"path": "x", "content": "y", "append": "yes"}, "'append' must be boolean"),
         ("glob", ["*.py"], "arguments must be a JSON object"),
+        # a NUL in a command line or a path was "shell failed: ValueError: embedded null byte" (#13)
+        ("shell", {"command": "tr a-z A-Z | sed 's/./\u0000/g' < in.txt"}, "'command' holds a NUL character"),
+        ("read_file", {"path": "in\x00.txt"}, "'path' holds a NUL character"),
+        ("write_file", {"path": "a\x00b", "content": "x"}, "no command line, path or pattern can hold"),
+        ("glob", {"pattern": "*\x00"}, "'pattern' holds a NUL character"),
     ],
 )
 async def test_bad_calls_never_raise(
@@ -305,6 +310,12 @@ async def test_bad_calls_never_raise(
     rec = await registry.call(name, args, ctx_for(ws))
     assert isinstance(rec, ToolCallRecord)
     assert not rec.ok and rec.error is not None and fragment in rec.error
+
+
+async def test_a_nul_in_written_content_is_written(registry: ToolRegistry, ws: Path) -> None:
+    rec = await registry.call("write_file", {"path": "z.bin", "content": "a\x00b"}, ctx_for(ws))
+    assert rec.ok, rec.error
+    assert (ws / "z.bin").read_bytes().startswith(b"a\x00b")
 
 
 async def test_tool_exception_becomes_a_record(ws: Path) -> None:
