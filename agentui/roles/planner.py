@@ -36,7 +36,7 @@ from agentui.contracts import (
 from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
-from agentui.roles.actions import REPEATED_PLAN, WORKSPACE_LINE
+from agentui.roles.actions import COMMAND_TOOLS, REPEATED_PLAN, WORKSPACE_LINE
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import Calibration, calibrate
 from agentui.tools import fsaccess
@@ -338,7 +338,13 @@ class Planner(RoleBase):
             text = f"{s.intent}\n{s.context}"
             for bt in st.blocked_targets:
                 _tool, _, target = bt.partition(":")
-                if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools):
+                # a blocked command named in the step is that command again; a blocked path or query
+                # named in a step that may use another tool is a thing to reach another way — the
+                # executor refuses the blocked call itself (#13: wall-settings, blocked
+                # web_search:settings.ini, rejected every "Read settings.ini" plan that listed
+                # read_file too, 8 and 16 times, and ended in abandon on every run)
+                other_way = _tool not in COMMAND_TOOLS and bool(set(s.tools) - {_tool})
+                if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools) and not other_way:
                     return f"subtask {i} repeats the blocked target '{target}' with {_tool}"
             for _tool, target, rule in st.memory_constraints:  # v0.8 Key Invariant: memory MUST NOT
                 if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools):

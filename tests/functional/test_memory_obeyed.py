@@ -144,6 +144,62 @@ async def test_relative_blocked_target_is_refused_by_the_plan_validator(fakellm,
     assert r.final.directive.value == "accept"
 
 
+async def test_a_blocked_query_named_in_a_step_that_may_read_the_file_is_not_a_repeat(fakellm, tmp_path, monkeypatch):
+    # wall-settings on the 1.5B model: web_search 'settings.ini' failed offline, and every
+    # "Read settings.ini" plan after it — read_file among its tools — was rejected as repeating the
+    # blocked target, to abandon. The step runs; the executor refuses the blocked call itself
+    ws = tmp_path / "ws"
+    (ws / "conf").mkdir(parents=True)
+    (ws / "conf" / "settings.ini").write_text("[main]\nmode = turbo\n")
+    read = sub("Read settings.ini and tell me the value of mode", "the value of mode is reported",
+               tools=["read_file", "web_search"])
+    fakellm.script("perceiver", [perceive("Read settings.ini and tell me the value of mode.")])
+    fakellm.responder("planner", lambda _r: plan(["the value of mode is reported"], read))
+
+    def executor(r):  # the web first, as the 1.5B executor did; then what the refusal leaves
+        last = r["messages"][-1]["content"]
+        if "mode = turbo" in last:
+            return finish("turbo")
+        if "is blocked for this task" in last or "REFUSED" in last:
+            return call("read_file", path="conf/settings.ini")
+        if "offline" in last or "could not reach" in last:
+            return infeasible("offline")
+        return call("web_search", query="settings.ini")
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda r: verdicts("pass", quote="mode = turbo")
+                      if "mode = turbo" in r["messages"][-1]["content"] else verdicts("fail:environmental"))
+    fakellm.responder("meta_validator", lambda _r: merge("turbo", "pass"))
+    monkeypatch.setenv("AGENTUI_WEB_SEARCH_URL", "http://127.0.0.1:9/html/")  # offline, as on the bench
+
+    async def approve(_req):
+        return ConfirmationChoice.APPROVE
+    r = await run_task(fakellm, tmp_path, "Read settings.ini and tell me the value of mode.", confirm=approve, **FAST)
+    first = r.of("PlanDirective")[0]
+    assert first.directive.value == "change_path" and "web_search:settings.ini" in first.blocked_targets
+    assert len(fakellm.calls("planner")) == 2  # the replan ran; no re-ask for a repeated target
+    assert all(not (m.planner_error or "") for m in r.of("DispatchManifest"))
+    assert any("is blocked for this task" in c["messages"][-1]["content"] for c in fakellm.calls("executor"))
+    assert r.final.directive.value == "accept" and "turbo" in str(r.final.output)
+
+
+async def test_a_blocked_target_named_in_a_step_with_only_its_tool_is_still_a_repeat(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fakellm.script("perceiver", [perceive("what is new on example.org?")])
+    fakellm.script("planner", [
+        plan(["news reported"], sub("web_search example.org news", "news shown", tools=["web_search"])),
+        plan(["news reported"], sub("web_search example.org news again", "news shown", tools=["web_search"])),
+        plan(["news reported"], sub("say it cannot be reached", "the reason is shown", tools=["read_file"])),
+    ])
+    fakellm.script("executor", [call("web_search", query="example.org news"), infeasible("offline"),
+                                finish("example.org cannot be reached offline")])
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="offline"))
+    fakellm.responder("meta_validator", lambda _r: merge("offline", "pass"))
+    await run_task(fakellm, tmp_path, "what is new on example.org?", **FAST)
+    reask = fakellm.calls("planner")[2]["messages"][1]["content"]
+    assert "repeats the blocked target 'example.org news' with web_search" in reask
+
+
 async def test_empty_search_becomes_a_blocked_target_when_its_criterion_failed(fakellm, tmp_path):
     (tmp_path / "ws").mkdir()
     fakellm.script("perceiver", [perceive("find the budget spreadsheet")])
