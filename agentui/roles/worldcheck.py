@@ -1416,12 +1416,38 @@ def _line_of_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None
 
 
 #: "Which file in this folder contains the word TODO?": the files asked for by what they hold
-_HOLDER = re.compile(r"\bwhich\s+(?:of\s+the\s+)?files?\b[^?\n]{0,80}?\b(?:contains?|holds?|mentions?|includes?)"
+_HOLDER = re.compile(r"\bwhich\s+(?:of\s+the\s+)?files?\b(?P<mid>[^?\n]{0,80}?)\b(?:contains?|holds?|mentions?|includes?)"
                      r"\s+(?:the\s+)?(?:(?:exact\s+)?(?:word|text|string|phrase|term)\s+)?"
                      r"(?:[\"“'‘`](?P<quoted>[^\"”'’`\n]{1,80})[\"”'’`]|(?!(?:most|least|more|less|fewer|largest|biggest|"
                      r"smallest|longest|shortest|highest|lowest|greatest|max\w*|min\w*|a|an|any|no|only|exactly|at|"
-                     r"lines?|words?|the|this|that|these|those|it|its|their|one|some|all|every|each|\d+)\b)(?P<bare>[\w@#:.-]{1,80}))", re.I)
+                     r"lines?|words?|the|this|that|these|those|it|its|their|one|some|all|every|each|\d+)\b)(?P<bare>[\w@#:.-]{1,80}))"
+                     r"(?P<rest>[^?.!\n]*)", re.I)
 _MAX_HOLDER_FILES = 500
+#: what may stand on the question's line before "which file" and after its "?": nothing else asked
+_HOLDER_BEFORE = re.compile(r"\s*(?:(?:please|so|now|ok|okay)[\s,]+)?(?:(?:tell\s+me|find(?:\s+out)?|say|show\s+me|"
+                            r"check|see|list|name)[\s,:]+)?", re.I)
+_ANSWER_WITH = re.compile(r"(?:please\s+)?(?:answer|reply|respond)\s+with\s+(?:just\s+|only\s+)?"
+                          r"(?:the\s+|its\s+|their\s+)?(?:file\s*)?(?:names?|paths?)(?:\s+only)?", re.I)
+
+
+def _only_scope(after: str) -> bool:
+    """The rest of the question's line after "contains X": sentences that only say how to answer
+    ("Answer with the file name.") or where and how to look ("Any case.")."""
+    for part in (p.strip() for p in re.split(r"[?.!]+", after)):
+        if part and not _ANSWER_WITH.fullmatch(part) \
+                and any(w.lower() not in _SCOPE_WORDS for w in re.findall(r"[\w'’-]+", part)):
+            return False
+    return True
+#: the only words a "which file … contains X" question may hold around X: where to look and how to
+#: read X. Anything else ("3 times", "but not 'DONE'", "in its name", "doesn't", "at the start of a
+#: line") asks something code does not check (an outside tester, #13)
+_SCOPE_WORDS = frozenset(
+    "in inside within under among this the current folder folders directory directories dir here and or "
+    "its subfolders subfolder sub-folders sub-folder subdirectories subdirectory sub-directories including "
+    "incl included hidden files file too also as well any case letter ignoring insensitive case-insensitive "
+    "recursively recursive search searched searching look looked looking all of directly only visible dot-files "
+    "dotfiles counted counting "
+    "exact word text string phrase term".split())
 
 
 def _holders(text: str, ws: Path) -> tuple[str, str, list[str], list[str], list[str]] | None:
@@ -1434,7 +1460,21 @@ def _holders(text: str, ws: Path) -> tuple[str, str, list[str], list[str], list[
     if m is None:
         return None
     needle = (m.group("quoted") or m.group("bare") or "").strip().rstrip(".:,;!")
-    folder = _folder(text, ws) or (Path(os.path.realpath(ws)) if not named(text, ws) else None)
+    around = f"{m.group('mid')} {m.group('rest')}"
+    for pat in _FOLDER_NAMES:
+        around = pat.sub(" ", around)  # "in the docs folder": the folder's own name
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    line_end = len(text) if (e := text.find("\n", m.end())) < 0 else e
+    before, after = text[line_start:m.start()], text[m.end():line_end]
+    if any(w.lower() not in _SCOPE_WORDS for w in re.findall(r"[\w'’-]+", around)) \
+            or not _HOLDER_BEFORE.fullmatch(before) or not _only_scope(after):
+        return None
+    # X itself ("a.b", "$(touch x)") is no file the question names, nor a change it asks for
+    x = "quoted" if m.group("quoted") else "bare"
+    if asks_a_change(text[:m.start(x)] + text[m.end(x):]):
+        return None  # "… Replace it with DONE.": the answer is not code's to judge
+    rest = text[:m.start()] + text[m.end():]
+    folder = _folder(text, ws) or (Path(os.path.realpath(ws)) if not named(rest, ws) else None)
     if len(needle) < 2 or folder is None:
         return None
     anycase = bool(_ANY_CASE.search(text))
@@ -1494,10 +1534,15 @@ def _holder_said(request: str, answer: str, ws: Path) -> str | None:
     got = _holders(request, ws) if len(answer) <= 400 else None
     if got is None or not got[2]:
         return None
-    needle, where, hit, *_ = got
+    needle, where, hit, _, prefixes = got
     said, wrong = _holder_names(got, answer)
     if len(said) != len(hit) or wrong:
         return None
+    for pre in prefixes:
+        answer = answer.replace(pre, "")
+    ok = {x.strip("./") for r in hit for x in (r, os.path.basename(r))}  # as G.paths writes them
+    if any(p not in ok for p in G.paths(answer) if p != needle.strip("./")):
+        return None  # it names a file code did not look at (outside the folder, or none at all)
     which = f"{hit[0]} is the only file" if len(hit) == 1 else f"{', '.join(hit)} are the files"
     return f"checked by code: {which} in {where} holding {needle!r}; the answer names {'it' if len(hit) == 1 else 'them'}"[:500]
 
@@ -1514,9 +1559,12 @@ def _holder_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
         wrong = []  # "b.txt (not a.txt)": a file named only to be ruled out is R4b's to read
     if said and not wrong:
         return None
-    why = (f"{', '.join(wrong)} in {where} does not hold {needle!r}" if wrong
-           else f"{', '.join(hit)} in {where} holds {needle!r}; the answer does not name it")
-    return why, f"search the text with: grep -rl {shlex.quote(needle)} . and answer with the file names it prints"
+    why = (f"{', '.join(wrong)} in {where} {'does' if len(wrong) == 1 else 'do'} not hold {needle!r}" if wrong
+           else f"{', '.join(hit)} in {where} {'holds' if len(hit) == 1 else 'hold'} {needle!r}; the answer does not "
+                f"name {'it' if len(hit) == 1 else 'them'}")
+    # -F: X as text, not a pattern; -I: no binary files (code never counts one as holding X)
+    place = "." if where == "this folder" else shlex.quote(where)
+    return why, f"search the text with: grep -rlIF -- {shlex.quote(needle)} {place} and answer with the file names it prints"
 
 
 def counted(request: str, answer: object, ws: Path | None) -> str | None:
@@ -1529,11 +1577,14 @@ def counted(request: str, answer: object, ws: Path | None) -> str | None:
         return None
     text = str(answer)
     # one plain ask, answered without hedging: anything else is R4b's to judge
-    if asks_a_change(request) or request.count("?") > 1 \
-            or _ASKS_MORE.search(request.strip()) or _HEDGE.search(text):
+    if _HEDGE.search(text):
+        return None
+    if (held := _holder_said(request, text, ws)) is not None:
+        return held  # "which files in this folder and its subfolders …": its own rules for what else it says
+    if asks_a_change(request) or request.count("?") > 1 or _ASKS_MORE.search(request.strip()):
         return None
     if G.asks_for(request) != "number":
-        return _line_said(request, text, ws) or _holder_said(request, text, ws)
+        return _line_said(request, text, ws)
     if len(text) > 400:
         return None
     if len([p for _, p in named(request, ws) if not p.is_dir()]) > 1:

@@ -771,7 +771,7 @@ def test_counted_grants_the_file_that_holds_the_word(tmp_path):
 def test_an_answer_naming_the_wrong_file_is_contradicted(tmp_path):
     ws = _todo_ws(tmp_path)
     why, todo = W.contradiction(TODO_Q, "a.txt", ws)
-    assert "a.txt in this folder does not hold 'TODO'" in why and "grep -rl TODO ." in todo
+    assert "a.txt in this folder does not hold 'TODO'" in why and "grep -rlIF -- TODO ." in todo
     why, _ = W.contradiction(TODO_Q, "the parser file", ws)
     assert "b.txt in this folder holds 'TODO'; the answer does not name it" in why
     assert W.contradiction(TODO_Q, "b.txt and c.txt", ws)
@@ -815,3 +815,45 @@ def test_other_which_file_questions_are_not_read_as_a_search(tmp_path):
               "Which file, a.txt or b.txt, contains TODO?", "Which file is largest?"):
         assert W.contradiction(q, "a.txt", ws) is None, q
         assert W.counted(q, "most.txt", ws) is None, q
+
+
+def test_a_which_file_question_that_asks_more_than_where_x_is_is_not_read(tmp_path):
+    # an outside tester (#13): code read "Which file contains 'TODO' 3 times?" and "Which file
+    # doesn't contain 'TODO'?" as the plain question, granting wrong answers and failing right ones
+    ws = _todo_ws(tmp_path)
+    (ws / "a.txt").write_text("TODO once\n")
+    (ws / "b.txt").write_text("TODO TODO TODO, DONE\n")
+    for q in ("Which file contains 'TODO' 3 times?", "Which file contains 'TODO' twice?",
+              "Which file doesn't contain 'TODO'?", "Which file does not contain 'TODO'?",
+              "Which file contains 'TODO' but not 'DONE'?", "Which file contains 'TODO' in its name?",
+              "Which file contains 'TODO' and 'FIXME'?", "Which file contains 'TODO' at the start of a line?",
+              "Which file contains 'TODO' more than once?", "Which file contains 'TODO' on line 3?"):
+        for a in ("a.txt", "b.txt", "a.txt and b.txt", "c.txt"):
+            assert W.counted(q, a, ws) is None and W.contradiction(q, a, ws) is None, (q, a)
+    # a change asked beside it: the answer is not code's to contradict
+    assert W.contradiction("Which file contains the word TODO? Replace it with DONE.", "c.txt", ws) is None
+
+
+def test_which_file_scope_words_a_quoted_dotted_x_and_a_folder_named(tmp_path):
+    ws = _todo_ws(tmp_path)
+    (ws / "sub").mkdir()
+    (ws / "sub" / "d.txt").write_text("TODO later\n")
+    q = "Which files in this folder and its subfolders contain 'TODO'?"
+    assert W.counted(q, "b.txt, sub/d.txt", ws) and W.counted(q, "b.txt", ws) is None
+    (ws / "x.txt").write_text("see a.b here\n")
+    assert "x.txt is the only file" in W.counted('Which file contains "a.b"?', "x.txt", ws)
+    (ws / "docs").mkdir()
+    (ws / "docs" / "one.md").write_text("TODO\n")
+    (ws / "docs" / "two.md").write_text("done\n")
+    q = "Which file in the docs folder contains 'TODO'?"
+    assert "one.md is the only file in docs holding 'TODO'" in W.counted(q, "docs/one.md", ws)
+    assert W.counted(q, "one.md and b.txt", ws) is None  # names a file outside the folder
+    why, todo = W.contradiction(q, "two.md", ws)
+    assert why == "two.md in docs does not hold 'TODO'" and "grep -rlIF -- TODO docs" in todo
+    (tmp_path / "plain").mkdir()
+    plain = _todo_ws(tmp_path / "plain")
+    assert W.contradiction("Which files contain 'TODO'?", "a.txt, c.txt", plain)[0].startswith(
+        "a.txt, c.txt in this folder do not hold")
+    assert W.counted("Which file contains 'TODO'? Also tell me its size.", "b.txt", plain) is None
+    assert W.counted("Count the lines and tell me which file contains TODO", "b.txt", plain) is None
+    assert W.counted("Tell me which file contains TODO.", "b.txt", plain)
