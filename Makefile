@@ -44,7 +44,7 @@ bench: $(STAMP)
 # A FAIL listed in heldout/known.txt is a documented disagreement with the tester (see that file).
 heldout: $(STAMP)
 	@rc=0; for f in heldout/issue12/run_cases.py heldout/issue13/run_cases.py heldout/issue13/run_cases2.py \
-	    heldout/issue13/run_cases3.py heldout/issue13/run_cases4.py heldout/issue13/run_cases5.py heldout/issue13/run_cases6.py heldout/issue13/run_cases7.py heldout/issue13/run_cases8.py heldout/issue13/run_cases9.py heldout/issue13/run_cases10.py heldout/issue13/run_cases11.py heldout/issue13/run_cases12.py heldout/issue13/run_cases13.py heldout/issue13/run_cases14.py heldout/issue13/run_cases15.py \
+	    heldout/issue13/run_cases3.py heldout/issue13/run_cases4.py heldout/issue13/run_cases5.py heldout/issue13/run_cases6.py heldout/issue13/run_cases7.py heldout/issue13/run_cases8.py heldout/issue13/run_cases9.py heldout/issue13/run_cases10.py heldout/issue13/run_cases11.py heldout/issue13/run_cases12.py heldout/issue13/run_cases13.py heldout/issue13/run_cases14.py heldout/issue13/run_cases15.py heldout/issue13/run_cases16.py \
 	    heldout/issue15/run_cases.py heldout/issue16/run_cases.py; do \
 	  out=$$($(PY) $$f $(abspath $(VENV))/bin/agentui 2>/dev/null); \
 	  echo "== $$f: $$(echo "$$out" | tail -n 1)"; \

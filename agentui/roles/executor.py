@@ -340,12 +340,12 @@ class Executor(RoleBase):
         task, it failed before, memory forbids it, or it writes what the request only reads."""
         key = f"{tool}:{target}"
         if target and key in self._denied.get(tid, ()):  # a "no" holds for the whole task: never ask twice
-            return (f"{REFUSED_DENIED} {tool} on {target!r} earlier in this task. "
+            return (f"{REFUSED_DENIED} {tool} on '{target}' earlier in this task. "
                     "Do not try it again; finish or report infeasible if nothing else can do it.")
         if target and key in blocked_targets:
-            return f"REFUSED: {tool} on {target!r} is blocked for this task (it failed before). Use a different target."
+            return f"REFUSED: {tool} on '{target}' is blocked for this task (it failed before). Use a different target."
         if target and key in never:
-            return (f"REFUSED: memory says {tool} on {target!r} must not be done ({never[key]}). "
+            return (f"REFUSED: memory says {tool} on '{target}' must not be done ({never[key]}). "
                     "Use a different target or tool.")
         if (touched := self._writes_read_only(tid, tool, args)) is not None:
             answer = ('Answer it from what the tools showed: {"tool": "finish", "output": '
