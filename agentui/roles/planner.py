@@ -212,6 +212,24 @@ def _norm(s: str) -> str:
     return re.sub(r"\W+", " ", s.casefold()).strip()
 
 
+def without_duplicates(plan: PlanOut) -> int:
+    """Fold each step whose intent and context repeat an earlier step's into that step (its criteria
+    added to the first's); how many were folded. The 1.5B planner wrote the same step 2–4 times in
+    15 of the stored bench runs (wall-settings: "Read settings.ini and tell me the value of mode"
+    four times): a repeat does the same work again when the first passed, and when it failed it is
+    skipped and counted failed anyway (#13)."""
+    kept: dict[tuple[str, str], PlanStep] = {}
+    for st in sorted(plan.subtasks, key=lambda x: x.sequence):
+        first = kept.setdefault((_norm(st.intent), _norm(st.context)), st)
+        if first is not st:
+            have = {_norm(c.criterion) for c in first.success_criteria}
+            first.success_criteria += [c for c in st.success_criteria if _norm(c.criterion) not in have]
+    folded = len(plan.subtasks) - len(kept)
+    if folded:
+        plan.subtasks = [st for st in plan.subtasks if any(st is k for k in kept.values())]
+    return folded
+
+
 class Planner(RoleBase):
     role = Role.PLANNER
     consumes = frozenset({"TaskSpec", "PlanDirective", "ConfirmationDecision"})
@@ -439,6 +457,8 @@ class Planner(RoleBase):
                 round=st.round, planner_error=DECLINED + "memory advised caution and the user did not confirm"),
                 tid)
             return
+        if folded := without_duplicates(plan):
+            self.ctx.log(tid, {"kind": "plan_duplicates", "round": st.round, "folded": folded})
         question = W.is_question(spec.raw_input)
         if question and (dropped := question_only(plan, spec.raw_input, self.ctx.workspace)):
             self.ctx.log(tid, {"kind": "plan_question_only", "round": st.round, "dropped": dropped})

@@ -933,3 +933,27 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+async def test_a_step_the_plan_repeats_runs_once_with_both_checks(fakellm, tmp_path):
+    # wall-settings on the 1.5B model: "Read settings.ini and tell me the value of mode" four times
+    # in one plan; the repeats ran the same work again, or were skipped and counted failed (#13)
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "settings.ini").write_text("mode = turbo\n")
+    ask = "Read settings.ini and tell me the value of mode."
+    fakellm.script("perceiver", [perceive(ask)])
+    step = "Read settings.ini and tell me the value of mode"
+    fakellm.responder("planner", lambda _r: plan(["the value of mode is reported"], sub(step, "mode is read", seq=1),
+                                                 sub(step, "mode is read", "the value is shown", seq=2),
+                                                 sub(step + ".", "mode is read", seq=3),
+                                                 sub("Say the value of mode", "the value is said", seq=4)))
+    fakellm.responder("executor", lambda r: call("read_file", path="settings.ini") if len(r["messages"]) == 2
+                      else finish("turbo"))
+    fakellm.responder("agent_validator", lambda r: verdicts("pass", "pass", quote="mode = turbo")
+                      if "the value is shown" in r["messages"][1]["content"] else verdicts("pass", quote="turbo"))
+    fakellm.responder("meta_validator", lambda _r: merge("turbo", "pass"))
+    r = await run_task(fakellm, tmp_path, ask)
+    subtasks = r.of("SubTask")
+    assert [s.intent for s in subtasks] == [step, "Say the value of mode"]
+    assert [c.criterion for c in subtasks[0].success_criteria] == ["mode is read", "the value is shown"]
+    assert r.final.directive.value == "accept"
