@@ -1428,16 +1428,6 @@ _HOLDER_BEFORE = re.compile(r"\s*(?:(?:please|so|now|ok|okay)[\s,]+)?(?:(?:tell\
                             r"check|see|list|name)[\s,:]+)?", re.I)
 _ANSWER_WITH = re.compile(r"(?:please\s+)?(?:answer|reply|respond)\s+with\s+(?:just\s+|only\s+)?"
                           r"(?:the\s+|its\s+|their\s+)?(?:file\s*)?(?:names?|paths?)(?:\s+only)?", re.I)
-
-
-def _only_scope(after: str) -> bool:
-    """The rest of the question's line after "contains X": sentences that only say how to answer
-    ("Answer with the file name.") or where and how to look ("Any case.")."""
-    for part in (p.strip() for p in re.split(r"[?.!]+", after)):
-        if part and not _ANSWER_WITH.fullmatch(part) \
-                and any(w.lower() not in _SCOPE_WORDS for w in re.findall(r"[\w'’-]+", part)):
-            return False
-    return True
 #: the only words a "which file … contains X" question may hold around X: where to look and how to
 #: read X. Anything else ("3 times", "but not 'DONE'", "in its name", "doesn't", "at the start of a
 #: line") asks something code does not check (an outside tester, #13)
@@ -1448,6 +1438,16 @@ _SCOPE_WORDS = frozenset(
     "recursively recursive search searched searching look looked looking all of directly only visible dot-files "
     "dotfiles counted counting "
     "exact word text string phrase term".split())
+
+
+def _only_scope(after: str) -> bool:
+    """The rest of the question's line after "contains X": sentences that only say how to answer
+    ("Answer with the file name.") or where and how to look ("Any case.")."""
+    for part in (p.strip() for p in re.split(r"[?.!]+", after)):
+        if part and not _ANSWER_WITH.fullmatch(part) \
+                and any(w.lower() not in _SCOPE_WORDS for w in re.findall(r"[\w'’-]+", part)):
+            return False
+    return True
 
 
 def _holders(text: str, ws: Path) -> tuple[str, str, list[str], list[str], list[str]] | None:
