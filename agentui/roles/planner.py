@@ -225,8 +225,8 @@ def without_duplicates(plan: PlanOut) -> int:
             have = {_norm(c.criterion) for c in first.success_criteria}
             first.success_criteria += [c for c in st.success_criteria if _norm(c.criterion) not in have]
     folded = len(plan.subtasks) - len(kept)
-    if folded:
-        plan.subtasks = [st for st in plan.subtasks if any(st is k for k in kept.values())]
+    firsts = {id(k) for k in kept.values()}
+    plan.subtasks = [st for st in plan.subtasks if id(st) in firsts]  # in the planner's order
     return folded
 
 

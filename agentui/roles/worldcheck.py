@@ -910,9 +910,14 @@ def _word_lines(text: str, ws: Path) -> tuple[int, dict[int, str], str, str, boo
     return right, readings, word, rel, any_case, lines
 
 
+def _word_pat(word: str, *, whole: bool, any_case: bool) -> re.Pattern[str]:
+    """`word` as a whole word or anywhere, in its letter case or any."""
+    return re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])" if whole else re.escape(word), re.I if any_case else 0)
+
+
 def _lines_with(word: str, lines: list[str], *, whole: bool, any_case: bool) -> int:
     """How many of `lines` hold `word`: as a whole word or anywhere, in its letter case or any."""
-    pat = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])" if whole else re.escape(word), re.I if any_case else 0)
+    pat = _word_pat(word, whole=whole, any_case=any_case)
     return sum(1 for ln in lines if pat.search(ln))
 
 
@@ -1477,10 +1482,10 @@ def _holders(text: str, ws: Path) -> tuple[str, str, list[str], list[str], list[
     folder = _folder(text, ws) or (Path(os.path.realpath(ws)) if not named(rest, ws) else None)
     if len(needle) < 2 or folder is None:
         return None
-    anycase = bool(_ANY_CASE.search(text))
-    readings = [(r, h, c, w) for r in ([_recursive(text)] if _recursive(text) or re.search(r"\bdirectly\b", text, re.I)
-                                        else [False, True])
-                for h in _hidden_readings(text) for c in ([False] if anycase else [True, False]) for w in (True, False)]
+    depth_said = _RECURSIVE.search(text) or re.search(r"\bdirectly\b", text, re.I)
+    readings = [(r, h, a, w) for r in ([_recursive(text)] if depth_said else [False, True])
+                for h in _hidden_readings(text) for a in ([True] if _ANY_CASE.search(text) else [False, True])
+                for w in (True, False)]
     root = Path(os.path.realpath(ws))
     shown = _shown_in(folder)
     found: set[frozenset[str]] = set()
@@ -1489,8 +1494,8 @@ def _holders(text: str, ws: Path) -> tuple[str, str, list[str], list[str], list[
     if len(files) > _MAX_HOLDER_FILES:
         return None
     data = {e: _read(e) for e in files if not is_secret(e, str(e.relative_to(root)))}
-    for recursive, hidden_in, case, word in readings:
-        pat = re.compile((r"(?<!\w)" + re.escape(needle) + r"(?!\w)") if word else re.escape(needle), 0 if case else re.I)
+    for recursive, hidden_in, any_case, whole in readings:
+        pat = _word_pat(needle, whole=whole, any_case=any_case)
         hit: set[str] = set()
         for e, b in data.items():
             rel = str(e.relative_to(folder))
@@ -1518,15 +1523,16 @@ def _names(answer: str, rel: str, unique_base: bool) -> bool:
     return any(re.search(rf"(?<![\w./-])(?:\./)?{re.escape(f)}(?![\w/-]|\.\w)", answer) for f in forms)
 
 
-def _holder_names(got: tuple[str, str, list[str], list[str], list[str]], answer: str) -> tuple[list[str], list[str]]:
-    """(the holders `answer` names, the other files it names)."""
+def _holder_names(got: tuple[str, str, list[str], list[str], list[str]], answer: str) -> tuple[str, list[str], list[str]]:
+    """(`answer` with the folder's prefixes taken off its paths, the holders it names, the other
+    files it names)."""
     _, _, hit, other, prefixes = got
     for pre in prefixes:
         answer = answer.replace(pre, "")
     bases = [os.path.basename(r) for r in (*hit, *other)]
     named_ = [r for r in hit if _names(answer, r, bases.count(os.path.basename(r)) == 1)]
     wrong = [r for r in other if _names(answer, r, bases.count(os.path.basename(r)) == 1)]
-    return named_, wrong
+    return answer, named_, wrong
 
 
 def _holder_said(request: str, answer: str, ws: Path) -> str | None:
@@ -1534,12 +1540,10 @@ def _holder_said(request: str, answer: str, ws: Path) -> str | None:
     got = _holders(request, ws) if len(answer) <= 400 else None
     if got is None or not got[2]:
         return None
-    needle, where, hit, _, prefixes = got
-    said, wrong = _holder_names(got, answer)
+    needle, where, hit, *_ = got
+    answer, said, wrong = _holder_names(got, answer)
     if len(said) != len(hit) or wrong:
         return None
-    for pre in prefixes:
-        answer = answer.replace(pre, "")
     ok = {x.strip("./") for r in hit for x in (r, os.path.basename(r))}  # as G.paths writes them
     if any(p not in ok for p in G.paths(answer) if p != needle.strip("./")):
         return None  # it names a file code did not look at (outside the folder, or none at all)
@@ -1554,7 +1558,7 @@ def _holder_problem(text: str, output: str, ws: Path) -> tuple[str, str] | None:
     if got is None or not got[2]:
         return None
     needle, where, hit, *_ = got
-    said, wrong = _holder_names(got, output)
+    _, said, wrong = _holder_names(got, output)
     if _HEDGE.search(output):
         wrong = []  # "b.txt (not a.txt)": a file named only to be ruled out is R4b's to read
     if said and not wrong:
