@@ -82,30 +82,27 @@ def load_suite(path: Path) -> list[SuiteTask]:
 
 
 def answer_text(final: dict[str, Any] | None) -> str:
-    """The final answer as text: the FinalResult output, then its summary."""
+    """The run's single answer (`FinalResult.answer`); empty when it named none. Neither the merged
+    step outputs nor the summary stand in for it: a number anywhere in them proves nothing."""
     if not final:
         return ""
-    parts: list[str] = []
-    out = final.get("output")
-    if out is not None:
-        parts.append(out if isinstance(out, str) else json.dumps(out, ensure_ascii=False))
-    if final.get("summary"):
-        parts.append(str(final["summary"]))
-    if final.get("text"):  # a fast-path PerceiverReply
-        parts.append(str(final["text"]))
-    return "\n".join(parts)
+    answer = final.get("answer")
+    return answer.strip() if isinstance(answer, str) else ""
 
 
 _INT = re.compile(r"(?<!\w)(?<!\d\.)-?\d+(?!\w)(?!\.\d)")  # whole integers, not parts of 3.5
 
 
 def matches_expected(check: ExpectedCheck, answer: str) -> bool:
+    """An integer check compares the answer's last whole number; a string check looks for the
+    expected text in the answer, case-insensitively."""
     if check.match == "integer":
         try:
             want = int(check.expected)
         except (TypeError, ValueError):
             return False
-        return any(int(m) == want for m in _INT.findall(answer.replace(",", "")))
+        found = _INT.findall(answer.replace(",", ""))
+        return bool(found) and int(found[-1]) == want
     return str(check.expected).strip().casefold() in answer.casefold()
 
 
@@ -209,6 +206,8 @@ def run_task(
         rec.update(_stats_totals(doc.get("stats") or {}))
         rec["answer"] = answer_text(final)[:500]
         rec["passed"] = run_check(task, workspace, answer_text(final), succeeded=proc.returncode == 0)
+        # done (exit 0) with a result the check rejects: the figure a user judges the tool on
+        rec["false_success"] = proc.returncode == 0 and not rec["passed"]
         return rec
     finally:
         rec["wall_s"] = round(time.monotonic() - t0, 2)
@@ -245,6 +244,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     wall = sum(float(r.get("wall_s", 0)) for r in results)
     return {
         "tasks": n, "passed": passed, "failed": n - passed,
+        "false_successes": sum(1 for r in results if r.get("false_success")),
         "success_rate": passed / n if n else 0.0,
         **tot, "wall_s": round(wall, 1),
         "llm_calls_per_task": tot["llm_calls"] / n if n else 0.0,

@@ -257,6 +257,9 @@ class Criterion(Contract):
 
     criterion: str = Field(min_length=1)
     mode: CriterionMode = CriterionMode.VERIFIABLE
+    check: str = Field(default="", max_length=300, description=(
+        "A read-only shell command whose output shows whether the criterion holds; the validators "
+        "run it through the safety gate before they judge. Empty: no check."))
 
 
 class SubTask(Contract):
@@ -407,6 +410,7 @@ class ReplanRequest(Contract):
     task_id: str
     intent: str = Field(default="", description="TaskSpec.intent, so GGS can tag its Megrams (v0.8 §6b)")
     gap_summary: str
+    answer: str | None = Field(default=None, description="R4b's single answer, when it judged the result")
     failed_subtasks: list[str] = Field(default_factory=list)
     correction_count: int = Field(default=0, ge=0)
     elapsed_ms: int = Field(default=0, ge=0)
@@ -430,6 +434,7 @@ class OutcomeSummary(Contract):
     task_id: str
     intent: str = Field(default="", description="TaskSpec.intent, so GGS can tag its Megrams (v0.8 §6b)")
     summary: str
+    answer: str | None = Field(default=None, description="The single answer R4b named (see FinalResult.answer)")
     merged_output: Any = None
     outcomes: list[SubTaskOutcome] = Field(default_factory=list)
     task_criteria_verdicts: list[CriterionVerdict] = Field(default_factory=list)
@@ -475,6 +480,9 @@ class FinalResult(Contract):
 
     task_id: str
     summary: str
+    answer: str | None = Field(default=None, description=(
+        "The single answer the request asks for (a number, a name, a path, yes/no), as R4b named it "
+        "and a check confirmed; None when the request asks for none or the task is not done."))
     output: Any = None
     loss: Loss
     grad_l: float = 0.0

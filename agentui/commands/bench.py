@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
 
             def on_result(r) -> None:
                 progress.advance(bar)
-                mark = "[green]pass[/]" if r["passed"] else "[red]fail[/]"
+                mark = "[green]pass[/]" if r["passed"] else \
+                    "[bold red]FALSE SUCCESS[/]" if r.get("false_success") else "[red]fail[/]"
                 err.print(f"{mark} {r['id']}: {r['directive'] or r['error']} "
                           f"({r['llm_calls']} calls, {r['wall_s']:.1f} s)"
                           + (f" — kept in {r['kept']}" if r.get("kept") else ""))
@@ -105,10 +106,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"summary": summary, "results": results}, ensure_ascii=False))
     else:
         table = Table(title=f"agentui bench — {args.suite}" + (f" (ablation {args.ablation})" if args.ablation else ""))
-        for col in ("task", "result", "directive", "replans", "LLM calls", "tokens", "repairs", "wall s"):
-            table.add_column(col, justify="right" if col not in ("task", "result", "directive") else "left")
+        for col in ("task", "result", "answer", "directive", "replans", "LLM calls", "tokens", "repairs", "wall s"):
+            table.add_column(col, justify="right" if col not in ("task", "result", "answer", "directive") else "left")
         for r in results:
-            table.add_row(r["id"], "pass" if r["passed"] else "fail", str(r["directive"] or r["error"] or ""),
+            result = "pass" if r["passed"] else "FALSE SUCCESS" if r.get("false_success") else "fail"
+            table.add_row(r["id"], result, (r.get("answer") or "")[:40], str(r["directive"] or r["error"] or ""),
                           str(r["replans"]), str(r["llm_calls"]),
                           str(r["prompt_tokens"] + r["completion_tokens"]), str(r["parse_repairs"]),
                           f"{r['wall_s']:.1f}")
@@ -116,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"totals: {summary['llm_calls']} LLM calls, {summary['prompt_tokens']} prompt + "
               f"{summary['completion_tokens']} completion tokens, {summary['parse_repairs']} parse repairs, "
               f"{summary['wall_s']} s; success rate {summary['success_rate']:.0%}; "
+              f"false successes {summary['false_successes']}; "
               f"{summary['llm_calls_per_task']:.1f} calls/task, {summary['tokens_per_task']:.0f} tokens/task")
-    print(f"bench: {summary['passed']} passed, {summary['failed']} failed")
+    print(f"bench: {summary['passed']} passed, {summary['failed']} failed, "
+          f"{summary['false_successes']} false success(es)")
     return 0 if summary["failed"] == 0 else 1

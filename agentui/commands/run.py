@@ -260,7 +260,9 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     await rt.stop()
 
     if args.json:
-        doc = {"task_id": tid, "final": end.as_json_doc(), "stats": stats}
+        # the single answer first: what a script reads, never the merged step outputs in its place
+        answer = end.final.answer if end.final is not None else None
+        doc = {"task_id": tid, "answer": answer, "final": end.as_json_doc(), "stats": stats}
         if end.infra is not None:
             doc["infra_failure"] = end.infra
         elif end.cancelled:
@@ -298,8 +300,10 @@ def _render(out, end, stats, layout, tid) -> None:  # noqa: ANN001
     elif end.final is not None:
         f = end.final
         colour = "green" if f.directive.value in ("accept", "success") else "red"
+        if f.answer:
+            out.print(f"[bold]answer:[/] {escape(f.answer)}")
         out.print(f"[bold {colour}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}")
-        if f.output not in (None, "", {}, []):
+        if f.output not in (None, "", {}, []) and f.output != f.answer:
             body = f.output if isinstance(f.output, str) else json.dumps(f.output, ensure_ascii=False, indent=2)
             out.print(escape(body))
         if f.partial_result:

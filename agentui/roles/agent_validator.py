@@ -45,6 +45,7 @@ from agentui.contracts import (
     Verdict,
 )
 from agentui.llm.base import LLMInfraError
+from agentui.roles import checks as C
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
 from agentui.roles.actions import FIX, brief
@@ -250,13 +251,6 @@ class AgentValidator(RoleBase):
                 if t is not None and not t.done():
                     t.cancel()
 
-    def _files_confirm(self, c: Criterion, st: SubTask, changes: list[str]) -> str | None:
-        """Code's evidence that the files answer `c` (worldcheck.confirmed), unless the task also
-        changed a path neither `c` nor the subtask names: then the model's verdict stands (#13)."""
-        ws = self.ctx.workspace
-        seen_ok = W.confirmed(c.criterion, ws, st.intent)
-        return seen_ok if seen_ok and not W.collateral(changes, f"{c.criterion}\n{st.intent}", ws) else None
-
     async def judge(self, st: SubTask, r: ExecutionResult, changes: list[str] | None = None,
                     earlier: list[ToolCallRecord] | None = None) -> list[CriterionVerdict]:
         """Verdicts for one attempt; `changes`: the paths every attempt so far changed (default: this
@@ -285,25 +279,21 @@ class AgentValidator(RoleBase):
         denied = unresolved_denial(r.tool_calls)
         if denied is not None:
             # the user said no to the effecting call and nothing later did it: whatever the output
-            # claims, the subtask is not done, and the wall is the environment (issue #13) — unless
-            # the files themselves already answer the criterion (an earlier attempt did the work and
-            # only a retry's overwrite was denied: an outside tester, #13)
+            # claims, the subtask is not done, and the wall is the environment
             ev = (f"the user denied {denied.tool} {rel_target(denied.target, self.ctx.workspace)[:160]!r} "
                   f"({denied.error}); nothing later did it")
-            out = []
-            for c in crits:
-                if seen_ok := self._files_confirm(c, st, changes):
-                    out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
-                                                evidence=seen_ok))
-                else:
-                    out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
-                                                failure_class=FailureClass.ENVIRONMENTAL, evidence=ev[:500]))
-            return out
+            return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
+                                     failure_class=FailureClass.ENVIRONMENTAL, evidence=ev[:500]) for c in crits]
         crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
         ws = self.ctx.workspace
-        # the workspace as code finds it after the step: the world, not the executor's claims (#13)
+        # the workspace as code finds it after the step, and the criteria's own checks: the world,
+        # not the executor's claims
         world = W.facts(f"{st.intent}\n{crit_lines}", ws)
+        runs = await C.run(self.ctx, st.parent_task_id, crits, subtask_id=st.subtask_id)
         seen = ("\n\nWorkspace now (checked by code after the step):\n" + "\n".join(world)) if world else ""
+        if runs:
+            seen += "\n\nChecks run by code now:\n" + "\n".join(
+                f"{i + 1}. {run.evidence()}" for i, run in sorted(runs.items()))
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": (
@@ -319,19 +309,22 @@ class AgentValidator(RoleBase):
                                      failure_class=FailureClass.ENVIRONMENTAL,
                                      evidence=f"validator unavailable: {e}"[:500]) for c in crits]
         out = []
-        for c, v in zip(crits, match_verdicts([c.criterion for c in crits], j.verdicts), strict=True):
+        checked = [run.record for run in runs.values() if run.record is not None and run.ran]
+        ground = [*grounding_calls(earlier or [], r.tool_calls), *checked]
+        for i, (c, v) in enumerate(zip(crits, match_verdicts([c.criterion for c in crits], j.verdicts), strict=True)):
             if v is None:
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence="the validator gave no verdict for this criterion")
+            run = runs.get(i)
+            if v.verdict == "pass" and run is not None and run.failed:
+                v = CriterionJudgement(verdict="fail", failure_class="logical" if run.ran else "environmental",
+                                       evidence=f"not met: {run.evidence()}",
+                                       what_to_do="make the result what the check looks for")
             if v.verdict == "pass":
-                v = _checked_pass(c, v, r.output, grounding_calls(earlier or [], r.tool_calls), world)
-            if v.verdict == "pass" and (bad := W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws,
-                                                                   made=c.criterion)):
+                v = _checked_pass(c, v, r.output, ground, world)
+            if v.verdict == "pass" and (bad := W.contradiction(f"{c.criterion}\n{st.intent}", ws, made=c.criterion)):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
-            if v.verdict != "pass" and (seen_ok := self._files_confirm(c, st, changes)) and \
-                    not W.contradiction(f"{c.criterion}\n{st.intent}", r.output, ws, made=c.criterion):
-                v = CriterionJudgement(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
             if v.verdict == "pass":
                 out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
                                             evidence=v.evidence[:500]))

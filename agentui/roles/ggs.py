@@ -195,7 +195,7 @@ class GGS(RoleBase):
         P = L.implausibility(L.failed_verdicts(p.outcomes, p.task_criteria_verdicts))
         Om = L.resource_cost(st.requests, p.elapsed_ms, self.cfg)
         sig = L.signals(D, P, Om, st.L_prev, self.cfg)
-        final = FinalResult(task_id=tid, summary=p.summary, output=p.merged_output, loss=sig.loss(),
+        final = FinalResult(task_id=tid, summary=p.summary, answer=p.answer, output=p.merged_output, loss=sig.loss(),
                             grad_l=round(sig.grad_l, 6), replans=st.directives, prev_directive=st.prev,
                             directive=TerminalDirective.ACCEPT)
         content = f"accept: {p.intent} — {p.summary}"
@@ -284,7 +284,10 @@ class GGS(RoleBase):
         P = L.implausibility(failed)
         Om = L.resource_cost(st.requests, req.elapsed_ms, self.cfg)
         sig = L.signals(D, P, Om, st.L_prev, self.cfg)
-        state = L.macro_state(D, P, Om, sig.grad_l, self.cfg, all_ran=not L.never_ran(req.outcomes))
+        # "close enough" needs every step run and the task criteria checked and met: D within δ on
+        # the steps alone says nothing about the answer
+        state = L.macro_state(D, P, Om, sig.grad_l, self.cfg,
+                              all_ran=not L.never_ran(req.outcomes) and L.task_checked(req.task_criteria_verdicts))
         st.worsening = st.worsening + 1 if sig.grad_l > self.cfg.epsilon else 0
         law2 = st.worsening >= self.cfg.law2_kill and state != MacroState.SUCCESS
         if law2 or req.recommendation.value == "abandon" and state != MacroState.SUCCESS:
@@ -318,13 +321,12 @@ class GGS(RoleBase):
                 )
             else:
                 # close enough: deliver what was produced, including the nearly-passing outputs
-                merged = {o.intent or o.subtask_id: o.output for o in req.outcomes
-                          if o.output not in (None, "")} or dict(st.last_matched) or None
+                merged = "\n".join(str(o.output) for o in req.outcomes if o.output not in (None, "")) or None
                 final = FinalResult(
                     task_id=tid,
                     summary=f"Close enough (D={sig.D:.2f} ≤ δ={self.cfg.delta}). {req.gap_summary}".strip(),
-                    output=merged, loss=sig.loss(), grad_l=round(sig.grad_l, 6), replans=st.directives,
-                    prev_directive=prev, directive=TerminalDirective.SUCCESS,
+                    answer=req.answer, output=merged, loss=sig.loss(), grad_l=round(sig.grad_l, 6),
+                    replans=st.directives, prev_directive=prev, directive=TerminalDirective.SUCCESS,
                 )
             self._state.pop(tid, None)
             await self._write(tid, [self._megram(state.value, space, ENV_LOCAL,

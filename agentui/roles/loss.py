@@ -64,6 +64,12 @@ def never_ran(outcomes: Iterable[SubTaskOutcome]) -> bool:
                for o in outcomes)
 
 
+def task_checked(task_verdicts: Sequence[CriterionVerdict]) -> bool:
+    """The task criteria were judged and every verifiable one holds: none missing, none not run."""
+    return bool(task_verdicts) and all(
+        v.verdict == Verdict.PASS or (v.mode == CriterionMode.PLAUSIBLE and not not_run(v)) for v in task_verdicts)
+
+
 def _share(pairs: Iterable[tuple[CriterionVerdict, SubTaskOutcome | None]]) -> tuple[float, int]:
     num, total = 0.0, 0
     for v, o in pairs:

@@ -2,18 +2,20 @@
 
 Fan-in waits for every subtask of the DispatchManifest, with a timeout: missing outcomes are a
 failure, not a wait forever. The code gate runs before any LLM call: one failed outcome → a
-ReplanRequest to GGS at once. With all matched, one LLM call merges the outputs and judges every
-task criterion (skeptical: when in doubt, fail); a failed task criterion reaches GGS as a real
-failure (D > 0). R4b's own LLM or parse failure becomes a ReplanRequest, never silence (an
-unusable reply has its own reason: GGS ends the task unverified rather than redo checked work). An empty
-manifest (R2 could not plan) is a failure GGS must see too.
+ReplanRequest to GGS at once, with every task criterion counted as failed and not run — a result
+nobody checked is not verified. With all matched, the task criteria's checks run (read-only
+commands, through the safety gate), then one LLM call merges the outputs, names the single answer
+and judges every task criterion against the results and the checks (skeptical: when in doubt,
+fail). Code may take a pass away — a check that failed, a value missing from the result, the
+workspace contradicting it, an answer no check printed — and never grants one. R4b's own LLM or
+parse failure becomes a ReplanRequest, never silence. An empty manifest (R2 could not plan) is a
+failure GGS must see too.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -33,27 +35,29 @@ from agentui.contracts import (
     Role,
     SubTask,
     SubTaskOutcome,
-    TaskSpec,
     Verdict,
 )
 from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.llm.schema import LENGTHS
+from agentui.roles import checks as C
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
 from agentui.roles.actions import FIX, REPEATED_PLAN, brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
+from agentui.roles.loss import NOT_RUN
 
 SYSTEM = (
     "You are the Meta-Validator, the skeptical final check. Merge the subtask results into the "
-    "final answer for the user (merged_output: the actual answer or result, complete, in plain "
-    "text) and judge each task criterion against the results. When the evidence is ambiguous, "
+    "final result for the user (merged_output: complete, in plain text), name the single answer when "
+    "the request asks for a value (answer: just the number, name, path or yes/no; empty when it asks "
+    "for none) and judge each task criterion against the results and the checks. The checks were "
+    "run by code after the work: an answer they contradict fails. When the evidence is ambiguous, "
     "fail: a wrong result delivered to the user is worse than one more round. For a failed "
     "criterion give failure_class logical (wrong result/approach) or environmental (blocked by "
-    "the environment) and the evidence. The workspace facts were checked by code after the work: "
-    "a result they contradict fails.\n"
-    'Example: {"merged_output": "docs has 4 .md files", "summary": "counted the .md files", '
-    '"verdicts": [{"verdict": "pass", "evidence": "4"}]}'
+    "the environment) and the evidence.\n"
+    'Example: {"merged_output": "<the result>", "answer": "<the value asked for>", "summary": "<what was done>", '
+    '"verdicts": [{"verdict": "pass", "evidence": "<the check output that shows it>"}]}'
 )
 
 
@@ -66,6 +70,7 @@ class TaskVerdict(BaseModel):
 class MergeOut(BaseModel):
     # typed, so llama.cpp's converter builds the grammar and `verdicts` is enforced (#13)
     merged_output: Any = Field("", json_schema_extra={"type": "string"})
+    answer: str = Field("", max_length=200)
     summary: str = ""
     verdicts: list[TaskVerdict] = Field(min_length=1)
 
@@ -80,7 +85,7 @@ class _FanIn:
 
 class MetaValidator(RoleBase):
     role = Role.META_VALIDATOR
-    consumes = frozenset({"DispatchManifest", "SubTaskOutcome", "SubTask", "TaskSpec"})
+    consumes = frozenset({"DispatchManifest", "SubTaskOutcome", "SubTask"})
     receiver_only = False
 
     def __init__(self, ctx: RoleContext) -> None:
@@ -89,12 +94,10 @@ class MetaValidator(RoleBase):
         self._rounds: dict[str, _FanIn] = {}  # task id → the current round
         self._early: dict[str, SubTaskOutcome] = {}
         self._started: dict[str, str] = {}  # task id → first dispatched_at
-        self._before: dict[str, dict[Path, bytes]] = {}  # task id → the files it names, before it ran
-        self._tree: dict[str, dict[str, tuple[int, int, int]] | None] = {}  # task id → W.tree before it ran
 
     def accepts(self, env: Envelope) -> bool:
-        if env.type in ("SubTask", "TaskSpec"):
-            return True  # observed: a TaskSpec's named files are read before any plan runs (#13)
+        if env.type == "SubTask":
+            return True  # observed: a missing outcome's criteria count as failed
         return env.type in self.consumes and env.receiver == self.role
 
     async def on_cancel(self, task_id: str) -> None:
@@ -104,8 +107,6 @@ class MetaValidator(RoleBase):
         if fi and fi.timer:
             fi.timer.cancel()
         self._started.pop(task_id, None)
-        self._before.pop(task_id, None)
-        self._tree.pop(task_id, None)
 
     def _elapsed_ms(self, tid: str) -> int:
         start = self._started.get(tid)
@@ -118,15 +119,6 @@ class MetaValidator(RoleBase):
         tid = env.task_id or ""
         if isinstance(p, SubTask):
             self._subtasks[p.subtask_id] = p
-            return
-        if isinstance(p, TaskSpec):
-            if tid not in self._before:
-                self._before[tid] = await asyncio.to_thread(W.snapshot, p.raw_input, self.ctx.workspace)
-                # the workspace listed (None past W.MAX_TREE paths): what the grants compare after
-                self._tree[tid] = await asyncio.to_thread(W.tree, self.ctx.workspace)
-                for held in (self._before, self._tree):  # the last 16 tasks' (a session runs many)
-                    while len(held) > 16:
-                        held.pop(next(iter(held)))
             return
         if isinstance(p, DispatchManifest):
             self._started.setdefault(tid, p.dispatched_at)
@@ -189,6 +181,16 @@ class MetaValidator(RoleBase):
                     criterion="the merged result is verified", verdict=Verdict.FAIL,
                     failure_class=FailureClass.ENVIRONMENTAL, evidence=why[:300])]
 
+    @staticmethod
+    def _not_checked(crits: list[Criterion]) -> list[CriterionVerdict]:
+        """The task criteria of a round a failed step ended before R4b: failed, and not run (they
+        weigh in D, not in P: nothing was judged)."""
+        why = f"{NOT_RUN}a step failed, so the result was never checked"
+        return [CriterionVerdict(criterion=c.criterion, mode=CriterionMode.VERIFIABLE, verdict=Verdict.FAIL,
+                                 failure_class=FailureClass.LOGICAL, evidence=why) for c in crits] or [
+            CriterionVerdict(criterion="the result is verified", verdict=Verdict.FAIL,
+                             failure_class=FailureClass.LOGICAL, evidence=why)]
+
     def _forget_round(self, fi: _FanIn) -> None:
         for sid in fi.manifest.subtask_ids:
             self._subtasks.pop(sid, None)
@@ -244,35 +246,41 @@ class MetaValidator(RoleBase):
                 gap_summary=f"{len(failed)}/{len(outcomes)} subtasks failed — " + " | ".join(lines)[:800],
                 failed_subtasks=[o.subtask_id for o in failed], correction_count=self._corrections(outcomes),
                 elapsed_ms=self._elapsed_ms(tid), outcomes=outcomes,
+                # the result was never checked: the task criteria count as failed, never as met
+                task_criteria_verdicts=self._not_checked(fi.manifest.task_criteria),
                 reason="model_output" if output else "gate", output_cut=cut[-1] if output else None), tid)
             return
         await self._merge(tid, fi, outcomes)
 
     async def _merge(self, tid: str, fi: _FanIn, outcomes: list[SubTaskOutcome]) -> None:
         m = fi.manifest
-        crits = m.task_criteria
         spec = m.task_spec
+        request = spec.raw_input if spec else ""
+        # no task criterion is no pass by default: the result must still do what was asked
+        crits = list(m.task_criteria) or [Criterion(criterion=f"the result does what the request asks: {request[:200]}")]
+        runs = await C.run(self.ctx, tid, crits)
         results = "\n".join(f"{i}. {o.intent[:150]}\n   result: {str(o.output)[:800]}"
                             for i, o in enumerate(outcomes, 1))
         crit_lines = "\n".join(f"{i}. {c.criterion}" for i, c in enumerate(crits, 1))
-        request = spec.raw_input if spec else ""
         ws = self.ctx.workspace
-        world = W.facts(f"{request}\n{crit_lines}", ws)  # the world, not the executors' claims (#13)
+        world = W.facts(f"{request}\n{crit_lines}", ws)
         seen = ("\n\nWorkspace now (checked by code):\n" + "\n".join(world)) if world else ""
+        checked = ("\n\nChecks run by code now:\n" + "\n".join(
+            f"{i + 1}. {r.evidence()}" for i, r in sorted(runs.items()))) if runs else ""
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": (
                 f"User request (verbatim): {request}\n"
-                f"Task criteria:\n{crit_lines or '(none)'}\n\nSubtask results:\n{results}{seen}\n\n"
-                f"Give exactly {max(1, len(crits))} verdicts, in the order of the criteria.")},
+                f"Task criteria:\n{crit_lines}\n\nSubtask results:\n{results}{seen}{checked}\n\n"
+                f"Give exactly {len(crits)} verdicts, in the order of the criteria.")},
         ]
         try:
             out = await self.ctx.llm("meta_validator").structured(messages, MergeOut)
         except LLMInfraError:
-            raise  # the endpoint failed, not this role: the runtime ends the task (#12)
+            raise  # the endpoint failed, not this role: the runtime ends the task
         except Exception as e:  # noqa: BLE001 - R4b failure → ReplanRequest, never silence
-            # unusable replies say nothing about the approach (#12 item 4): GGS must not replan
-            # verified work away on them, nor claim success — its own reason says so (#13)
+            # an unusable reply says nothing about the approach: GGS must not replan verified work
+            # away on it, nor claim success — its own reason says so
             output = isinstance(e, LLMOutputError)
             await self.publish(Role.GGS, ReplanRequest(
                 task_id=tid, intent=self._intent(fi),
@@ -282,85 +290,26 @@ class MetaValidator(RoleBase):
                 reason="verification_output" if output else "meta_validator_error",
                 output_cut=getattr(e, "cut", None) if output else None), tid)
             return
-        verdicts = []
-        # a merged answer the grammar cut at its maxLength is not the whole answer: the subtasks'
-        # own outputs are (#13: the schema is enforced on llama.cpp now)
-        cut = isinstance(out.merged_output, str) and len(out.merged_output) == LENGTHS["merged_output"]
-        if cut:
+        # a merged result the grammar cut at its maxLength is not the whole result: the subtasks'
+        # own outputs are
+        if isinstance(out.merged_output, str) and len(out.merged_output) == LENGTHS["merged_output"]:
             out.merged_output = ""
         merged_text = out.merged_output if out.merged_output not in (None, "", [], {}) else \
             " ".join(str(o.output) for o in outcomes)
-        hay = G.tool_text(c for o in outcomes for c in o.tool_calls)
-        granted = False  # some criterion the model failed was passed by the files themselves
-        # a request for nothing but files: do the files answer it? (None: any other request) (#13)
-        files_say = W.request_check(request, ws)
+        calls = [c for o in outcomes for c in o.tool_calls]
+        hay = G.tool_text([*calls, *(r.record for r in runs.values() if r.record is not None)])
         changes = [p for o in outcomes for p in o.changes]
-        # a counting question code can count itself: a plainly stated right count stands over R4b's
-        # fail, when the task changed no file (#13); a question whose task changed the file it is
-        # about cannot pass on what the task may have written
-        answer = next((o.output for o in reversed(outcomes) if o.output not in (None, "")), None)
-        count_ok = None if changes else W.counted(request, answer, ws)
-        answered = count_ok is not None  # the answer itself checked, not only files
         asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
-        if count_ok is None and files_say is None and not W.collateral(changes, request, ws):
-            count_ok = W.listed(request, ws)  # "the names of all .md files … into index.txt" (#13)
-        if count_ok is None and files_say is None and not asked_changed:
-            # "in.txt converted to upper case into out.txt", "sort the lines of names.txt … to
-            # sorted.txt", when the task left the source as it was and changed nothing else — read
-            # off the workspace listed before and after, so a `mkdir -p` of the result's folder or
-            # a temporary file renamed into it does not count, a python one-liner's write does (#13)
-            count_ok = W.converted(request, ws, self._before.get(tid), self._tree.get(tid)) \
-                or W.sorted_into(request, ws, self._before.get(tid), self._tree.get(tid))
-        appended = W.appended_wrong(request, ws, self._before.get(tid))
-        counted_grant = False
-        for i, c in enumerate(crits):
-            v = out.verdicts[i] if i < len(out.verdicts) else TaskVerdict(
-                verdict="fail", failure_class="logical", evidence="no verdict given (rejected by default)")
-            if v.verdict == "pass":
-                # a task that asks for a value cannot pass on a result holding none (issue #13)
-                why = G.missing_value(c.criterion, merged_text, hay) or (
-                    G.missing_value(spec.raw_input, merged_text) if spec and G.asks_for(spec.raw_input) == "number"
-                    else None)
-                if why:
-                    v = TaskVerdict(verdict="fail", failure_class="logical", evidence=f"not met: {why}")
-                elif bad := W.contradiction(f"{request}\n{c.criterion}", merged_text, ws):
-                    v = TaskVerdict(verdict="fail", failure_class="logical",
-                                    evidence=f"contradicted by the workspace: {bad[0]}{FIX}{bad[1]}")
-                elif files_say is not None and not files_say[0]:
-                    v = TaskVerdict(verdict="fail", failure_class="logical",
-                                    evidence=f"contradicted by the workspace: {files_say[1]}")
-                elif appended:
-                    v = TaskVerdict(verdict="fail", failure_class="logical",
-                                    evidence=f"contradicted by the workspace: {appended}{FIX}add the one line once, "
-                                             f"with >> or write_file with append")
-                elif asked_changed:
-                    v = TaskVerdict(verdict="fail", failure_class="logical",
-                                    evidence=f"not met: {asked_changed}{FIX}answer from the files as they are; "
-                                             f"write nothing to them")
-            # the request is all files code read right: its word stands over R4b's, also for a
-            # criterion worded past what code parses (#13, write-hello over HTTP: "a file named
-            # 'hello.txt' is created with the content 'Hello, world'" failed with hello.txt right)
-            elif files_say is not None and files_say[0] and (seen_ok := W.confirmed(c.criterion, ws, request)
-                                                             or files_say[1]) \
-                    and not W.contradiction(f"{request}\n{c.criterion}", merged_text, ws) \
-                    and not W.collateral(changes, request, ws) and not appended \
-                    and W.only_named_changed(request, ws, self._tree.get(tid)):
-                v = TaskVerdict(verdict="pass", evidence=seen_ok)  # the file itself says so (#13)
-                granted = True
-            elif count_ok:
-                v = TaskVerdict(verdict="pass", evidence=count_ok)
-                counted_grant = True
-            if v.verdict == "pass":
-                verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
-                                                 evidence=v.evidence[:500]))
-            else:
-                verdicts.append(CriterionVerdict(criterion=c.criterion, mode=c.mode or CriterionMode.VERIFIABLE,
-                                                 verdict=Verdict.FAIL,
-                                                 failure_class=FailureClass(v.failure_class or "logical"),
-                                                 evidence=v.evidence[:500]))
+        answer = " ".join((out.answer or "").split()) or None
+        verdicts = [self._vetted(c, out.verdicts[i] if i < len(out.verdicts) else None, runs.get(i),
+                                 request, merged_text, hay, asked_changed)
+                    for i, c in enumerate(crits)]
+        if spec is not None and (G.asks_for(request) is not None or W.is_question(request)):
+            verdicts.append(self._answer_verdict(answer, list(runs.values()), calls))
         merged = out.merged_output
         if merged in (None, "", [], {}):
-            merged = outcomes[0].output if len(outcomes) == 1 else {o.intent or o.subtask_id: o.output for o in outcomes}
+            merged = outcomes[0].output if len(outcomes) == 1 else "\n".join(
+                str(o.output) for o in outcomes if o.output not in (None, ""))
         failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
         if failed:
             await self.publish(Role.GGS, ReplanRequest(
@@ -368,18 +317,55 @@ class MetaValidator(RoleBase):
                 gap_summary=("task criteria not met: " + "; ".join(f"{v.criterion} ({brief(v.evidence, 240)})"
                                                                    for v in failed))[:800],
                 correction_count=self._corrections(outcomes), elapsed_ms=self._elapsed_ms(tid),
-                outcomes=outcomes, task_criteria_verdicts=verdicts, reason="task_criteria"), tid)
+                outcomes=outcomes, task_criteria_verdicts=verdicts, reason="task_criteria", answer=answer), tid)
             return
-        summary = out.summary or "done"
-        if counted_grant:  # R4b's summary said "not met": the answer, and what code counted
-            summary, merged = f"{answer} — {count_ok}", answer if answered else count_ok
-        elif granted:  # the model's own summary said "not met": say what was checked instead (#13)
-            summary = "Done — checked by code: " + "; ".join(v.evidence.removeprefix("checked by code: ")
-                                                              for v in verdicts if v.evidence.startswith("checked by code"))
-            merged = summary  # a request for files only: there is no answer value to lose
         await self.publish(Role.GGS, OutcomeSummary(
-            task_id=tid, intent=self._intent(fi), summary=summary[:500], merged_output=merged,
-            outcomes=outcomes, task_criteria_verdicts=verdicts, elapsed_ms=self._elapsed_ms(tid)), tid)
+            task_id=tid, intent=self._intent(fi), summary=(out.summary or "done")[:500], answer=answer,
+            merged_output=merged, outcomes=outcomes, task_criteria_verdicts=verdicts,
+            elapsed_ms=self._elapsed_ms(tid)), tid)
+
+    def _vetted(self, c: Criterion, v: TaskVerdict | None, run: C.CheckRun | None, request: str,
+                merged_text: str, hay: str, asked_changed: str | None) -> CriterionVerdict:
+        """R4b's verdict on one task criterion, with a pass taken away where code knows better."""
+        if v is None:
+            v = TaskVerdict(verdict="fail", failure_class="logical", evidence="no verdict given (rejected by default)")
+        if v.verdict == "pass":
+            why = None
+            if run is not None and run.failed:
+                why = (f"not met: {run.evidence()}", "logical" if run.ran else "environmental")
+            elif missing := G.missing_value(c.criterion, merged_text, hay) or (
+                    G.missing_value(request, merged_text) if G.asks_for(request) == "number" else None):
+                why = (f"not met: {missing}", "logical")
+            elif bad := W.contradiction(f"{request}\n{c.criterion}", self.ctx.workspace):
+                why = (f"contradicted by the workspace: {bad[0]}{FIX}{bad[1]}", "logical")
+            elif asked_changed:
+                why = (f"not met: {asked_changed}{FIX}answer from the files as they are; write nothing to them",
+                       "logical")
+            if why is not None:
+                v = TaskVerdict(verdict="fail", failure_class=why[1], evidence=why[0])  # type: ignore[arg-type]
+        if v.verdict == "pass":
+            return CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS, evidence=v.evidence[:500])
+        return CriterionVerdict(criterion=c.criterion, mode=c.mode or CriterionMode.VERIFIABLE, verdict=Verdict.FAIL,
+                                failure_class=FailureClass(v.failure_class or "logical"), evidence=v.evidence[:500])
+
+    @staticmethod
+    def _answer_verdict(answer: str | None, runs: list[C.CheckRun], calls: list[Any]) -> CriterionVerdict:
+        """A request for a value is answered when R4b names one answer and a check printed it."""
+        crit = "a check confirms the answer"
+        if not answer:
+            return CriterionVerdict(criterion=crit, verdict=Verdict.FAIL, failure_class=FailureClass.LOGICAL,
+                                    evidence=f"not met: no single answer was named{FIX}report the value asked for")
+        if C.confirms(answer, runs):
+            agreeing = next(r for r in runs if C.confirms(answer, [r]))
+            how = "" if C.independent(agreeing, calls) else " (the same command the step ran)"
+            return CriterionVerdict(criterion=crit, verdict=Verdict.PASS,
+                                    evidence=f"{agreeing.evidence(300)}{how}")
+        printed = "; ".join(r.evidence(160) for r in runs) or "no task criterion carries a check"
+        return CriterionVerdict(
+            criterion=crit, verdict=Verdict.FAIL, failure_class=FailureClass.LOGICAL,
+            evidence=(f"not verified: no check printed the answer {answer[:80]!r} ({printed}){FIX}give a task "
+                      "criterion a check: a read-only command that prints the value asked for, by another "
+                      "method than the step's")[:500])
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:
         tid = env.task_id or ""

@@ -47,6 +47,7 @@ DECLINED = "declined: "  # planner_error prefix: the user said no; GGS abandons 
 class PlanCriterion(BaseModel):
     criterion: str = Field(min_length=1)
     mode: Literal["verifiable", "plausible"] = "verifiable"
+    check: str = Field("", max_length=200)
 
 
 def _coerce_criteria(v: Any) -> Any:
@@ -150,6 +151,52 @@ def judged_on_the_answer(steps: list[PlanStep]) -> list[str]:
     return dropped
 
 
+#: the file the prompt's example is about: a plan that names it for a request that does not copied it
+EXAMPLE_FILE = "app.log"
+# a placeholder in angle brackets ("<a command>"), not a redirection ("wc -l < f.txt")
+_PLACEHOLDER = re.compile(r"<[A-Za-z][^<>|;&]*\s[^<>|;&]*>")
+
+
+def _example_texts() -> set[str]:
+    import json
+
+    doc = json.loads(SYSTEM.split("Example for ", 1)[1].split(": ", 1)[1].strip())
+    out = {_norm(c["criterion"]) for c in doc["task_criteria"]}
+    out.update(_norm(st["intent"]) for st in doc["subtasks"])
+    return out
+
+
+def without_example(plan: PlanOut, request: str) -> list[str]:
+    """Criteria, checks and steps copied from the prompt's example into a plan for another request
+    go; a check that is a placeholder goes. Returns what was dropped."""
+    dropped: list[str] = []
+    copied = set() if EXAMPLE_FILE in request else _example_texts()
+    for crits in (plan.task_criteria, *(st.success_criteria for st in plan.subtasks)):
+        for c in crits:
+            c.check = " ".join(c.check.split())
+            if c.check and (_PLACEHOLDER.search(c.check) or (copied and EXAMPLE_FILE in c.check)):
+                dropped.append(f"check: {c.check}")
+                c.check = ""
+    if copied:
+        steps = [st for st in plan.subtasks if _norm(st.intent) not in copied]
+        if steps and len(steps) < len(plan.subtasks):
+            dropped += [st.intent for st in plan.subtasks if st not in steps]
+            plan.subtasks = steps
+        kept = [c for c in plan.task_criteria if _norm(c.criterion) not in copied]
+        if len(kept) < len(plan.task_criteria):
+            dropped += [c.criterion for c in plan.task_criteria if c not in kept]
+            plan.task_criteria = kept or [PlanCriterion(criterion=f"the result does what the request asks: {request[:200]}")]
+    return dropped
+
+
+def has_check(plan: PlanOut) -> bool:
+    return any(c.check.strip() for c in plan.task_criteria)
+
+
+NO_CHECK = ("no task criterion has a check: give the criterion about the answer a check, one read-only "
+            "shell command that prints the value asked for by another method than the step's")
+
+
 class PlanOut(BaseModel):
     task_criteria: list[PlanCriterion] = Field(min_length=1, max_length=8)
     subtasks: list[PlanStep] = Field(min_length=1, max_length=4)
@@ -159,17 +206,21 @@ class PlanOut(BaseModel):
 
 SYSTEM = (
     "You are the Planner of an agent working on the user's computer. First interpret the request "
-    "into task_criteria: concrete, checkable statements about the final result. Then split the "
-    "work into the FEWEST subtasks (usually ONE; at most 4). Each subtask: intent (a concrete "
-    "instruction, naming the files and the command or method), success_criteria (checkable from "
-    "tool output), sequence (1 = first; a later step sees earlier outputs and files, never shell "
-    "variables: a step that computes a value prints it), tools (from the list), "
-    "context (facts the executor needs). mode: \"verifiable\" if a tool output proves it, else "
-    "\"plausible\". Keep it short.\n"
-    'Example for "How many .md files are in docs?": {"task_criteria": [{"criterion": "the answer '
-    'gives the number of .md files in docs", "mode": "verifiable"}], "subtasks": [{"intent": "Count '
-    'the .md files in docs with: ls docs/*.md | wc -l", "success_criteria": [{"criterion": "a number '
-    'is reported", "mode": "verifiable"}], "sequence": 1, "tools": ["shell"], "context": ""}]}'
+    "into task_criteria: concrete statements about the final result, each with a check: one "
+    "read-only shell command whose output shows whether it holds (for a question: a command that "
+    "prints the answer, by another method than the step's, e.g. grep -c vs awk; for a file: a "
+    "command that prints what should be in it). Then split the work into the FEWEST subtasks "
+    "(usually ONE; at most 4). Each subtask: intent (a concrete instruction, naming the files and "
+    "the command or method), success_criteria (checkable from tool output), sequence (1 = first; a "
+    "later step sees earlier outputs and files, never shell variables: a step that computes a value "
+    "prints it), tools (from the list), context (facts the executor needs). mode: \"verifiable\" if "
+    "a tool output proves it, else \"plausible\". Criteria and checks come from THIS request, never "
+    "from the example. Keep it short.\n"
+    'Example for "How many lines of app.log contain ERROR?": {"task_criteria": [{"criterion": '
+    '"the answer is the number of lines of app.log that contain ERROR", "mode": "verifiable", "check": '
+    '"awk \'/ERROR/{n++} END{print n+0}\' app.log"}], "subtasks": [{"intent": "Count the lines of app.log '
+    'that contain ERROR with: grep -c ERROR app.log", "success_criteria": [{"criterion": "the count is '
+    'printed", "mode": "verifiable"}], "sequence": 1, "tools": ["shell"], "context": ""}]}'
 )
 
 DIRECTIVE_TEXT = {
@@ -410,6 +461,7 @@ class Planner(RoleBase):
         output_failures = 0
         output_cut: str | None = None
         llm = self.ctx.llm("planner")
+        asks_value = G.asks_for(spec.raw_input) is not None or W.is_question(spec.raw_input)
         for _attempt in range(self.ctx.config.pipeline.plan_reasks + 1):
             try:
                 tools = self._tool_names(st.blocked_tools)  # the grammar allows only real tools (#12)
@@ -433,6 +485,11 @@ class Planner(RoleBase):
                 problem = f"planner LLM failed: {e}"
                 break
             told, problem = problem, self.validate(cand, st)
+            if dropped := without_example(cand, spec.raw_input):
+                self.ctx.log(tid, {"kind": "plan_example_copied", "round": st.round, "dropped": dropped})
+            if problem is None and told != NO_CHECK and not has_check(cand) and asks_value \
+                    and _attempt < self.ctx.config.pipeline.plan_reasks:
+                problem = NO_CHECK  # asked once; a plan still without one runs, and R4b cannot confirm it
             self.ctx.log(tid, {"kind": "plan", "round": st.round, "plan": cand.model_dump(mode="json"),
                                "rejected": problem})
             if problem is None:
@@ -473,7 +530,8 @@ class Planner(RoleBase):
         for s in steps:
             subtasks.append(SubTask(
                 subtask_id=self.ctx.ids.new("subtask"), parent_task_id=tid, intent=s.intent[:500],
-                success_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode) for c in s.success_criteria],
+                success_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode, check=c.check[:300])
+                                  for c in s.success_criteria],
                 context=s.context[:1000], sequence=s.sequence, tools=list(dict.fromkeys(s.tools)),
             ))
         for s in subtasks:
@@ -481,7 +539,8 @@ class Planner(RoleBase):
         await self.publish(Role.META_VALIDATOR, DispatchManifest(
             task_id=tid, subtask_ids=[s.subtask_id for s in subtasks], task_spec=spec,
             dispatched_at=iso(self.ctx.clock.now()),
-            task_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode) for c in plan.task_criteria],
+            task_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode, check=c.check[:300])
+                           for c in plan.task_criteria],
             round=st.round), tid)
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:

@@ -19,8 +19,12 @@ def perceive(intent: str) -> Reply:
     return Reply.json({"kind": "task", "intent": intent, "scope": None})
 
 
-def plan(task_criteria: list[str], *subtasks: dict[str, Any]) -> Reply:
-    return Reply.json({"task_criteria": [{"criterion": c} for c in task_criteria], "subtasks": list(subtasks)})
+def plan(task_criteria: list[str], *subtasks: dict[str, Any], checks: list[str] | None = None) -> Reply:
+    """A plan reply; `checks[i]` is task criterion i's check (a read-only shell command, run for real)."""
+    checks = list(checks or [])
+    crits = [{"criterion": c, **({"check": checks[i]} if i < len(checks) and checks[i] else {})}
+             for i, c in enumerate(task_criteria)]
+    return Reply.json({"task_criteria": crits, "subtasks": list(subtasks)})
 
 
 def sub(intent: str, *criteria: str, seq: int = 1, tools: list[str] | None = None, mode: str = "verifiable") -> dict:
@@ -53,12 +57,14 @@ def verdicts(*vs: str, quote: str = "seen in the output") -> Reply:
     return Reply.json({"verdicts": out})
 
 
-def merge(output: str, *vs: str, summary: str = "done") -> Reply:
+def merge(output: str, *vs: str, summary: str = "done", answer: str | None = None) -> Reply:
+    """R4b's reply; `answer` (the single answer it names) defaults to `output`."""
     out = []
     for v in vs:
         out.append({"verdict": "pass"} if v == "pass" else
                    {"verdict": "fail", "failure_class": v.split(":")[1], "evidence": "merged result misses it"})
-    return Reply.json({"merged_output": output, "summary": summary, "verdicts": out})
+    return Reply.json({"merged_output": output, "answer": output if answer is None else answer,
+                       "summary": summary, "verdicts": out})
 
 
 @dataclass
