@@ -80,22 +80,23 @@ def _share(pairs: Iterable[tuple[CriterionVerdict, SubTaskOutcome | None]]) -> t
 
 def distance(outcomes: Sequence[SubTaskOutcome], task_verdicts: Sequence[CriterionVerdict] = (),
              *, failure: bool = False) -> float:
-    """D = max(D_subtasks, D_task), each Σ weighted failures / Σ criteria.
+    """D = Σ weighted failures / Σ criteria over the steps' and the task's criteria (v0.8 §R7).
 
-    The max keeps a failed task criterion from being diluted by many passing subtask criteria
-    (issue #13: 3 passes + 1 failed task criterion must not read as D = 0.25 ≤ δ). A failed
-    subtask that carries no verdicts (skipped, never reported) counts as one failed criterion.
-    A failure signal with no criteria at all (planner produced nothing) is D = 1.0, never 0."""
+    Task criteria nobody checked (a step failed first, a fan-in timeout, an unusable R4b reply) come
+    as failed verdicts, so they weigh in D; `success` additionally needs them checked and met
+    (`task_checked`), so a failed task criterion is never diluted into "close enough" by passing
+    step criteria. A failed subtask that carries no verdicts (skipped, never reported) counts as one
+    failed criterion. A failure signal with no criteria at all (planner produced nothing) is D = 1.0."""
     pairs = [(v, o) for o in outcomes for v in o.criteria_verdicts]
-    s_num, s_total = _share(pairs)
+    num, total = _share(pairs)
     for o in outcomes:
         if o.status == OutcomeStatus.FAILED and not o.criteria_verdicts:
-            s_num, s_total = s_num + 1.0, s_total + 1
+            num, total = num + 1.0, total + 1
     t_num, t_total = _share((v, None) for v in task_verdicts)
-    total = s_total + t_total
+    num, total = num + t_num, total + t_total
     if total == 0:
         return 1.0 if failure else 0.0
-    d = max(s_num / s_total if s_total else 0.0, t_num / t_total if t_total else 0.0)
+    d = num / total
     if failure and d == 0.0:
         # a failure the verdicts do not show (e.g. a subtask failed without a failed criterion):
         # count it as one failed criterion rather than reaching GGS as D = 0 (DESIGN §3)

@@ -124,7 +124,11 @@ def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
     kept = [c for c in plan.task_criteria if not _unasked_files(c.criterion, request, workspace)]
     if len(kept) < len(plan.task_criteria):
         dropped += [c.criterion for c in plan.task_criteria if c not in kept]
-        plan.task_criteria = kept or [PlanCriterion(criterion=f"the answer to the question is reported: {request[:200]}")]
+        # a dropped criterion's check still computes the answer unless it names such a file too
+        check = next((c.check for c in plan.task_criteria if c.check and not _unasked_files(c.check, request, workspace)),
+                     "")
+        plan.task_criteria = kept or [PlanCriterion(criterion=f"the answer to the question is reported: {request[:200]}",
+                                                    check=check)]
     return dropped
 
 

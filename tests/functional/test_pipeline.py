@@ -29,7 +29,7 @@ P = "plausible"  # for macro-state tests whose executor answers without a tool (
 def happy(fake, answer="2"):
     fake.script("perceiver", [perceive("count the txt files")])
     fake.script("planner", [plan(["the answer is the count"], sub("count .txt files", "a number is reported",
-                                                                   tools=["shell"]))])
+                                                                   tools=["shell"]), checks=[f"printf '{answer}\\n'"])])
     fake.script("executor", [call("shell", command=f"echo {answer}"), finish(answer)])
     fake.script("agent_validator", [verdicts("pass", quote=answer)])
     fake.script("meta_validator", [merge(answer, "pass", summary=f"{answer} txt files")])
@@ -42,7 +42,7 @@ async def test_accept_first_try(fakellm, tmp_path):
                          "SubTaskOutcome", "OutcomeSummary", "FinalResult"]
     f = r.final
     assert f.directive.value == "accept" and f.prev_directive.value == "init" and f.replans == 0
-    assert f.loss.D == 0.0 and f.output == "2"
+    assert f.loss.D == 0.0 and f.output == "2" and f.answer == "2"
     assert r.stats["llm_calls"] == 6 and r.stats["tool_calls"] == 1
     assert set(r.stats["by_role"]) == {"perceiver", "planner", "executor", "agent_validator", "meta_validator"}
     # one Megram from GGS, tagged with the intent
@@ -120,7 +120,8 @@ async def test_a_question_plan_reaches_the_executor_as_its_answer_step(fakellm, 
         sub("Run it with: python3 script.py", "the output is a number", seq=1),
         sub("Read the content of script.py with: cat script.py", "the content is read successfully", seq=2),
         sub("Read the content of output.txt with: cat output.txt", "output.txt is read", seq=3),
-        sub("Check if the number is right with: python3 script.py", "the number is checked", seq=4)))
+        sub("Check if the number is right with: python3 script.py", "the number is checked", seq=4),
+        checks=["awk 'BEGIN{print 6*7}'"]))
     fakellm.responder("executor", lambda req: finish("42") if "RESULT" in str(req["messages"][-1])
                       else call("shell", command="python3 script.py"))
     fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="42"))
@@ -152,16 +153,16 @@ async def test_a_failed_attempt_repeated_in_other_words_is_a_repeat(fakellm, tmp
                for o in outcomes)
 
 
-@pytest.mark.parametrize("content, accepted", [("Hello, world", True), ("Hello, world!!", False)])
-async def test_a_file_holding_the_asked_text_overrules_validators_that_fail_it(fakellm, tmp_path, content, accepted):
-    """#13: the 1.5B validator failed "hello.txt exists and contains the text 'Hello, world'" with
-    hello.txt holding exactly that. Code reads the file: the right content passes whatever the
-    validators said; other content stays failed."""
+@pytest.mark.parametrize("content", ["Hello, world", "Hello, world!!"])
+async def test_a_validators_fail_stands_even_when_the_file_holds_the_text(fakellm, tmp_path, content):
+    """Code never grants a pass: with hello.txt holding exactly the asked text and the validators
+    failing it, the task is not accepted; code reads the file only to take a pass away."""
     (tmp_path / "ws").mkdir()
     fakellm.script("perceiver", [perceive("write Hello, world to hello.txt")])
     fakellm.responder("planner", lambda _r: plan(["hello.txt contains exactly 'Hello, world'"],
                                                    sub("create hello.txt with the text Hello, world",
-                                                       "The file hello.txt exists and contains the text 'Hello, world'")))
+                                                       "The file hello.txt exists and contains the text 'Hello, world'"),
+                                                   checks=["cat hello.txt"]))
     fakellm.responder("executor", lambda req: (finish("done") if "RESULT" in str(req["messages"][-1])
                                                else call("write_file", path="hello.txt", content=content)))
     fakellm.responder("agent_validator", lambda _r: verdicts("fail:environmental"))
@@ -169,27 +170,20 @@ async def test_a_file_holding_the_asked_text_overrules_validators_that_fail_it(f
     r = await run_task(fakellm, tmp_path, "Create hello.txt containing exactly: Hello, world",
                        pipeline={"correction_budget": 0}, ggs={"max_replans": 1, "time_budget_ms": 10**9})
     assert (tmp_path / "ws" / "hello.txt").read_text() == content
-    if accepted:
-        assert r.final.directive.value == "accept"
-        [o] = r.of("SubTaskOutcome")
-        assert o.criteria_verdicts[0].evidence == "checked by code: hello.txt contains 'Hello, world'"
-        # R4b's own words were "not met": the result says what code checked instead (an outside tester)
-        assert r.final.summary.startswith("Done — checked by code: hello.txt holds exactly 'Hello, world'")
-    else:
-        assert r.final.directive.value == "abandon"
+    assert r.final.directive.value == "abandon"
+    assert all(v.verdict.value == "fail" for o in r.of("SubTaskOutcome") for v in o.criteria_verdicts)
 
 
-@pytest.mark.parametrize("content, accepted", [("", True), ("oops", False)])
-async def test_r4b_takes_the_files_word_only_for_a_request_they_fully_answer(fakellm, tmp_path, content, accepted):
-    """make-tree on the 1.5B model (#13): every step passed, R4b failed "… an empty file
-    src/app/__init__.py is created" citing its 0 bytes, and two replans could not change a right
-    plan. The request asks nothing but paths: the files settle it. With __init__.py not empty,
-    the request is not done, and R4b's fail stands even on a task criterion that only says "exists"."""
+@pytest.mark.parametrize("content", ["", "oops"])
+async def test_r4b_fail_stands_over_files_that_look_right(fakellm, tmp_path, content):
+    """Every step passed and R4b failed the result: its fail stands whatever the files show (an
+    empty __init__.py as asked, or not); the task ends not-done."""
     (tmp_path / "ws").mkdir()
     fakellm.script("perceiver", [perceive("make the tree")])
     fakellm.responder("planner", lambda _r: plan(["src/app and tests exist and src/app/__init__.py exists"],
                                                    sub("mkdir -p src/app tests and touch src/app/__init__.py",
-                                                       "src/app/__init__.py exists")))
+                                                       "src/app/__init__.py exists"),
+                                                   checks=["ls -d src/app tests src/app/__init__.py"]))
     fakellm.responder("executor", lambda req: (finish("made") if "RESULT" in str(req["messages"][-1]) else
                                                call("shell", command="mkdir -p src/app tests && "
                                                     f"printf '{content}' > src/app/__init__.py")))
@@ -198,7 +192,7 @@ async def test_r4b_takes_the_files_word_only_for_a_request_they_fully_answer(fak
     r = await run_task(fakellm, tmp_path, "Create the directories src/app and tests, and an empty file src/app/__init__.py.",
                        confirm=_approve, ggs={"max_replans": 1, "time_budget_ms": 10**9})
     assert (tmp_path / "ws" / "src" / "app" / "__init__.py").read_text() == content
-    assert r.final.directive.value == ("accept" if accepted else "abandon")
+    assert r.final.directive.value == "abandon"
 
 
 async def test_no_code_granted_pass_for_a_task_that_also_changed_what_nobody_asked_for(fakellm, tmp_path):
@@ -234,9 +228,9 @@ async def _approve(_req):
 def _env_wall(fake, rounds_ok_after=1):
     fake.script("perceiver", [perceive("print the port from settings")])
     fake.script("planner", [plan(["the port is printed"], sub("read settings.ini", "the port value is shown",
-                                                               tools=["read_file"])),
+                                                               tools=["read_file"]), checks=["grep port config.ini"]),
                             plan(["the port is printed"], sub("read config.ini instead", "the port value is shown",
-                                                               tools=["read_file"]))])
+                                                               tools=["read_file"]), checks=["grep port config.ini"])])
     fake.script("executor", [call("read_file", path="settings.ini"), infeasible("settings.ini does not exist"),
                              call("read_file", path="config.ini"), finish("port=8080")])
     fake.script("agent_validator", [verdicts("pass", quote="port=8080")])
@@ -272,7 +266,8 @@ async def test_executor_refuses_blocked_target_and_duplicates(fakellm, tmp_path)
     # second round: the model insists on the blocked file, then repeats a call, then finishes
     fakellm._scripts["executor"].clear()
     fakellm._scripts["planner"].pop()
-    fakellm.script("planner", [plan(["the port is printed"], sub("find the port", "the port value is shown"))])
+    fakellm.script("planner", [plan(["the port is printed"], sub("find the port", "the port value is shown"),
+                                    checks=["echo port=8080"])])
     fakellm.script("executor", [call("read_file", path="settings.ini"), infeasible("missing"),
                                 call("read_file", path="settings.ini"),
                                 call("shell", command="echo 8080"), call("shell", command="echo 8080"),
@@ -337,17 +332,38 @@ async def test_break_symmetry_then_change_approach_then_accept(fakellm, tmp_path
 
 
 async def test_success_when_D_within_delta(fakellm, tmp_path):
+    # close enough: every step passed, R4b passed the verifiable task criterion and failed only a
+    # plausible one, D = 1/5 ≤ δ
     (tmp_path / "ws").mkdir()
     fakellm.script("perceiver", [perceive("describe the repo")])
-    fakellm.script("planner", [plan(["described"], sub("describe", "a", "b", "c", "d", mode=P))])
+    fakellm.script("planner", [Reply.json({
+        "task_criteria": [{"criterion": "described", "check": "ls -a"},
+                          {"criterion": "the description reads well", "mode": "plausible"}],
+        "subtasks": [sub("describe", "a", "b", "c", mode=P)]})])
     fakellm.script("executor", [finish("a b c")])
-    fakellm.script("agent_validator", [verdicts("pass", "pass", "pass", "fail:logical")])
+    fakellm.script("agent_validator", [verdicts("pass", "pass", "pass")])
+    fakellm.script("meta_validator", [merge("a b c", "pass", "fail:logical")])
     r = await run_task(fakellm, tmp_path, "describe", **FAST)
     f = r.final
-    assert f.directive.value == "success" and f.loss.D == 0.25 and f.replans == 0
-    assert f.output == {"describe": "a b c"}
+    assert f.directive.value == "success" and f.loss.D == 0.2 and f.replans == 0
+    assert f.output == "a b c"  # text, never a dict of step outputs
     assert "PlanDirective" not in r.types()
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
+
+
+async def test_a_failed_step_is_never_close_enough(fakellm, tmp_path):
+    # 3 of 4 step criteria passed (D of the steps 0.25 ≤ δ), but the failed step carries the result
+    # and the task criteria were never checked: no success, the task replans
+    (tmp_path / "ws").mkdir()
+    fakellm.script("perceiver", [perceive("describe the repo")])
+    fakellm.responder("planner", lambda _r: plan(["described"], sub("describe", "a", "b", "c", "d", mode=P)))
+    fakellm.responder("executor", lambda _r: finish("a b c"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", "pass", "pass", "fail:logical"))
+    r = await run_task(fakellm, tmp_path, "describe", ggs={"max_replans": 1, "time_budget_ms": 10**9})
+    [req, *_] = r.of("ReplanRequest")
+    assert [v.evidence for v in req.task_criteria_verdicts] == ["not run: a step failed, so the result was never checked"]
+    assert r.final.directive.value == "abandon" and r.final.answer is None
+    assert r.of("PlanDirective")[0].loss.D == 0.4
 
 
 def _always_fail(fake, intent="fetch the report"):
@@ -401,7 +417,7 @@ async def test_task_criteria_failure_reaches_ggs_as_real_failure(fakellm, tmp_pa
     [req] = r.of("ReplanRequest")
     assert req.reason == "task_criteria" and req.task_criteria_verdicts[0].verdict.value == "fail"
     [d] = r.of("PlanDirective")
-    assert d.loss.D == 1.0  # the only task criterion failed: a passing subtask criterion cannot dilute it
+    assert d.loss.D == 0.5 and d.directive.value != "success"  # a failed task criterion is never close enough
     assert r.final.directive.value == "accept"
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
@@ -694,7 +710,7 @@ async def test_a_plan_repeated_under_break_symmetry_after_its_reask_ends_the_tas
     (tmp_path / "ws").mkdir()
     fakellm.script("perceiver", [perceive("sum the numbers")])
     fakellm.responder("planner", lambda _r: plan(["the sum is shown"], sub("sum them with: bc", "a number",
-                                                                            tools=["read_file"])))
+                                                                            tools=["read_file"]), checks=["ls"]))
     fakellm.script("executor", [finish("10")])
     fakellm.script("agent_validator", [verdicts("fail:logical")])
     r = await run_task(fakellm, tmp_path, "sum the numbers", pipeline={"plan_reasks": 1, "correction_budget": 0},
@@ -718,7 +734,8 @@ async def test_the_same_steps_with_a_newly_blocked_tool_are_not_a_repeated_plan(
     fakellm.script("perceiver", [perceive(ask)])
     fakellm.responder("planner", lambda r: plan(["a file name is reported"], sub(
         "Find the file holding TODO", "a file name is reported",
-        tools=["file_search"] if "Directive:" in r["messages"][1]["content"] else ["shell", "file_search"])))
+        tools=["file_search"] if "Directive:" in r["messages"][1]["content"] else ["shell", "file_search"]),
+        checks=["grep -l TODO *.txt"]))
 
     def executor(r):
         tools = r["response_format"]["json_schema"]["schema"]["properties"]["tool"]["enum"]
@@ -737,6 +754,9 @@ async def test_the_same_steps_with_a_newly_blocked_tool_are_not_a_repeated_plan(
     assert r.final.directive.value == "accept" and "b.txt" in str(r.final.output)
 
 
+CHECK_ROWS = "sed 1d data.csv | wc -l"
+
+
 async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fakellm, tmp_path):
     """#13 (csv-rows over HTTP on c086234): "How many data rows does data.csv have, not counting the
     header?" — the 1.5B executor ran `wc -l data.csv | tail -n +2` twice and guessed; break_symmetry
@@ -752,11 +772,11 @@ async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fake
     fakellm.script("perceiver", [perceive(ask)])
     fakellm.script("planner", [
         plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {bad}", "a number is reported",
-                                                                 tools=["shell"])),
+                                                                 tools=["shell"]), checks=[CHECK_ROWS]),
         plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {bad}", "a number is reported",
-                                                                 tools=["shell"])),  # repeats the blocked command
+                                                                 tools=["shell"]), checks=[CHECK_ROWS]),  # repeats the blocked command
         plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {good}", "a number is reported",
-                                                                 tools=["shell"])),
+                                                                 tools=["shell"]), checks=[CHECK_ROWS]),
     ])
 
     def executor(r):
@@ -908,15 +928,17 @@ async def test_a_question_plan_does_not_ask_for_a_file_the_user_never_named(fake
                                     sub("Find the port in config.json with: grep port config.json",
                                         "the port number is reported", tools=["shell"]),
                                     sub("Write the port to a file with: echo 'Port: $PORT' > port.txt",
-                                        "the port number is written to port.txt", seq=2, tools=["shell"]))])
+                                        "the port number is written to port.txt", seq=2, tools=["shell"]),
+                                    checks=["grep -o '[0-9][0-9]*' config.json"])])
     fakellm.script("executor", [call("shell", command="grep port config.json"), finish("8080")])
     fakellm.script("agent_validator", [verdicts("pass", quote="8080")])
     fakellm.script("meta_validator", [merge("8080", "pass")])
     r = await run_task(fakellm, tmp_path, ask, **FAST)
     [st] = r.of("SubTask")
     assert "port.txt" not in st.intent and [c.criterion for c in st.success_criteria] == ["the port number is reported"]
-    assert [c.criterion for c in r.of("DispatchManifest")[0].task_criteria] == [
-        "the answer to the question is reported: Which port is configured in config.json?"]
+    [crit] = r.of("DispatchManifest")[0].task_criteria
+    assert crit.criterion == "the answer to the question is reported: Which port is configured in config.json?"
+    assert crit.check.startswith("grep -o")  # the dropped criterion's check still computes the answer
     assert r.final.directive.value == "accept" and "8080" in str(r.final.output)
     assert not (ws / "port.txt").exists()
 

@@ -73,17 +73,26 @@ def test_distance_weights_plausible_by_k_over_n():
 
 def test_task_criteria_failures_count_in_D():
     ok = SubTaskOutcome(subtask_id="s", parent_task_id="t", status="matched", criteria_verdicts=[_v("a", "pass")])
-    assert L.distance([ok], [_v("merged output lists 3 files", fc="logical")], failure=True) == 1.0
+    assert L.distance([ok], [_v("merged output lists 3 files", fc="logical")], failure=True) == 0.5
 
 
-def test_task_criteria_failure_cannot_be_diluted_by_passing_subtask_criteria():
-    # issue #13: 3 passing subtask criteria + 1 failed task criterion was D = 0.25 ≤ δ → success
+def test_a_failed_or_unchecked_task_criterion_is_never_close_enough():
+    # pooled D (v0.8 §R7): 3 passing step criteria + 1 failed task criterion is D = 0.25 ≤ δ, yet
+    # success needs the task criteria checked and met
     ok = SubTaskOutcome(subtask_id="s", parent_task_id="t", status="matched",
                         criteria_verdicts=[_v(c, "pass") for c in "abc"])
-    d = L.distance([ok], [_v("the answer is a number")], failure=True)
-    assert d == 1.0 and L.macro_state(d, 1.0, 0.0, 0.0, CFG).value != "success"
-    # half the task criteria failing is D_task = 0.5 whatever the subtasks say
-    assert L.distance([ok], [_v("x"), _v("y", "pass")], failure=True) == 0.5
+    failed = [_v("the answer is a number")]
+    d = L.distance([ok], failed, failure=True)
+    assert d == 0.25 and not L.task_checked(failed)
+    assert L.macro_state(d, 1.0, 0.0, 0.0, CFG, all_ran=L.task_checked(failed)).value != "success"
+    not_run = [CriterionVerdict(criterion="x", verdict="fail", failure_class="logical",
+                                evidence=L.NOT_RUN + "a step failed, so the result was never checked")]
+    assert not L.task_checked(not_run) and not L.task_checked([])
+    assert L.task_checked([_v("x", "pass")])
+    # a plausible task criterion may fall short within δ; a verifiable one may not
+    plausible = CriterionVerdict(criterion="y", verdict="fail", failure_class="logical", mode="plausible",
+                                 evidence="vague")
+    assert L.task_checked([_v("x", "pass"), plausible])
 
 
 def test_never_run_criteria_count_in_D_but_not_in_P():
