@@ -186,7 +186,7 @@ async def test_a_clarifying_question_ends_the_turn_and_the_next_prompt_answers_i
 
 async def test_session_cancel_stops_the_task_like_esc(fakellm, tmp_path):
     fakellm.script("perceiver", [perceive("count files")])
-    fakellm.script("planner", [plan(["a count"], sub("count files", "a number is reported"))])
+    fakellm.script("planner", [plan(["a count"], sub("count files", "a number is reported"), checks=["ls | wc -l"])])
     fakellm.script("executor", [Reply.json({"tool": "finish", "output": "3"}, delay_s=60)])
     client = Client()
     async with agent(fakellm, tmp_path, client) as conn:

@@ -18,8 +18,8 @@ def test_bench_runs_a_suite_and_reports(fakellm, tmp_path):
         {"id": "file", "description": "Create ok.txt", "init": "true", "check": "test -f ok.txt"},
     ]))
     fakellm.script("perceiver", [perceive("count lines"), perceive("create ok.txt")])
-    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number")),
-                               plan(["ok.txt exists"], sub("create ok.txt", "file exists"))])
+    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number"), checks=["grep -c '' notes.txt"]),
+                               plan(["ok.txt exists"], sub("create ok.txt", "file exists"), checks=["ls ok.txt"])])
     fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3"),
                                 finish("I could not create it")])
     fakellm.script("agent_validator", [verdicts("pass", quote="3"), verdicts("pass")])
@@ -28,12 +28,37 @@ def test_bench_runs_a_suite_and_reports(fakellm, tmp_path):
     env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "COLUMNS": "160"}
     r = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--out", str(out), "--timeout", "60"],
                        capture_output=True, text=True, env=env, timeout=300)
-    assert "bench: 1 passed, 1 failed" in r.stdout, r.stdout + r.stderr
+    assert "bench: 1 passed, 1 failed, 0 false success(es)" in r.stdout, r.stdout + r.stderr
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     by_id = {x["id"]: x for x in rows}
     assert by_id["count"]["passed"] is True and by_id["count"]["directive"] == "accept"
+    assert by_id["count"]["answer"] == "notes.txt has 3 lines"
     assert by_id["count"]["llm_calls"] == 6 and by_id["count"]["prompt_tokens"] > 0
     assert by_id["file"]["passed"] is False  # the check script, not the model's claim, decides
+    assert by_id["file"]["false_success"] is False  # not done, so not a false success
+
+
+def test_bench_counts_a_done_run_with_a_wrong_answer_as_a_false_success(fakellm, tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([
+        {"id": "wrong", "description": "How many lines does notes.txt have?",
+         "init": "printf 'a\\nb\\nc\\n' > notes.txt", "check": {"expected": 3, "match": "integer"}},
+    ]))
+    # a wrong check that agrees with a wrong answer: the run says done, and it is wrong
+    fakellm.script("perceiver", [perceive("count lines")])
+    fakellm.script("planner", [plan(["count given"], sub("count the lines", "a number"), checks=["echo 4"])])
+    fakellm.script("executor", [call("shell", command="echo 4"), finish("4")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="4")])
+    fakellm.script("meta_validator", [merge("notes.txt has 4 lines, 3 of them blank: 3", "pass", answer="4")])
+    out = tmp_path / "results.jsonl"
+    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "COLUMNS": "160"}
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--out", str(out), "--timeout", "60"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert "bench: 0 passed, 1 failed, 1 false success(es)" in r.stdout, r.stdout + r.stderr
+    row = json.loads(out.read_text())
+    # only the answer is matched: the 3 in the merged output does not pass the task
+    assert row["answer"] == "4" and row["passed"] is False and row["false_success"] is True
+    assert "FALSE SUCCESS wrong" in r.stderr
 
 
 def test_bench_keep_leaves_each_tasks_workspace_and_task_log(fakellm, tmp_path):
@@ -43,7 +68,7 @@ def test_bench_keep_leaves_each_tasks_workspace_and_task_log(fakellm, tmp_path):
          "init": "printf 'a\\nb\\nc\\n' > notes.txt", "check": {"expected": 3, "match": "integer"}},
     ]))
     fakellm.script("perceiver", [perceive("count lines")])
-    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number"))])
+    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number"), checks=["grep -c '' notes.txt"])])
     fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3")])
     fakellm.script("agent_validator", [verdicts("pass", quote="3")])
     fakellm.script("meta_validator", [merge("notes.txt has 3 lines", "pass")])

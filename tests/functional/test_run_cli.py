@@ -27,7 +27,8 @@ def _run(args, env, cwd=None, timeout=60):
 
 def _script_happy(fake):
     fake.script("perceiver", [perceive("count the txt files")])
-    fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]))])
+    fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]),
+                                 checks=["find . -maxdepth 1 -name '*.txt' | wc -l"])])
     fake.script("executor", [call("shell", command="ls *.txt | wc -l"), finish("2")])
     fake.script("agent_validator", [verdicts("pass", quote="2")])
     fake.script("meta_validator", [merge("2", "pass", summary="2 txt files")])
@@ -44,6 +45,7 @@ def test_run_json_prints_final_and_stats(fakellm, tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["final"]["directive"] == "accept" and doc["final"]["output"] == "2"
+    assert doc["answer"] == "2" and doc["final"]["answer"] == "2"  # the single answer, at the top level
     st = doc["stats"]
     assert st["llm_calls"] == 6 and st["tool_calls"] == 1 and st["prompt_tokens"] > 0
     assert st["by_role"]["executor"]["calls"] == 2 and "parse_repairs" in st["by_role"]["executor"]
@@ -66,6 +68,7 @@ def test_run_renders_pipeline_and_cost_table(fakellm, tmp_path):
     assert "perceiver→planner TaskSpec: count the txt files" in r.stderr
     assert "ggs→user FinalResult: init→accept" in r.stderr
     assert "accept after 0 replan(s)" in r.stdout and "cost" in r.stdout and "executor" in r.stdout
+    assert r.stdout.lstrip().startswith("answer: 2")  # the answer first
 
 
 def test_run_abandon_exits_1(fakellm, tmp_path):
