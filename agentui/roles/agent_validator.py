@@ -326,8 +326,8 @@ class AgentValidator(RoleBase):
                 v = CriterionJudgement(verdict="fail", failure_class="logical",
                                        evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
             if v.verdict == "pass":
-                out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
-                                            evidence=v.evidence[:500]))
+                ev = " | ".join(x for x in (v.evidence, run.evidence(240) if run is not None else "") if x)
+                out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS, evidence=ev[:500]))
                 continue
             fc = FailureClass.ENVIRONMENTAL if env_ev else FailureClass(v.failure_class or "logical")
             ev = v.evidence or env_ev or ""

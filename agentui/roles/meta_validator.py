@@ -344,7 +344,9 @@ class MetaValidator(RoleBase):
             if why is not None:
                 v = TaskVerdict(verdict="fail", failure_class=why[1], evidence=why[0])  # type: ignore[arg-type]
         if v.verdict == "pass":
-            return CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS, evidence=v.evidence[:500])
+            # the check's output goes with the verdict: on the bus, in the task log, for the Auditor
+            ev = " | ".join(x for x in (v.evidence, run.evidence(240) if run is not None else "") if x)
+            return CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS, evidence=ev[:500])
         return CriterionVerdict(criterion=c.criterion, mode=c.mode or CriterionMode.VERIFIABLE, verdict=Verdict.FAIL,
                                 failure_class=FailureClass(v.failure_class or "logical"), evidence=v.evidence[:500])
 

@@ -281,11 +281,13 @@ def _copy_source(request: str, ws: Path) -> list[tuple[str, Path]]:
 
 
 def read_only(request: str, ws: Path | None) -> list[Path]:
-    """The workspace paths the request has no business writing: what a question names, or the
-    source of a copy."""
+    """The workspace paths the request has no business writing: for a question, the whole workspace
+    (answering changes nothing), else the source of a copy."""
     if ws is None:
         return []
-    return question_paths(request, ws) or [p for _, p in _copy_source(request, ws)]
+    if is_question(request):
+        return [*question_paths(request, ws), Path(os.path.realpath(ws))]
+    return [p for _, p in _copy_source(request, ws)]
 
 
 def about(p: Path, asked: list[Path]) -> bool:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -26,16 +27,27 @@ from tests.functional.pipeline import (
 FAST = {"ggs": {"time_budget_ms": 10**9}}
 
 
+def checks_run(tmp_path) -> list[dict]:
+    """The task-criterion checks code ran, as the task log recorded them."""
+    return [d for f in sorted((tmp_path / "data" / "tasks").glob("*.jsonl"))
+            for d in map(json.loads, f.read_text().splitlines()) if d.get("kind") == "check_result"]
+
+
 def cli_memory(data, *args):
     return subprocess.run([sys.executable, "-m", "agentui.cli", "--data-dir", str(data), "memory", *args],
                           capture_output=True, text=True, env=dict(os.environ), timeout=60)
 
 
-def _happy(fake):
+def _happy(fake, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    for name in ("a.txt", "b.txt"):
+        (ws / name).write_text("x\n")
     fake.script("perceiver", [perceive("count the txt files")])
+    # a question's plan carries a check that prints the answer, by another method than the step's
     fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number is reported",
-                                                             tools=["shell"]))])
-    fake.script("executor", [call("shell", command="echo 2"), finish("2")])
+                                                             tools=["shell"]), checks=["ls *.txt | wc -l"])])
+    fake.script("executor", [call("shell", command="find . -name '*.txt' | wc -l"), finish("2")])
     fake.script("agent_validator", [verdicts("pass", quote="2")])
     fake.script("meta_validator", [merge("2", "pass")])
 
@@ -45,10 +57,14 @@ async def test_remembered_rule_reaches_the_next_planner_prompt(fakellm, tmp_path
     assert r.returncode == 0, r.stderr
     r = cli_memory(tmp_path / "data", "remember", "--space", "tool:shell", "--avoid", "never pipe curl into sh")
     assert r.returncode == 0, r.stderr
-    _happy(fakellm)
+    _happy(fakellm, tmp_path)
     mem = open_memory(tmp_path / "data" / "memory.leveldb", SystemClock(), UuidIds())
     res = await run_task(fakellm, tmp_path, "how many txt files?", memory=mem, **FAST)
     assert res.final.directive.value == "accept"
+    # the answer R4b named, confirmed by the plan's own check that code ran through the gate
+    assert res.final.answer == "2"
+    assert [(c["command"], c["ran"], c["output"].strip()) for c in checks_run(tmp_path)] == \
+        [("ls *.txt | wc -l", True, "2")]
     planner_prompt = fakellm.calls("planner")[0]["messages"][1]["content"]
     assert "always answer in French" in planner_prompt
     executor_prompt = fakellm.calls("executor")[0]["messages"][1]["content"]
@@ -66,9 +82,10 @@ async def test_memory_constraint_is_enforced_by_the_plan_validator_and_the_execu
                  entity=f"path:{ws / 'settings.ini'}", sigma=-1.0)
     fakellm.script("perceiver", [perceive("print the port")])
     fakellm.script("planner", [
-        plan(["the port is printed"], sub("read settings.ini", "the port is shown", tools=["read_file"])),
+        plan(["the port is printed"], sub("read settings.ini", "the port is shown", tools=["read_file"]),
+             checks=["cut -d= -f2 settings.ini"]),
         plan(["the port is printed"], sub("read the port from a config file", "the port is shown",
-                                          tools=["read_file"])),
+                                          tools=["read_file"]), checks=["cut -d= -f2 config.ini"]),
     ])
     fakellm.script("executor", [call("read_file", path="settings.ini"), call("read_file", path="config.ini"),
                                 finish("port=8080")])
@@ -82,7 +99,7 @@ async def test_memory_constraint_is_enforced_by_the_plan_validator_and_the_execu
     assert any("memory says read_file on 'settings.ini' must not be done" in m["content"] for m in ex)
     [res] = r.of("ExecutionResult")
     assert [c.target for c in res.tool_calls] == [str(ws / "config.ini")]  # the refused call never ran
-    assert r.final.directive.value == "accept"
+    assert r.final.directive.value == "accept" and r.final.answer == "8080"
 
 
 def _mixed_record(mem, intent):
@@ -94,7 +111,7 @@ def _mixed_record(mem, intent):
 async def test_caution_asks_before_the_plan_runs_and_a_no_ends_the_task(fakellm, tmp_path):
     mem = open_memory(tmp_path / "memory.leveldb", SystemClock(), UuidIds())
     _mixed_record(mem, "count the txt files")
-    _happy(fakellm)
+    _happy(fakellm, tmp_path)
     asked = []
 
     async def deny(req):
@@ -113,7 +130,7 @@ async def test_caution_asks_before_the_plan_runs_and_a_no_ends_the_task(fakellm,
 async def test_caution_approved_proceeds(fakellm, tmp_path):
     mem = open_memory(tmp_path / "memory.leveldb", SystemClock(), UuidIds())
     _mixed_record(mem, "count the txt files")
-    _happy(fakellm)
+    _happy(fakellm, tmp_path)
 
     async def approve(_req):
         return ConfirmationChoice.APPROVE
@@ -129,9 +146,12 @@ async def test_relative_blocked_target_is_refused_by_the_plan_validator(fakellm,
     (ws / "config.ini").write_text("port=8080\n")
     fakellm.script("perceiver", [perceive("print the port from settings")])
     fakellm.script("planner", [
-        plan(["the port is printed"], sub("read settings.ini", "the port is shown", tools=["read_file"])),
-        plan(["the port is printed"], sub("read settings.ini again", "the port is shown", tools=["read_file"])),
-        plan(["the port is printed"], sub("read config.ini", "the port is shown", tools=["read_file"])),
+        plan(["the port is printed"], sub("read settings.ini", "the port is shown", tools=["read_file"]),
+             checks=["cut -d= -f2 settings.ini"]),
+        plan(["the port is printed"], sub("read settings.ini again", "the port is shown", tools=["read_file"]),
+             checks=["cut -d= -f2 settings.ini"]),
+        plan(["the port is printed"], sub("read config.ini", "the port is shown", tools=["read_file"]),
+             checks=["cut -d= -f2 config.ini"]),
     ])
     fakellm.script("executor", [call("read_file", path="settings.ini"), infeasible("settings.ini does not exist"),
                                 call("read_file", path="config.ini"), finish("port=8080")])
@@ -141,7 +161,7 @@ async def test_relative_blocked_target_is_refused_by_the_plan_validator(fakellm,
     reask = fakellm.calls("planner")[2]["messages"][1]["content"]
     assert "repeats the blocked target 'settings.ini' with read_file" in reask
     assert [s.intent for s in r.of("SubTask")] == ["read settings.ini", "read config.ini"]
-    assert r.final.directive.value == "accept"
+    assert r.final.directive.value == "accept" and r.final.answer == "8080"
 
 
 async def test_a_blocked_query_named_in_a_step_that_may_read_the_file_is_not_a_repeat(fakellm, tmp_path, monkeypatch):
@@ -186,10 +206,14 @@ async def test_a_blocked_target_named_in_a_step_with_only_its_tool_is_still_a_re
     ws = tmp_path / "ws"
     ws.mkdir()
     fakellm.script("perceiver", [perceive("what is new on example.org?")])
+    # each plan carries a check, so no plan is re-asked for one and the replies stay in step
     fakellm.script("planner", [
-        plan(["news reported"], sub("web_search example.org news", "news shown", tools=["web_search"])),
-        plan(["news reported"], sub("web_search example.org news again", "news shown", tools=["web_search"])),
-        plan(["news reported"], sub("say it cannot be reached", "the reason is shown", tools=["read_file"])),
+        plan(["news reported"], sub("web_search example.org news", "news shown", tools=["web_search"]),
+             checks=["ls"]),
+        plan(["news reported"], sub("web_search example.org news again", "news shown", tools=["web_search"]),
+             checks=["ls"]),
+        plan(["news reported"], sub("say it cannot be reached", "the reason is shown", tools=["read_file"]),
+             checks=["ls"]),
     ])
     fakellm.script("executor", [call("web_search", query="example.org news"), infeasible("offline"),
                                 finish("example.org cannot be reached offline")])
@@ -248,15 +272,19 @@ async def test_planner_uses_ggs_blocked_list_as_given(fakellm, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "b.ini").write_text("port=1\n")
+    (ws / "c.ini").write_text("port=8080\n")
     fakellm.script("perceiver", [perceive("print the port")])
     fakellm.script("planner", [
-        plan(["the port is printed"], sub("read a.ini", "the port is shown", tools=["read_file"])),
-        plan(["the port is printed"], sub("read b.ini", "the port is shown", tools=["read_file"])),
-        plan(["the port is printed"], sub("grep the port with shell", "the port is shown", tools=["shell"])),
+        plan(["the port is printed"], sub("read a.ini", "the port is shown", tools=["read_file"]),
+             checks=["cut -d= -f2 a.ini"]),
+        plan(["the port is printed"], sub("read b.ini", "the port is shown", tools=["read_file"]),
+             checks=["cut -d= -f2 b.ini"]),
+        plan(["the port is printed"], sub("grep the port with shell", "the port is shown", tools=["shell"]),
+             checks=["cut -d= -f2 c.ini"]),
     ])
     fakellm.script("executor", [call("read_file", path="a.ini"), infeasible("a.ini does not exist"),
                                 call("read_file", path="b.ini"), finish("port=1"),
-                                call("shell", command="echo port=8080"), finish("port=8080")])
+                                call("shell", command="grep port= c.ini"), finish("port=8080")])
     fakellm.script("agent_validator", [verdicts("fail:logical"), verdicts("pass", quote="port=8080")])
     fakellm.script("meta_validator", [merge("8080", "pass")])
     r = await run_task(fakellm, tmp_path, "which port?", **FAST)
@@ -265,4 +293,4 @@ async def test_planner_uses_ggs_blocked_list_as_given(fakellm, tmp_path):
     assert ds[1].blocked_targets == []
     third = fakellm.calls("planner")[2]["messages"][1]["content"]
     assert "read_file:a.ini" not in third.split("Why:")[0]  # not in the MUST NOT list any more
-    assert r.final.directive.value == "accept"
+    assert r.final.directive.value == "accept" and r.final.answer == "8080"

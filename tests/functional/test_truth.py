@@ -1,13 +1,17 @@
-"""Issue #13: the loop tells the truth. Whole tasks over the fake LLM with real tools: a failed
-task criterion, an unverified result, a fan-in timeout, skipped steps and a denied confirmation
-must never end in `success`/`accept`."""
+"""Issues #13, #35: the loop tells the truth. Whole tasks over the fake LLM with real tools: a failed
+task criterion, an unverified result, a fan-in timeout, skipped steps, a failed step that carries
+the answer and a denied confirmation must never end in `success`/`accept`. Code never grants a
+pass a validator failed; an answer must be printed by a task criterion's check, which code runs
+for real through the gate."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from agentui.roles import loss as L
 from tests.fakellm import Reply
 from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub
 
@@ -26,6 +30,17 @@ def grounded(*vs: str, quote: str = "alpha") -> Reply:
     return Reply.json({"verdicts": out})
 
 
+def checks_run(tmp_path) -> list[dict]:
+    """The criteria's checks code ran, as the task log recorded them."""
+    return [d for f in sorted((tmp_path / "data" / "tasks").glob("*.jsonl"))
+            for d in map(json.loads, f.read_text().splitlines()) if d.get("kind") == "check_result"]
+
+
+def task_reasons(r) -> str:  # noqa: ANN001
+    """Every task-criterion verdict's evidence the ReplanRequests carried."""
+    return " ".join(v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts)
+
+
 def _echo_executor(fake, word: str = "alpha") -> None:
     """Every attempt: one real shell call printing `word`, then finish with it."""
     fake.responder("executor", lambda r: call("shell", command=f"echo {word}")
@@ -41,8 +56,12 @@ async def test_failed_task_criterion_is_not_diluted_into_success(fakellm, tmp_pa
     fakellm.responder("agent_validator", lambda _r: grounded("pass", "pass", "pass"))
     fakellm.responder("meta_validator", lambda _r: merge("alpha", "fail:logical"))
     r = await run_task(fakellm, tmp_path, "largest file?", **ONE_REPLAN)
+    req = r.of("ReplanRequest")[0]
+    assert [v.verdict.value for v in req.task_criteria_verdicts] == ["fail"]
     first = r.of("PlanDirective")[0]
-    assert first.loss.D == 1.0
+    # the failed task criterion weighs in D, and the round is a replan, never "close enough"
+    assert first.loss.D == round(L.distance(req.outcomes, req.task_criteria_verdicts, failure=True), 6) > 0
+    assert first.directive.value not in ("success", "accept") and first.steps_passed
     assert r.final.directive.value == "abandon"
 
 
@@ -130,11 +149,53 @@ async def test_skipped_steps_count_as_failed(fakellm, tmp_path):
     req = r.of("ReplanRequest")[0]
     skipped = [o for o in req.outcomes if o.intent in ("step two", "step three")]
     assert len(skipped) == 2 and all(o.criteria_verdicts[0].verdict.value == "fail" for o in skipped)
+    # the result was never checked: the task criterion counts as failed and not run (#35)
+    assert [(v.verdict.value, v.evidence) for v in req.task_criteria_verdicts] == \
+        [("fail", "not run: a step failed, so the result was never checked")]
     d = r.of("PlanDirective")[0]
-    assert d.loss.D == 0.5  # 3 of 6 criteria failed or never ran
+    # 3 of the steps' 6 criteria failed or never ran, and the unchecked task criterion weighs on top
+    assert d.loss.D == round(L.distance(req.outcomes, req.task_criteria_verdicts, failure=True), 6) > 0.5
     assert d.loss.P == 1.0  # the skipped ones say nothing about P: the one real failure was logical
     assert r.final.directive.value == "abandon"
     assert len([c for c in fakellm.calls("executor") if "Subtask: step two" in c["messages"][1]["content"]]) == 0
+
+
+async def test_a_failed_step_that_carries_the_answer_is_never_close_enough(fakellm, tmp_path):
+    # issue #35 on the 1.5B model: 4 steps, 3 passed, the last one (the one that carries the answer)
+    # failed; R4b is not asked after a failed step, D was pooled from the steps alone (1/4 ≤ δ) and
+    # GGS ended `success`, exit 0, with a dict of step outputs as the "answer"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one two\nthree\n")
+    ask = "Write the total number of lines plus words in the .txt files into total.txt."
+    fakellm.script("perceiver", [perceive(ask)])
+    fakellm.responder("planner", lambda _r: plan(
+        ["total.txt holds the number of lines plus words in the .txt files"],
+        sub("count the lines with: cat *.txt | wc -l", "the line count is printed", seq=1, tools=["shell"]),
+        sub("count the words with: cat *.txt | wc -w", "the word count is printed", seq=2, tools=["shell"]),
+        sub("list the .txt files with: ls *.txt", "the files are listed", seq=3, tools=["shell"]),
+        sub("write the sum of the two counts into total.txt", "total.txt holds the sum", seq=4,
+            tools=["shell", "write_file"]),
+        checks=["cat total.txt"]))
+
+    def executor(r):
+        last = "write the sum" in r["messages"][1]["content"]
+        if len(r["messages"]) > 2:
+            return finish("2 + 3" if last else "one two three")
+        return call("shell", command="echo 2 + 3" if last else "cat a.txt")
+    fakellm.responder("executor", executor)
+    fakellm.responder("agent_validator", lambda r: grounded(
+        "fail:logical" if "write the sum" in r["messages"][1]["content"] else "pass", quote="one two"))
+    fakellm.responder("meta_validator", lambda _r: merge("5", "pass"))
+    r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
+    req = r.of("ReplanRequest")[0]
+    assert [o.status.value for o in req.outcomes] == ["matched", "matched", "matched", "failed"]
+    # D from the steps alone is 1/4 ≤ δ: the unchecked task criterion keeps it from "close enough"
+    assert [v.evidence for v in req.task_criteria_verdicts] == \
+        ["not run: a step failed, so the result was never checked"]
+    assert all(d.directive.value != "success" for d in r.of("PlanDirective"))
+    assert r.final.directive.value == "abandon" and r.final.answer is None
+    assert not fakellm.calls("meta_validator")  # never asked: no answer was ever checked
 
 
 def _denied_rm(fakellm, tmp_path):
@@ -260,17 +321,21 @@ async def test_a_denied_call_is_never_asked_again_in_the_same_task(fakellm, tmp_
     assert r.final.directive.value == "abandon"
 
 
-# -- a counted answer stands; a question that changed its own file does not pass (#13) ----------
+# -- code never grants a count R4b failed; a check catches a wrong one; a question never changes
+# -- its own file (#13, #35) ------------------------------------------------------------------------
 POEM = "the quick brown fox\njumps over the lazy dog\n"
+WORDS = "wc -w < poem.txt"  # the plan's check: another method than the step's `wc poem.txt`
 
 
 def _poem_question(fake, tmp_path, intent: str) -> None:
-    """ws/poem.txt, and "How many words are in poem.txt?" planned as one step: `intent`."""
+    """ws/poem.txt, and "How many words are in poem.txt?" planned as one step: `intent`, its task
+    criterion checked by WORDS."""
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "poem.txt").write_text(POEM)
     fake.script("perceiver", [perceive("How many words are in poem.txt?")])
     fake.responder("planner", lambda _r: plan(["the answer gives the number of words in poem.txt"],
-                                              sub(intent, "a number is reported", tools=["shell", "write_file"])))
+                                              sub(intent, "a number is reported", tools=["shell", "write_file"]),
+                                              checks=[WORDS]))
 
 
 def _cycling(steps: list[Reply]):
@@ -283,25 +348,31 @@ def _cycling(steps: list[Reply]):
     return executor
 
 
-def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False, cmd: str = "wc poem.txt") -> None:
+def _word_count_task(fake, tmp_path, answer: str, *, r4b: str, write: bool = False, cmd: str = "wc poem.txt",
+                     named: str | None = None) -> None:
+    """The executor runs `cmd` and answers `answer`; R4b names `named` (default: `answer`) and says `r4b`."""
     _poem_question(fake, tmp_path, "Count the words in poem.txt with: wc poem.txt")
     steps = ([call("write_file", path="poem.txt", content=POEM, append=True)] if write else []) + \
         [call("shell", command=cmd), finish(answer)]
     fake.responder("executor", _cycling(steps))
     fake.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass", "evidence": answer}]}))
-    fake.responder("meta_validator", lambda _r: merge(answer, r4b))
+    fake.responder("meta_validator", lambda _r: merge(answer, r4b, answer=named))
 
 
-async def test_a_right_count_stands_over_the_meta_validators_fail(fakellm, tmp_path):
-    # the 1.5B R4b failed "poem.txt has 2 lines, 9 words, 44 characters" for "How many words…?"
-    # and the replans that followed appended poem.txt to itself
-    _word_count_task(fakellm, tmp_path, "poem.txt has 2 lines, 9 words, 44 characters", r4b="fail:logical")
+async def test_a_right_count_the_meta_validator_failed_is_not_accepted(fakellm, tmp_path):
+    # the 1.5B R4b failed "poem.txt has 2 lines, 9 words, 44 characters" for "How many words…?";
+    # code used to count the words itself and grant the pass over R4b's fail. Code never grants
+    # (#35): the fail stands, even with the plan's own check printing 9 — R4b is the judge
+    _word_count_task(fakellm, tmp_path, "poem.txt has 2 lines, 9 words, 44 characters", r4b="fail:logical",
+                     named="9")
     r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
-    assert r.final.directive.value == "accept"
-    assert "9 words" in str(r.final.output)
-    ev = [v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts]
-    assert ev and all("checked by code: poem.txt has 9 words" in e for e in ev)
-    assert len(fakellm.calls("planner")) == 1
+    assert {(c["command"], c["output"].strip()) for c in checks_run(tmp_path)} == {(WORDS, "9")}
+    assert r.final.directive.value == "abandon" and r.final.answer is None
+    assert not r.of("OutcomeSummary")
+    verdicts = [v for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts
+                if v.criterion == "the answer gives the number of words in poem.txt"]
+    assert verdicts and all(v.verdict.value == "fail" and "checked by code" not in v.evidence for v in verdicts)
+    assert len(fakellm.calls("planner")) == 2  # R4b's fail went back to the planner
 
 
 @pytest.mark.parametrize("answer", ["poem.txt has 18 words", "about 9 words", "2 lines, 9 or 10 words",
@@ -315,37 +386,46 @@ async def test_a_wrong_or_hedged_count_gets_no_grant(fakellm, tmp_path, answer):
 async def test_a_question_never_writes_the_file_it_asks_about(fakellm, tmp_path):
     # the 1.5B executor appended poem.txt to itself, then counted 18 words (R4b passed it); and wrote
     # its answer over config.json. A question's files are read only: the write is refused unrun
-    _word_count_task(fakellm, tmp_path, "poem.txt has 2 lines, 9 words, 44 characters", r4b="pass", write=True)
+    _word_count_task(fakellm, tmp_path, "poem.txt has 2 lines, 9 words, 44 characters", r4b="pass", write=True,
+                     named="9")
     r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
     assert (tmp_path / "ws" / "poem.txt").read_text() == POEM
     assert r.final.directive.value == "accept"
+    assert r.final.answer == "9"  # the answer R4b named, which the plan's check printed
+    [confirmed] = [v for v in r.of("OutcomeSummary")[0].task_criteria_verdicts
+                   if v.criterion == "a check confirms the answer"]
+    assert confirmed.verdict.value == "pass" and f"check `{WORDS}` → exit 0: 9" in confirmed.evidence
     prompts = " ".join(m["content"] for req in fakellm.calls("executor") for m in req["messages"])
     assert "REFUSED: the request only reads poem.txt; do not change it. It asks a question." in prompts
 
 
 async def test_a_question_about_a_folder_refuses_a_new_file_and_asks_for_the_answer(fakellm, tmp_path):
     # find-todo on the 1.5B model: after file_search printed b.txt it wrote TODO.txt, was told "the
-    # request only reads TODO.txt" (a file it invented) and wrote it again, attempt after attempt
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.txt").write_text("nothing here\n")
-    (ws / "b.txt").write_text("TODO: fix the parser\n")
-    ask = "Which file in this folder contains the word TODO?"
+    # request only reads TODO.txt" (a file it invented) and wrote it again, attempt after attempt.
+    # The folder is named as a path: code reads the paths a question names, not its wording (#35)
+    notes = tmp_path / "ws" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "a.txt").write_text("nothing here\n")
+    (notes / "b.txt").write_text("TODO: fix the parser\n")
+    ask = "Which file in ./notes contains the word TODO?"
     fakellm.script("perceiver", [perceive(ask)])
     fakellm.responder("planner", lambda _r: plan(["a file name is reported"], sub(
-        "Find the file holding TODO with: grep -l TODO *", "a file name is reported",
-        tools=["shell", "write_file"])))
-    steps = [call("shell", command="grep -l TODO *"),
-             call("write_file", path="TODO.txt", content="fix the parser"), finish("b.txt")]
+        "Find the file holding TODO with: grep -l TODO notes/*", "a file name is reported",
+        tools=["shell", "write_file"]), checks=["grep -rl TODO notes"]))
+    steps = [call("shell", command="grep -l TODO notes/*"),
+             call("write_file", path="notes/TODO.txt", content="fix the parser"), finish("notes/b.txt")]
     fakellm.responder("executor", _cycling(steps))
-    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="b.txt"))
-    fakellm.responder("meta_validator", lambda _r: merge("b.txt", "pass"))
+    fakellm.responder("agent_validator", lambda _r: grounded("pass", quote="notes/b.txt"))
+    fakellm.responder("meta_validator", lambda _r: merge("notes/b.txt", "pass"))
     r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
-    assert not (ws / "TODO.txt").exists()
-    assert r.final.directive.value == "accept"
+    assert not (notes / "TODO.txt").exists()
+    assert r.final.directive.value == "accept" and r.final.answer == "notes/b.txt"
     last = fakellm.calls("executor")[-1]["messages"][-1]["content"]
-    assert last.startswith("REFUSED: the request asks a question and changes no file; do not write TODO.txt.")
+    assert last.startswith("REFUSED: the request asks a question and changes no file; do not write notes/TODO.txt.")
     assert '{"tool": "finish"' in last and "only reads" not in last
+
+
+TODO_CHECK = "grep -l TODO *.txt"  # the plan's check: prints b.txt
 
 
 def _todo_task(fake, tmp_path, answer: str, r4b: str) -> str:
@@ -357,42 +437,86 @@ def _todo_task(fake, tmp_path, answer: str, r4b: str) -> str:
     ask = "Which file in this folder contains the word TODO? Answer with the file name."
     fake.script("perceiver", [perceive(ask)])
     fake.responder("planner", lambda _r: plan(["the file name containing the word TODO is returned"], sub(
-        "Find the file holding TODO with: grep -rl TODO .", "a file name is reported", tools=["shell"])))
+        "Find the file holding TODO with: grep -rl TODO .", "a file name is reported", tools=["shell"]),
+        checks=[TODO_CHECK]))
     fake.responder("executor", _cycling([call("shell", command="grep -rl TODO ."), finish(answer)]))
     fake.responder("agent_validator", lambda _r: grounded("pass", quote="b.txt"))
     fake.responder("meta_validator", lambda _r: merge(answer, r4b))
     return ask
 
 
-async def test_the_file_that_holds_the_word_stands_over_the_meta_validators_fail(fakellm, tmp_path):
+async def test_the_file_that_holds_the_word_is_not_granted_over_the_meta_validators_fail(fakellm, tmp_path):
     # find-todo in process on the 1.5B model: grep printed ./b.txt, the executor answered ./b.txt,
-    # and R4b failed it three rounds running ("'./b.txt', which does not contain the word TODO")
+    # and R4b failed it three rounds running ("'./b.txt', which does not contain the word TODO");
+    # code used to grep the folder itself and grant the pass. Code never grants (#35): even with the
+    # plan's check printing b.txt, R4b's fail stands and the task is not accepted
     ask = _todo_task(fakellm, tmp_path, "./b.txt", "fail:logical")
     r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
-    assert r.final.directive.value == "accept"
-    assert "./b.txt" in str(r.final.output)
-    ev = [v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts]
-    assert ev and all("b.txt is the only file in this folder holding 'TODO'" in e for e in ev)
-    assert len(fakellm.calls("planner")) == 1
+    assert r.final.directive.value == "abandon" and r.final.answer is None
+    assert not r.of("OutcomeSummary")
+    reqs = r.of("ReplanRequest")
+    assert reqs and all(q.reason == "task_criteria" for q in reqs)
+    for q in reqs:
+        by = {v.criterion: v for v in q.task_criteria_verdicts}
+        assert by["a check confirms the answer"].verdict.value == "pass"  # the check printed b.txt…
+        mine = by["the file name containing the word TODO is returned"]
+        assert mine.verdict.value == "fail" and "checked by code" not in mine.evidence  # …R4b's fail stands
+    assert len(fakellm.calls("planner")) == 2
 
 
 async def test_a_file_that_does_not_hold_the_word_is_not_accepted(fakellm, tmp_path):
-    # both validators pass a wrong file name: the files say otherwise
+    # both validators pass a wrong file name: the plan's check, run for real, prints another one
     ask = _todo_task(fakellm, tmp_path, "a.txt", "pass")
     r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
-    assert r.final.directive.value == "abandon"
-    reasons = " ".join(v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts)
-    assert "a.txt in this folder does not hold 'TODO'" in reasons
+    assert r.final.directive.value == "abandon" and r.final.answer is None
+    assert f"not verified: no check printed the answer 'a.txt' (check `{TODO_CHECK}` → exit 0: b.txt)" \
+        in task_reasons(r)
 
 
-async def test_a_wrong_word_count_is_contradicted_by_the_file(fakellm, tmp_path):
-    # the tools printed 18 (grounded), both validators pass: the file itself says 9
+async def test_a_wrong_word_count_is_caught_by_the_plans_check(fakellm, tmp_path):
+    # the tools printed 18 (grounded), both validators pass: the plan's check, run for real after
+    # the work, prints 9, so the answer 18 is not verified (code no longer counts words itself)
     _word_count_task(fakellm, tmp_path, "poem.txt has 4 lines, 18 words, 88 characters", r4b="pass",
-                     cmd="echo 4 18 88")
+                     cmd="echo 4 18 88", named="18")
     r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
+    assert r.final.directive.value == "abandon" and r.final.answer is None
+    assert f"not verified: no check printed the answer '18' (check `{WORDS}` → exit 0: 9)" in task_reasons(r)
+
+
+MD_GOAL = "Write the names of all .md files in this folder, sorted, one per line, into index.txt."
+#: the plan's check: silent and non-zero unless index.txt is exactly the sorted listing
+INDEX_CHECK = "ls *.md | cmp -s - index.txt"
+
+
+def _index_task(fake, tmp_path, content: str, r4b: str) -> None:
+    """ws holds three .md files and a .txt; the executor writes `content` into index.txt with
+    printf (which writes exactly what it is given; write_file would end the last line itself)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for n in ("zeta.md", "alpha.md", "mid.md", "notes.txt"):
+        (ws / n).write_text("x\n")
+    fake.script("perceiver", [perceive(MD_GOAL)])
+    fake.responder("planner", lambda _r: plan(["index.txt lists the .md files sorted"],
+                                              sub("write the sorted .md names into index.txt", "index.txt is written",
+                                                  tools=["shell"]), checks=[INDEX_CHECK]))
+    printf = "printf '" + content.replace("\n", "\\n") + "' > index.txt"
+    fake.responder("executor", lambda r: call("shell", command=printf)
+                   if len(r["messages"]) == 2 else finish("index.txt written"))
+    fake.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass",
+                                                                           "evidence": "index.txt written"}]}))
+    fake.responder("meta_validator", lambda _r: merge("index.txt", r4b))
+
+
+async def test_a_right_listing_the_meta_validator_failed_is_not_accepted(fakellm, tmp_path):
+    # code used to read index.txt itself and grant the pass over R4b's fail; it never grants (#35):
+    # the listing is right and the plan's check holds, yet R4b's fail stands
+    _index_task(fakellm, tmp_path, "alpha.md\nmid.md\nzeta.md\n", "fail:logical")
+    r = await run_task(fakellm, tmp_path, MD_GOAL, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "index.txt").read_text() == "alpha.md\nmid.md\nzeta.md\n"
+    assert {(c["command"], c["exit_code"]) for c in checks_run(tmp_path)} == {(INDEX_CHECK, 0)}
     assert r.final.directive.value == "abandon"
-    reasons = " ".join(v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts)
-    assert "poem.txt has 9 words (like wc -w), and the answer says 18" in reasons
+    verdicts = [v for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts]
+    assert verdicts and all(v.verdict.value == "fail" and "checked by code" not in v.evidence for v in verdicts)
 
 
 @pytest.mark.parametrize("content,accepted", [("alpha.md\nmid.md\nzeta.md\n", True),
@@ -400,25 +524,14 @@ async def test_a_wrong_word_count_is_contradicted_by_the_file(fakellm, tmp_path)
                                                ("zeta.md\nalpha.md\nmid.md\n", False),  # not sorted
                                                ("./alpha.md\n./mid.md\n./zeta.md\n", False),  # paths
                                                ("alpha.md\nmid.md\n", False)])
-async def test_a_listing_the_files_confirm_stands_over_the_meta_validators_fail(fakellm, tmp_path, content, accepted):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    for n in ("zeta.md", "alpha.md", "mid.md", "notes.txt"):
-        (ws / n).write_text("x\n")
-    goal = "Write the names of all .md files in this folder, sorted, one per line, into index.txt."
-    fakellm.script("perceiver", [perceive(goal)])
-    fakellm.responder("planner", lambda _r: plan(["index.txt lists the .md files sorted"],
-                                                 sub("write the sorted .md names into index.txt", "index.txt is written",
-                                                     tools=["shell"])))
-    # printf writes exactly what it is given (write_file would end the last line itself)
-    printf = "printf '" + content.replace("\n", "\\n") + "' > index.txt"
-    fakellm.responder("executor", lambda r: call("shell", command=printf)
-                      if len(r["messages"]) == 2 else finish("index.txt written"))
-    fakellm.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass",
-                                                                              "evidence": "index.txt written"}]}))
-    fakellm.responder("meta_validator", lambda _r: merge("index.txt", "fail:logical"))
-    r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
+async def test_a_listing_the_plans_check_contradicts_is_not_accepted(fakellm, tmp_path, content, accepted):
+    # both validators pass whatever index.txt holds: the plan's check, run for real after the work,
+    # takes the pass away from a listing that is not exactly the sorted names
+    _index_task(fakellm, tmp_path, content, "pass")
+    r = await run_task(fakellm, tmp_path, MD_GOAL, **ONE_REPLAN)
     assert (r.final.directive.value == "accept") is accepted
+    if not accepted:
+        assert f"not met: check `{INDEX_CHECK}` → exit 1: (no output)" in task_reasons(r)
 
 
 async def test_a_refused_call_sent_again_ends_the_attempt(fakellm, tmp_path):
@@ -430,8 +543,9 @@ async def test_a_refused_call_sent_again_ends_the_attempt(fakellm, tmp_path):
     fakellm.script("executor", script + [finish("never reached")] * 20)
     fakellm.responder("agent_validator", lambda _r: Reply.json({"verdicts": [{"verdict": "pass",
                                                                               "evidence": "9 poem.txt"}]}))
-    fakellm.responder("meta_validator", lambda _r: merge("9 poem.txt", "pass"))
+    fakellm.responder("meta_validator", lambda _r: merge("9 poem.txt", "pass", answer="9"))
     r = await run_task(fakellm, tmp_path, "How many words are in poem.txt?", **ONE_REPLAN)
     assert (tmp_path / "ws" / "poem.txt").read_text() == POEM
     assert len(fakellm.calls("executor")) == 4  # the call, the refusal, its repeat (told), its second repeat
     assert "9 poem.txt" in str(r.final.output)
+    assert r.final.directive.value == "accept" and r.final.answer == "9"  # the plan's check printed 9

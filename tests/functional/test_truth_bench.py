@@ -1,10 +1,18 @@
 """Issue #13: the truth defects the real-model bench (Qwen2.5-Coder-1.5B over llama-cpp-python's
 `llama_cpp.server`, default config) still showed — each replayed over the fake LLM with the model's
-replies scripted as the bench saw them, real tools in a real workspace."""
+replies scripted as the bench saw them, real tools in a real workspace.
+
+Issue #35: code no longer recognises a question's wording nor grants a pass a validator failed.
+What caught a wrong answer by code before is caught now by the plan's own checks (read-only
+commands code runs through the gate after the work): a check that fails silently takes a pass
+away, and a question's answer must be printed by some check."""
 
 from __future__ import annotations
 
+import json
 import re
+
+import pytest
 
 from agentui.contracts import ConfirmationChoice
 from tests.fakellm import FakeLLM, Reply
@@ -21,6 +29,17 @@ from tests.functional.pipeline import (
 )
 
 ONE_REPLAN = {"ggs": {"max_replans": 1, "time_budget_ms": 10**9}}
+
+
+def checks_run(tmp_path) -> list[dict]:
+    """The criteria's checks code ran, as the task log recorded them."""
+    return [d for f in sorted((tmp_path / "data" / "tasks").glob("*.jsonl"))
+            for d in map(json.loads, f.read_text().splitlines()) if d.get("kind") == "check_result"]
+
+
+def task_reasons(r) -> str:  # noqa: ANN001
+    """Every task-criterion verdict's evidence the ReplanRequests carried."""
+    return " ".join(v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts)
 MAKE_TREE = "Create the directories src/app and tests, and an empty file src/app/__init__.py."
 MKDIR = "mkdir -p src/app tests && touch src/app/__init__.py"
 # what the 1.5B model wrote for R4b under llama.cpp's generic JSON grammar: no `verdicts`
@@ -75,42 +94,49 @@ async def test_unusable_meta_validator_reply_ends_unverified_without_replanning(
 
 CSV = "name,age\nann,31\nbob,42\ncid,25\ndee,38\neve,29\n"
 CSV_ROWS = "How many data rows, not counting the header, are in data.csv?"
+ROWS_CHECK = "sed 1d data.csv | wc -l"  # the plan's check: the data rows, another method than the step's
 
 
-def _csv_rows(fake: FakeLLM, tmp_path, command: str, answer: str, printed: str) -> None:
+def _csv_rows(fake: FakeLLM, tmp_path, command: str, answer: str, printed: str, named: str | None = None) -> None:
+    """The executor runs `command` and answers `answer`; both validators pass, R4b naming `named`."""
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws/data.csv").write_text(CSV)
     fake.script("perceiver", [perceive(CSV_ROWS)])
     fake.responder("planner", lambda _r: plan(
         ["the number of data rows in data.csv is reported"],
-        sub(f"Count the rows of data.csv with: {command}", "a single integer is reported", tools=["shell"])))
+        sub(f"Count the rows of data.csv with: {command}", "a single integer is reported", tools=["shell"]),
+        checks=[ROWS_CHECK]))
     fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
                    else finish(answer))
     fake.responder("agent_validator", lambda _r: verdicts("pass", quote=printed))
-    fake.responder("meta_validator", lambda _r: merge(answer, "pass"))
+    fake.responder("meta_validator", lambda _r: merge(answer, "pass", answer=named))
 
 
 async def test_a_count_that_includes_the_excluded_header_is_not_accepted(fakellm, tmp_path):
     """csv-rows: `wc -l data.csv` printed 6, the executor answered "data.csv has 6 rows", both
-    validators passed it (6 is in the tool output), `accept`, exit 0 — the check expects 5. The
-    file itself says 6 lines, one of them the header the task excludes: the pass cannot stand."""
-    _csv_rows(fakellm, tmp_path, "wc -l data.csv", "data.csv has 6 rows", "6 data.csv")
+    validators passed it (6 is in the tool output), `accept`, exit 0 — the check expects 5. Code
+    no longer reads "not counting the header" off the question: the plan's check, run for real
+    after the work, prints 5, so the answer 6 is not verified and the pass cannot stand."""
+    _csv_rows(fakellm, tmp_path, "wc -l data.csv", "data.csv has 6 rows", "6 data.csv", named="6")
     r = await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
-    assert r.final.directive.value not in ("accept", "success")
+    assert r.final.directive.value not in ("accept", "success") and r.final.answer is None
     req = r.of("ReplanRequest")[0]
-    assert req.reason == "task_criteria"
-    assert "data.csv has 6 lines" in req.task_criteria_verdicts[0].evidence
+    assert req.reason == "task_criteria" and req.answer == "6"
+    [answered] = [v for v in req.task_criteria_verdicts if v.criterion == "a check confirms the answer"]
+    assert answered.verdict.value == "fail"
+    assert answered.evidence.startswith(
+        f"not verified: no check printed the answer '6' (check `{ROWS_CHECK}` → exit 0: 5)")
 
 
-async def test_the_replan_order_names_the_command_code_found(fakellm, tmp_path):
-    """csv-rows on the 1.5B model: code found the header counted and named the command that counts
-    the rest, but the gap summary was cut at 120 characters and GGS's at 300, so the planner saw
-    "6 counts wha" and replanned `wc -l` twice. The command must reach the replan prompt; and no
-    prompt shows the workspace's absolute path (the model names paths relative to it)."""
-    _csv_rows(fakellm, tmp_path, "wc -l data.csv", "data.csv has 6 rows", "6 data.csv")
+async def test_the_replan_order_names_what_the_check_printed(fakellm, tmp_path):
+    """csv-rows on the 1.5B model: the gap summary was cut at 120 characters and GGS's at 300, so
+    the planner saw "6 counts wha" and replanned `wc -l` twice. What the plan's check printed (5,
+    by `sed 1d data.csv | wc -l`) must reach the replan prompt whole; and no prompt shows the
+    workspace's absolute path (the model names paths relative to it)."""
+    _csv_rows(fakellm, tmp_path, "wc -l data.csv", "data.csv has 6 rows", "6 data.csv", named="6")
     await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
     replan = fakellm.calls("planner")[1]["messages"][-1]["content"]
-    assert "tail -n +2 data.csv | wc -l" in replan, replan
+    assert f"no check printed the answer '6' (check `{ROWS_CHECK}` → exit 0: 5)" in replan, replan
     prompts = [m["content"] for role in ("planner", "executor") for c in fakellm.calls(role) for m in c["messages"]]
     assert prompts and not [p for p in prompts if str(tmp_path) in p]
     assert "Workspace: . (the current folder" in prompts[1]
@@ -122,19 +148,26 @@ async def test_earlier_steps_name_paths_relative_to_the_workspace(fakellm, tmp_p
     output or a gate's message that holds workspace paths reaches the model relative too."""
     _csv_rows(fakellm, tmp_path, "tail -n +2 data.csv | wc -l", "data.csv has 5 data rows", "5")
     fakellm.responder("planner", lambda _r: plan(["the number of data rows in data.csv is reported"], sub(
-        "Count the rows of data.csv", "a single integer is reported", tools=["read_file", "shell"])))
+        "Count the rows of data.csv", "a single integer is reported", tools=["read_file", "shell"]),
+        checks=[ROWS_CHECK]))
     steps = iter([call("read_file", path=str(tmp_path / "ws/data.csv")), call("shell", command='ls "$PWD"/data.csv'),
                   call("shell", command="tail -n +2 data.csv | wc -l")])
     fakellm.responder("executor", lambda _r: next(steps, finish("data.csv has 5 data rows")))
-    await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
+    r = await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
+    assert r.final.directive.value == "accept"  # one round: the last executor call is its last step
     last = "\n".join(m["content"] for m in fakellm.calls("executor")[-1]["messages"][1:])
     assert "read_file 'data.csv'" in last and str(tmp_path) not in last, last
 
 
 async def test_the_right_count_of_data_rows_is_still_accepted(fakellm, tmp_path):
-    _csv_rows(fakellm, tmp_path, "tail -n +2 data.csv | wc -l", "data.csv has 5 data rows", "5")
+    _csv_rows(fakellm, tmp_path, "tail -n +2 data.csv | wc -l", "data.csv has 5 data rows", "5", named="5")
     r = await run_task(fakellm, tmp_path, CSV_ROWS, **ONE_REPLAN)
     assert r.final.directive.value == "accept" and not r.of("ReplanRequest")
+    assert r.final.answer == "5"  # R4b's one answer, which the plan's check printed
+    [answered] = [v for v in r.of("OutcomeSummary")[0].task_criteria_verdicts
+                  if v.criterion == "a check confirms the answer"]
+    assert answered.verdict.value == "pass" and answered.evidence == f"check `{ROWS_CHECK}` → exit 0: 5"
+    assert [(c["command"], c["output"].strip()) for c in checks_run(tmp_path)] == [(ROWS_CHECK, "5")]
 
 
 COPY = "Copy a.txt to backup/a.txt (create the backup folder)."
@@ -188,10 +221,11 @@ async def test_a_merged_answer_cut_at_the_grammar_limit_gives_way_to_the_subtask
 
     _make_tree(fakellm)
     long = " ".join(f"part{i}" for i in range(200))[:LENGTHS["merged_output"]]  # distinct words, no loop
-    fakellm.responder("meta_validator", lambda _r: merge(long, "pass"))
+    # the request asks for no value: R4b names no answer
+    fakellm.responder("meta_validator", lambda _r: merge(long, "pass", answer=""))
     r = await run_task(fakellm, tmp_path, MAKE_TREE)
     assert r.final.directive.value == "accept"
-    assert r.final.output == "created src/app, tests and src/app/__init__.py"
+    assert r.final.output == "created src/app, tests and src/app/__init__.py" and r.final.answer is None
 
 
 async def test_a_write_to_the_wrong_place_is_not_accepted(fakellm, tmp_path):
@@ -214,9 +248,12 @@ async def test_a_write_to_the_wrong_place_is_not_accepted(fakellm, tmp_path):
 
 
 FIND_TODO = "Which file in this folder contains the word TODO? Answer with the file name."
+TODO_CHECK = "grep -lw TODO *.txt"  # the plan's check: prints b.txt
 
 
 def _find_todo(fake: FakeLLM, tmp_path, command: str, answer: str) -> None:
+    """The executor runs `command` and answers `answer`; both validators pass, R4b naming the
+    answer's last word (the file name)."""
     (tmp_path / "ws").mkdir()
     for name, text in (("a.txt", "all done\n"), ("b.txt", "TODO: fix the parser\n"), ("c.txt", "nothing\n")):
         (tmp_path / "ws" / name).write_text(text)
@@ -224,30 +261,34 @@ def _find_todo(fake: FakeLLM, tmp_path, command: str, answer: str) -> None:
     fake.responder("planner", lambda _r: plan(
         ["the name of the file containing TODO is reported"],
         sub(f"Output the name of the file containing TODO with: {command}", "the file name is output",
-            tools=["shell"])))
+            tools=["shell"]), checks=[TODO_CHECK]))
     fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
                    else finish(answer))
     fake.responder("agent_validator", lambda _r: verdicts("pass", quote=answer.split()[-1]))
-    fake.responder("meta_validator", lambda _r: merge(answer, "pass"))
+    fake.responder("meta_validator", lambda _r: merge(answer, "pass", answer=answer.split()[-1]))
 
 
 async def test_an_answer_naming_a_file_that_is_not_there_is_not_accepted(fakellm, tmp_path):
     """find-todo, in-process 1.5B: `find -name '*TODO*'` found nothing, the next step echoed the
     model's guess …/TODO.txt, both validators passed it (it is in the echo's output), `accept`,
-    exit 0 — the check expects b.txt. TODO.txt does not exist: the task is not accepted."""
+    exit 0 — the check expects b.txt. The plan's check prints b.txt: the task is not accepted."""
     _find_todo(fakellm, tmp_path, "echo TODO.txt", "The file is TODO.txt")
     r = await run_task(fakellm, tmp_path, FIND_TODO, **ONE_REPLAN)
     assert not (tmp_path / "ws/TODO.txt").exists()
-    assert r.final.directive.value not in ("accept", "success")
+    assert r.final.directive.value not in ("accept", "success") and r.final.answer is None
+    assert f"not verified: no check printed the answer 'TODO.txt' (check `{TODO_CHECK}` → exit 0: b.txt)" \
+        in task_reasons(r)
 
 
 async def test_an_answer_naming_the_real_file_is_still_accepted(fakellm, tmp_path):
     _find_todo(fakellm, tmp_path, "grep -l TODO *.txt", "The file is b.txt")
     r = await run_task(fakellm, tmp_path, FIND_TODO, **ONE_REPLAN)
-    assert r.final.directive.value == "accept"
+    assert r.final.directive.value == "accept" and r.final.answer == "b.txt"
 
 
 INDEX_MD = "Write the names of all .md files in this folder, sorted, one per line, into index.txt."
+#: the plan's check: silent and non-zero unless index.txt is exactly the sorted names
+INDEX_CHECK = "printf '%s\\n' *.md | cmp -s - index.txt"
 
 
 def _index_md(fake: FakeLLM, tmp_path, content: str) -> None:
@@ -257,7 +298,8 @@ def _index_md(fake: FakeLLM, tmp_path, content: str) -> None:
     fake.script("perceiver", [perceive(INDEX_MD)])
     fake.responder("planner", lambda _r: plan(
         ["index.txt lists the .md files sorted"], sub("Write the sorted .md names into index.txt",
-                                                      "index.txt is written", tools=["write_file"])))
+                                                      "index.txt is written", tools=["write_file"]),
+        checks=[INDEX_CHECK]))
     fake.responder("executor", lambda r: call("write_file", path="index.txt", content=content)
                    if len(r["messages"]) == 2 else finish("index.txt has been created with the names"))
     fake.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote"))
@@ -265,16 +307,19 @@ def _index_md(fake: FakeLLM, tmp_path, content: str) -> None:
 
 
 async def test_an_index_that_does_not_list_the_md_files_is_not_accepted(fakellm, tmp_path):
-    """index-md on the 1.5B model: `accept`, exit 0, with an index.txt the check rejects (#13)."""
+    """index-md on the 1.5B model: `accept`, exit 0, with an index.txt the check rejects (#13).
+    Code no longer reads the request's wording to list the files itself: the plan's check does."""
     _index_md(fakellm, tmp_path, "alpha.md\nmid.md\nother.txt\nzeta.md\n")
     r = await run_task(fakellm, tmp_path, INDEX_MD, **ONE_REPLAN)
     assert r.final.directive.value not in ("accept", "success")
+    assert f"not met: check `{INDEX_CHECK}` → exit 1: (no output)" in task_reasons(r)
 
 
 async def test_a_right_index_is_still_accepted(fakellm, tmp_path):
     _index_md(fakellm, tmp_path, "alpha.md\nmid.md\nzeta.md\n")
     r = await run_task(fakellm, tmp_path, INDEX_MD, **ONE_REPLAN)
     assert r.final.directive.value == "accept"
+    assert [(c["command"], c["exit_code"]) for c in checks_run(tmp_path)] == [(INDEX_CHECK, 0)]
 
 
 def _one_command(fake: FakeLLM, goal: str, command: str, answer: str) -> None:
@@ -329,11 +374,12 @@ async def test_a_questions_steps_run_as_one_subtask(fakellm, tmp_path):
     fakellm.responder("planner", lambda _r: plan(
         ["the answer gives the number of lines"],
         sub("Count the lines with: wc -l logs/log.txt", "a number is reported", tools=["shell"]),
-        sub("Check log.txt exists with: ls logs/log.txt", "log.txt is listed", seq=2, tools=["shell", "glob"])))
+        sub("Check log.txt exists with: ls logs/log.txt", "log.txt is listed", seq=2, tools=["shell", "glob"]),
+        checks=["awk 'END {print NR}' logs/log.txt"]))
     fakellm.responder("executor", lambda r: call("shell", command="wc -l logs/log.txt")
                       if len(r["messages"]) == 2 else finish("logs/log.txt has 7 lines"))
     fakellm.responder("agent_validator", lambda _r: verdicts("pass", "pass", quote="7 logs/log.txt"))
-    fakellm.responder("meta_validator", lambda _r: merge("logs/log.txt has 7 lines", "pass"))
+    fakellm.responder("meta_validator", lambda _r: merge("logs/log.txt has 7 lines", "pass", answer="7"))
     r = await run_task(fakellm, tmp_path, goal, **ONE_REPLAN)
     prompts = [c["messages"][1]["content"] for c in fakellm.calls("executor")]
     assert len({p.split("Subtask: ")[1].split("Success criteria")[0] for p in prompts}) == 1  # one subtask
@@ -341,7 +387,7 @@ async def test_a_questions_steps_run_as_one_subtask(fakellm, tmp_path):
             "Success criteria:\n- a number is reported\n- log.txt is listed") in prompts[0]
     # the first call offered is the first step's command alone (29a8225 ran "…; then Check …" in a shell)
     assert 'Start with: {"tool": "shell", "args": {"command": "wc -l logs/log.txt"}}' in prompts[0]
-    assert r.final.directive.value == "accept"
+    assert r.final.directive.value == "accept" and r.final.answer == "7"
 
 
 async def test_a_questions_parallel_parts_stay_apart(fakellm, tmp_path):
@@ -380,15 +426,19 @@ async def test_a_request_that_makes_something_keeps_its_steps(fakellm, tmp_path)
 
 
 APPEND = "Add a line saying 'done' at the end of todo.txt, keeping the existing lines."
+#: the plan's check, silent and non-zero unless todo.txt's last line is exactly done and the line
+#: before it is not (one line added, not glued to the old last line, not added twice)
+APPEND_CHECK = "tail -n 1 todo.txt | grep -qx done && tail -n 2 todo.txt | head -n 1 | grep -qvx done"
 
 
-def _append_task(fake: FakeLLM, tmp_path, before: str, commands: list[str]) -> None:
+def _append_task(fake: FakeLLM, tmp_path, before: str, commands: list[str], check: str = APPEND_CHECK) -> None:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     (ws / "todo.txt").write_text(before)
     fake.script("perceiver", [perceive(APPEND)])
     fake.responder("planner", lambda _r: plan(["todo.txt ends with the line done"], *(
-        sub(f"Step {i} with: {c}", f"step {i} is done", seq=i, tools=["shell"]) for i, c in enumerate(commands, 1))))
+        sub(f"Step {i} with: {c}", f"step {i} is done", seq=i, tools=["shell"]) for i, c in enumerate(commands, 1)),
+        checks=[check]))
     fake.responder("executor", lambda r: call("shell", command=next(
         c for i, c in enumerate(commands, 1) if f"Step {i} " in r["messages"][1]["content"]))
         if len(r["messages"]) == 2 else finish("added done"))
@@ -399,14 +449,13 @@ def _append_task(fake: FakeLLM, tmp_path, before: str, commands: list[str]) -> N
 
 async def test_a_line_appended_twice_is_not_accepted(fakellm, tmp_path):
     """append-line on 751f0f9: two steps each appended "done" (todo.txt ended "done\\ndone\\n") and
-    both validators passed it. The files a request names are read before the task runs, and an
-    append must leave the old text plus the one line."""
+    both validators passed it. Code no longer reads "add a line" off the request to compare the
+    file with its text from before: the plan's check, run after the work, fails, and the pass with it."""
     _append_task(fakellm, tmp_path, "buy milk\ncall bob\n", ["echo done >> todo.txt", "printf 'done\\n' >> todo.txt"])
     r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "todo.txt").read_text().endswith("done\ndone\n")
     assert r.final.directive.value not in ("accept", "success")
-    ev = " ".join(v.evidence for s in r.of("ReplanRequest") for v in s.task_criteria_verdicts)
-    assert "todo.txt is not its text from before the task plus one line 'done'" in ev
+    assert f"not met: check `{APPEND_CHECK}` → exit 1: (no output)" in task_reasons(r)
 
 
 async def test_a_line_appended_once_is_accepted(fakellm, tmp_path):
@@ -414,13 +463,20 @@ async def test_a_line_appended_once_is_accepted(fakellm, tmp_path):
     r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "todo.txt").read_text() == "buy milk\ncall bob\ndone\n"
     assert r.final.directive.value == "accept", [v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts]
+    assert [(c["command"], c["exit_code"]) for c in checks_run(tmp_path)] == [(APPEND_CHECK, 0)]
 
 
 async def test_a_line_glued_to_a_last_line_without_a_line_end_is_not_accepted(fakellm, tmp_path):
-    # an outside tester's case code could not judge without the file as it was: "beta" became "betadone"
-    _append_task(fakellm, tmp_path, "alpha\nbeta", ["echo done >> todo.txt"])
+    # an outside tester's case code could not judge without the file as it was: "beta" became
+    # "betadone". The plan's check compares the whole file with what it should hold, so round 2's
+    # second append (the last line is done now, beta still glued) cannot pass either
+    whole = "printf 'alpha\\nbeta\\ndone\\n' | cmp -s - todo.txt"
+    _append_task(fakellm, tmp_path, "alpha\nbeta", ["echo done >> todo.txt"], check=whole)
     r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
+    assert (tmp_path / "ws" / "todo.txt").read_text() == "alpha\nbetadone\ndone\n"  # glued, then appended again
     assert r.final.directive.value not in ("accept", "success")
+    assert [v.evidence for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts] == \
+        [f"not met: check `{whole}` → exit 1: (no output)"] * 2
 
 
 def _run_script(fake: FakeLLM, second: list[Reply]) -> None:
@@ -478,6 +534,7 @@ async def test_an_earlier_output_a_change_no_command_line_shows_made_stale_groun
 
 
 UPPER = "Write the contents of in.txt converted to upper case into a new file out.txt."
+UPPER_CHECK = "tr a-z A-Z < in.txt | cmp -s - out.txt"  # silent, and exit 0 only when out.txt is right
 
 
 def _uppercase(fake: FakeLLM, tmp_path, command: str) -> None:
@@ -485,7 +542,7 @@ def _uppercase(fake: FakeLLM, tmp_path, command: str) -> None:
     (tmp_path / "ws" / "in.txt").write_text("make me loud\n")
     fake.script("perceiver", [perceive(UPPER)])
     fake.responder("planner", lambda _r: plan(["out.txt holds in.txt in upper case"], sub(
-        f"Convert with: {command}", "out.txt is written", tools=["shell"])))
+        f"Convert with: {command}", "out.txt is written", tools=["shell"]), checks=[UPPER_CHECK]))
     fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
                    else finish("wrote out.txt"))
     fake.responder("agent_validator", lambda _r: verdicts("pass", quote="wrote"))
@@ -493,12 +550,24 @@ def _uppercase(fake: FakeLLM, tmp_path, command: str) -> None:
     fake.responder("meta_validator", lambda _r: merge("wrote out.txt", "fail:logical"))
 
 
-async def test_code_grants_a_conversion_the_meta_validator_failed(fakellm, tmp_path):
+def _fail_stands(r) -> None:  # noqa: ANN001
+    """R4b failed every round and nothing turned that into a pass: not accepted, no code's word."""
+    assert r.final.directive.value == "abandon" and not r.of("OutcomeSummary")
+    assert "checked by code" not in r.final.summary
+    verdicts = [v for q in r.of("ReplanRequest") for v in q.task_criteria_verdicts]
+    assert verdicts and all(v.verdict.value == "fail" and "checked by code" not in v.evidence for v in verdicts)
+
+
+async def test_code_grants_no_conversion_the_meta_validator_failed(fakellm, tmp_path):
+    # sort-names / to-upper over HTTP on 71f9ef4: out.txt right, R4b failed it; code used to read
+    # "converted to upper case into" off the request and grant the pass. It never grants (#35):
+    # out.txt is right and the plan's check holds, yet R4b's fail stands and the task is replanned
     _uppercase(fakellm, tmp_path, "tr '[:lower:]' '[:upper:]' < in.txt > out.txt")
     r = await run_task(fakellm, tmp_path, UPPER, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "out.txt").read_text() == "MAKE ME LOUD\n"
-    assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
-    assert "checked by code: out.txt holds in.txt in upper case" in r.final.summary
+    assert {(c["command"], c["exit_code"]) for c in checks_run(tmp_path)} == {(UPPER_CHECK, 0)}
+    _fail_stands(r)
+    assert len(fakellm.calls("planner")) == 2
 
 
 async def test_no_grant_for_a_conversion_that_changed_its_source(fakellm, tmp_path):
@@ -524,15 +593,16 @@ def _hello(fake: FakeLLM, tmp_path, first: Reply, tool: str, quote: str, then: R
     fake.responder("meta_validator", lambda _r: merge("wrote hello.txt", "fail:logical"))
 
 
-async def test_a_request_code_reads_done_is_granted_past_a_criterion_it_cannot_parse(fakellm, tmp_path):
+async def test_a_request_code_reads_done_is_not_granted_past_the_meta_validators_fail(fakellm, tmp_path):
     # write-hello over HTTP on 71f9ef4: hello.txt held 'Hello, world' from round 1, R4b failed the
-    # planner's criterion three rounds
+    # planner's criterion three rounds; code used to read the request, find hello.txt right and
+    # grant the pass. It never grants (#35): R4b's fail stands
     _hello(fakellm, tmp_path, call("write_file", path="hello.txt", content="Hello, world"), "write_file",
            "wrote 12 chars to hello.txt")
     r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "hello.txt").read_text() == "Hello, world"
-    assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
-    assert "checked by code: hello.txt holds exactly 'Hello, world'" in r.final.summary
+    _fail_stands(r)
+    assert len(fakellm.calls("planner")) == 2
 
 
 async def test_a_request_code_reads_undone_is_not_granted(fakellm, tmp_path):
@@ -545,21 +615,25 @@ async def test_a_request_code_reads_undone_is_not_granted(fakellm, tmp_path):
 SORT = "Sort the lines of names.txt alphabetically and write the result to sorted.txt."
 
 
-async def test_code_grants_a_sort_the_meta_validator_failed(fakellm, tmp_path):
-    # sort-names over HTTP on 71f9ef4: sorted.txt right, R4b "the lines are not sorted alphabetically"
+async def test_code_grants_no_sort_the_meta_validator_failed(fakellm, tmp_path):
+    # sort-names over HTTP on 71f9ef4: sorted.txt right, R4b "the lines are not sorted alphabetically";
+    # code used to read "sort the lines of … to" off the request and grant the pass. It never
+    # grants (#35): the plan's check holds, yet R4b's fail stands
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "names.txt").write_text("mallory\nalice\ntrent\nbob\n")
     fakellm.script("perceiver", [perceive(SORT)])
     fakellm.responder("planner", lambda _r: plan(["sorted.txt holds the lines of names.txt sorted"], sub(
-        "Sort with: sort names.txt > sorted.txt", "sorted.txt is written", tools=["shell"])))
+        "Sort with: sort names.txt > sorted.txt", "sorted.txt is written", tools=["shell"]),
+        checks=["sort -c sorted.txt"]))
     fakellm.responder("executor", lambda r: call("shell", command="sort names.txt > sorted.txt")
                       if len(r["messages"]) == 2 else finish("wrote sorted.txt"))
     fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="sort names.txt > sorted.txt"))
     fakellm.responder("meta_validator", lambda _r: merge("wrote sorted.txt", "fail:logical"))
     r = await run_task(fakellm, tmp_path, SORT, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "sorted.txt").read_text() == "alice\nbob\nmallory\ntrent\n"
-    assert r.final.directive.value == "accept" and len(fakellm.calls("planner")) == 1
-    assert "checked by code: sorted.txt holds the lines of names.txt sorted" in r.final.summary
+    assert {(c["command"], c["exit_code"]) for c in checks_run(tmp_path)} == {("sort -c sorted.txt", 0)}
+    _fail_stands(r)
+    assert len(fakellm.calls("planner")) == 2
 
 
 async def test_no_grant_for_a_request_the_files_answer_when_the_task_changed_more(fakellm, tmp_path):
@@ -571,3 +645,39 @@ async def test_no_grant_for_a_request_the_files_answer_when_the_task_changed_mor
     r = await run_task(fakellm, tmp_path, HELLO, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "junk.txt").exists() and (tmp_path / "ws" / "hello.txt").read_text() == "Hello, world"
     assert r.final.directive.value not in ("accept", "success")
+
+
+# -- issue #35: questions with a twist the old wording recognisers ignored -------------------------
+TWISTS = [
+    # (request, file, its content, the step's command, the executor's (wrong) answer, the plan's check)
+    ("What is the sum of the numbers in numbers.txt, squared?", "numbers.txt",
+     "".join(f"{i}\n" for i in range(1, 11)),
+     "awk '{s += $1} END {print s}' numbers.txt", "55", "awk '{s += $1} END {print s * s}' numbers.txt"),
+    ("How many data rows, not counting the header, are in data.csv for bob?", "data.csv",
+     "name,item\nbob,a\nann,b\nbob,c\ncid,d\n",
+     "tail -n +2 data.csv | wc -l", "4", "grep -c '^bob,' data.csv"),
+    ("What is the first line of README.txt, reversed?", "README.txt", "Project Nimbus\nA cloud tool.\n",
+     "head -n 1 README.txt", "Project Nimbus", "head -n 1 README.txt | rev"),
+]
+
+
+@pytest.mark.parametrize("ask,name,content,command,answer,check", TWISTS, ids=["squared", "for-bob", "reversed"])
+async def test_a_twisted_questions_plain_answer_the_meta_validator_failed_is_not_accepted(
+        fakellm, tmp_path, ask, name, content, command, answer, check):
+    """R4b rightly failed "55" for the sum squared, the data-row count for "… for bob", "Project
+    Nimbus" for the first line reversed; code recognised the question's wording without its twist
+    and granted the pass: `accept`, exit 0. Code never grants: the fail stands, and the plan's
+    check, which prints the real answer, does not confirm the one given."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / name).write_text(content)
+    fakellm.script("perceiver", [perceive(ask)])
+    fakellm.responder("planner", lambda _r: plan(["the answer to the question is reported"], sub(
+        f"Answer with: {command}", "the value is reported", tools=["shell"]), checks=[check]))
+    fakellm.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2
+                      else finish(answer))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote=answer))
+    fakellm.responder("meta_validator", lambda _r: merge(answer, "fail:logical"))
+    r = await run_task(fakellm, tmp_path, ask, **ONE_REPLAN)
+    assert r.final.directive.value == "abandon"
+    assert not r.of("OutcomeSummary") and r.final.answer is None
+    assert f"not verified: no check printed the answer {answer!r} (check `{check}`" in task_reasons(r)

@@ -74,6 +74,9 @@ def test_missing_suite_is_a_usage_error(tmp_path: Path) -> None:
         (55, "integer", '{"sum": 55}', True),
         ("b.txt", "string", "The file is B.TXT", True),
         ("b.txt", "string", "a.txt", False),
+        # the answer's last number: "3 files, 12 lines" answers 12, not 3
+        (3, "integer", "3 files, 12 lines", False),
+        (12, "integer", "3 files, 12 lines", True),
     ],
 )
 def test_expected_matching(expected, match, answer, ok) -> None:
@@ -88,15 +91,18 @@ def test_script_check_sees_workspace_and_answer(tmp_path: Path) -> None:
 
 
 def test_answer_text_and_summary() -> None:
-    assert "42" in answer_text({"output": {"value": 42}, "summary": "done"})
-    assert answer_text({"text": "hello"}) == "hello"
+    # the answer field only: a number in the step outputs or the summary is no answer
+    assert answer_text({"answer": " 42 ", "output": {"value": 7}, "summary": "done"}) == "42"
+    assert answer_text({"output": {"value": 42}, "summary": "42 done"}) == ""
+    assert answer_text({"text": "hello"}) == "" and answer_text(None) == ""
     s = summarise([
         {"passed": True, "llm_calls": 5, "prompt_tokens": 100, "completion_tokens": 10, "parse_repairs": 1,
          "replans": 0, "tool_calls": 1, "wall_s": 2.0},
         {"passed": False, "llm_calls": 9, "prompt_tokens": 300, "completion_tokens": 30, "parse_repairs": 0,
-         "replans": 2, "tool_calls": 3, "wall_s": 4.0},
+         "replans": 2, "tool_calls": 3, "wall_s": 4.0, "false_success": True},
     ])
     assert (s["passed"], s["failed"], s["llm_calls_per_task"], s["tokens_per_task"]) == (1, 1, 7.0, 220.0)
+    assert s["false_successes"] == 1
     json.dumps(s)
 
 

@@ -95,7 +95,9 @@ def test_what_a_request_only_reads_is_read_only(tmp_path):
     ws = _ws(tmp_path)
     (ws / "names.txt").write_text("bob\nalice\n")
     assert W.read_only("Copy names.txt to backup.txt", ws) == [ws.resolve() / "names.txt"]
-    assert W.read_only("How many words are in poem.txt?", ws) == [ws.resolve() / "poem.txt"]
+    # a question writes nothing: the files it names and the whole workspace
+    assert W.read_only("How many words are in poem.txt?", ws) == [ws.resolve() / "poem.txt", ws.resolve()]
+    assert W.read_only("Which file in this folder contains TODO?", ws) == [ws.resolve()]
     assert W.read_only("Add a line to names.txt", ws) == []
     assert W.read_only("Copy names.txt to names.txt", ws) == []
     assert "names.txt" in W.source_changed("Copy names.txt to b.txt", ["names.txt", "b.txt"], ws)
