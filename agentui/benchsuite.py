@@ -1,4 +1,4 @@
-"""`agentui bench`: run a task suite through the real pipeline and measure it (issue #7).
+"""`agentui bench`: run a task suite through the real pipeline and measure it.
 
 A suite is a JSON list of ``{id, description, init, check}``:
 - ``init``: bash run in a fresh temporary workspace before the task;
@@ -71,7 +71,7 @@ def load_suite(path: Path) -> list[SuiteTask]:
         loc = ".".join(str(p) for p in err["loc"])
         msg = str(err.get("ctx", {}).get("error", err["msg"]))
         raise SuiteError(f"{path}: invalid task at {loc}: {msg}") from e
-    if not tasks:  # an empty suite would "pass" having measured nothing (#15)
+    if not tasks:  # an empty suite would "pass" having measured nothing
         raise SuiteError(f"{path}: the suite has no tasks; add at least one {{id, description, init, check}}")
     seen: set[str] = set()
     for t in tasks:
@@ -130,7 +130,7 @@ def _stats_totals(stats: dict[str, Any]) -> dict[str, int]:
         "prompt_tokens": int(stats.get("prompt_tokens", 0)),
         "completion_tokens": int(stats.get("completion_tokens", 0)),
         "parse_repairs": int(repairs),
-        "parse_failures": int(stats.get("parse_failures", 0)),  # unusable replies, cuts included (#12)
+        "parse_failures": int(stats.get("parse_failures", 0)),  # unusable replies, cuts included
         "runaways_cut": int(stats.get("runaways_cut", 0)),
         "tool_calls": int(stats.get("tool_calls", 0)),
     }
@@ -178,7 +178,7 @@ def run_task(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             rec["error"] = f"timed out after {timeout:g} s"
-            rec.update(_logged_usage(data))  # what the killed run spent still counts (#13)
+            rec.update(_logged_usage(data))  # what the killed run spent still counts
             return rec
         except BaseException:
             # Ctrl+C or a kill of the bench: the task runs in its own session, so take it down too.

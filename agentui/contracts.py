@@ -172,7 +172,7 @@ class AuditKind(StrEnum):
 
 
 class ConfirmationChoice(StrEnum):
-    """The user's answer to the safety gate (issue #14). Broader scopes store the request's patterns."""
+    """The user's answer to the safety gate. Broader scopes store the request's patterns."""
 
     APPROVE = "approve"  # once: this call only
     DENY = "deny"
@@ -291,11 +291,11 @@ class DispatchManifest(Contract):
         default=None, description="set (with no subtasks) when R2 could not produce a valid plan"
     )
     planner_error_kind: Literal["plan", "model_output"] | None = Field(
-        default=None, description="model_output: the model's replies were unusable, not the plan wrong (#12)"
+        default=None, description="model_output: the model's replies were unusable, not the plan wrong"
     )
     planner_output_cut: str | None = Field(
         default=None, description="with model_output: why the last reply was unusable — invalid, length, "
-        "runaway:<how> or deadline (the advice depends on it, #12)"
+        "runaway:<how> or deadline (the advice depends on it)"
     )
 
 
@@ -322,7 +322,7 @@ class ToolCallRecord(Contract):
     duration_s: float = Field(default=0.0, ge=0)
     log_ref: str | None = None
     writes: list[str] = Field(default_factory=list, description=(
-        "paths the call wrote, moved or removed, as the safety gate read it before it ran (#13)"))
+        "paths the call wrote, moved or removed, as the safety gate read it before it ran"))
 
 
 class ExecutionResult(Contract):
@@ -335,7 +335,7 @@ class ExecutionResult(Contract):
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     infeasible_reason: str | None = None
     model_output_cut: str | None = Field(default=None, description=(
-        "the executor's replies were still unusable after the re-ask (#12): why they were cut "
+        "the executor's replies were still unusable after the re-ask: why they were cut "
         "(length, loop, deadline, schema) — the model's output failed, not the approach"))
 
 
@@ -393,10 +393,9 @@ class SubTaskOutcome(Contract):
     intent: str = ""
     sequence: int = 1
     model_output_cut: str | None = Field(default=None, description=(
-        "set when the last attempt failed only because the executor's replies were unusable (#12)"))
+        "set when the last attempt failed only because the executor's replies were unusable"))
     changes: list[str] = Field(default_factory=list, description=(
-        "workspace paths successful calls of any attempt wrote, moved or removed, as code found them "
-        "(#13: no code-granted pass over work that also changed what nobody asked for)"))
+        "workspace paths successful calls of any attempt wrote, moved or removed, as code found them"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -472,7 +471,7 @@ class PlanDirective(Contract):
     urgency: Urgency = Urgency.NORMAL
     round: int = Field(default=1, ge=1, description="replan round this directive opens")
     steps_passed: bool = Field(default=False, description=(
-        "extension (#13): every subtask of the round passed its criteria; the task criteria failed"))
+        "extension: every subtask of the round passed its criteria; the task criteria failed"))
 
 
 class FinalResult(Contract):
@@ -623,7 +622,7 @@ class ConfirmationDecision(Contract):
 
 
 class ApprovalRecord(Contract):
-    """One safety-gate outcome as the Auditor logs it (issue #14: every approval with its scope and pattern).
+    """One safety-gate outcome as the Auditor logs it: every approval with its scope and pattern.
 
     The gate publishes it (safety → user) for outcomes no question preceded: a pattern already on
     record (task/session/project), the hard deny-list, nobody to ask, a remembered tool rule. For

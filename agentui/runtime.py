@@ -64,7 +64,7 @@ class TaskStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     parse_repairs: int = 0
-    parse_failures: int = 0  # unusable replies (invalid, cut at length, runaway cut): #12
+    parse_failures: int = 0  # unusable replies (invalid, cut at length, runaway cut)
     runaways_cut: int = 0
     tool_calls: int = 0
     tool_seconds: float = 0.0
@@ -110,7 +110,7 @@ class TaskEnd:
     reply: PerceiverReply | None = None
     cancelled: bool = False
     reason: str = ""
-    # the LLM endpoint failed (#12): {"kind", "endpoint", "model", "said", "fix", "message"}; the
+    # the LLM endpoint failed: {"kind", "endpoint", "model", "said", "fix", "message"}; the
     # task ended there — no replan, no Megram, not a verdict on the approach
     infra: dict[str, str] | None = None
 
@@ -172,7 +172,7 @@ class Runtime:
         self._tap: Tap | None = None
         self.started = False
         self.dreamer: Any = None
-        self.mcp: Any = None  # agentui.mcp.McpHub when [mcp.servers] are configured (#18)
+        self.mcp: Any = None  # agentui.mcp.McpHub when [mcp.servers] are configured
         self.problems: list[str] = []  # startup problems the front end shows (a server that failed)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ class Runtime:
             from agentui.tools import default_registry
 
             self.tools = default_registry()
-        if getattr(self.tools, "approvals", False) is None:  # scoped approvals, project file (#14)
+        if getattr(self.tools, "approvals", False) is None:  # scoped approvals, project file
             from agentui.tools import Approvals, project_allowlist_path
 
             self.tools.approvals = Approvals(project_allowlist_path(self.layout.root, self.workspace), self.workspace)
@@ -248,7 +248,7 @@ class Runtime:
 
     def _wire_gate(self) -> None:
         """The tool gate's outcomes go onto the bus (the Auditor logs them) and it reads the rules
-        remembered in memory's `tool:<name>` spaces through memory's query API (#13 item 8, #14)."""
+        remembered in memory's `tool:<name>` spaces through memory's query API."""
         bus, memory = self.bus, self.memory
         if not hasattr(self.tools, "announce"):
             return
@@ -358,7 +358,7 @@ class Runtime:
         self._finish(TaskEnd(task_id=task_id, cancelled=True, reason=reason))
 
     def _on_infra_failure(self, e: Any) -> None:
-        """An LLM endpoint failed inside a task's handler: end that task now (#12). Dropping the task
+        """An LLM endpoint failed inside a task's handler: end that task now. Dropping the task
         first, synchronously, keeps the failing role's fallback (an empty plan, R1's pass-through)
         off the bus — so no replan, no Megram, nothing for the Auditor to call thrashing."""
         tid = current_task.get()
@@ -431,7 +431,7 @@ class Runtime:
             choice = await self.confirm(req)
         except Exception:  # noqa: BLE001 - a broken prompt = deny
             choice, by = ConfirmationChoice.DENY, "error"
-        if isinstance(choice, Answer):  # who answered (--yes, nobody …) goes to the Auditor (#14)
+        if isinstance(choice, Answer):  # who answered (--yes, nobody …) goes to the Auditor
             choice, by = choice.choice, choice.by
         if isinstance(choice, bool):
             choice = ConfirmationChoice.APPROVE if choice else ConfirmationChoice.DENY
@@ -441,7 +441,7 @@ class Runtime:
             choice = ConfirmationChoice.DENY
         scope = {"approve": "once", "always": "task"}.get(choice.value, choice.value)
         if scope not in (*req.scopes, "deny"):
-            choice, scope = ConfirmationChoice.APPROVE, "once"  # a broader scope than offered counts once (#14)
+            choice, scope = ConfirmationChoice.APPROVE, "once"  # a broader scope than offered counts once
         self._log(req.task_id, {"kind": "confirmation", "tool": req.tool, "command": req.command,
                                 "reasons": req.reasons, "decision": "deny" if scope == "deny" else "approve",
                                 "scope": None if scope == "deny" else scope, "patterns": req.patterns,

@@ -1,4 +1,4 @@
-"""`agentui bench SUITE.json` — measured task success (issue #7). Logic in agentui/benchsuite.py."""
+"""`agentui bench SUITE.json` — measured task success. Logic in agentui/benchsuite.py."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.ids is not None:
         wanted = [i.strip() for i in args.ids.split(",") if i.strip()]
-        if not wanted:  # `--ids ,` would run nothing and report success (#15)
+        if not wanted:  # `--ids ,` would run nothing and report success
             print(f"agentui bench: --ids {args.ids!r} names no task; give ids such as --ids {tasks[0].id}",
                   file=sys.stderr)
             return 2

@@ -2,7 +2,7 @@
 
 Exit codes: 0 accept/success (or a conversational reply), 1 abandon or timeout, 2 usage/config
 error or an LLM endpoint failure (the preflight's tiny completion, or refused/timeouts/401/404/5xx
-during the task: #12), 130 interrupted (Ctrl+C), 143 terminated (SIGTERM), 129 hung up (SIGHUP).
+during the task), 130 interrupted (Ctrl+C), 143 terminated (SIGTERM), 129 hung up (SIGHUP).
 A signal cancels the task, kills its tool process groups and still prints the result (with --json:
 the JSON document, "cancelled").
 """
@@ -122,7 +122,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     from agentui.paths import DataLayout
     from agentui.runtime import Runtime
 
-    settle()  # the import heap leaves the full collections that would land in bus bursts (#15)
+    settle()  # the import heap leaves the full collections that would land in bus bursts
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
     loop = asyncio.get_running_loop()
@@ -217,7 +217,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     rt = Runtime(config, workspace=workspace, data_dir=layout.root, clock=clock, ids=ids, pool=pool,
                  memory=memory, ablation=args.ablation, clarify=clarify, confirm=confirm, tools=tools)
     await rt.start()
-    for problem in rt.problems:  # e.g. an MCP server that failed to start (#18)
+    for problem in rt.problems:  # e.g. an MCP server that failed to start
         err.print(f"[yellow]warning:[/] {escape(problem)}")
     printer = None
     if not args.json:

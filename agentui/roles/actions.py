@@ -1,4 +1,4 @@
-"""R3's action protocol and prompt window (issue #13 items 10–12), kept apart from the loop.
+"""R3's action protocol and prompt window, kept apart from the loop.
 
 - `action_model`: the JSON action schema (`tool` is an enum of the offered tools), accepting the
   shapes small models produce: arguments at the top level, `name`/`function` for `tool`,
@@ -33,7 +33,7 @@ _BUILTINS = frozenset({"cd", "echo", "printf", "test", "[", "for", "while", "if"
                        "command", "true", "false", "pwd", "source", ".", "eval", "exec", "let", "declare", "ulimit",
                        "umask", "wait", "(", "{", "!", "case", "until", "time"})
 _QUOTED_CMD = re.compile(r"`([^`]{2,200})`|\bwith:\s*(.{2,200})$", re.IGNORECASE | re.MULTILINE)
-# prose after the command: "with: python3 script.py and report the number it prints" (an outside tester, #13)
+# prose after the command: "with: python3 script.py and report the number it prints"
 _TRAILING_PROSE = re.compile(r"(?:,?\s+and(?:\s+then)?|,?\s+then|;\s*then)\s+(?:report|tell|say|give|return|state|"
                              r"answer|show|print|output|write\s+down|note)\b.*$", re.IGNORECASE)
 
@@ -49,15 +49,15 @@ def short(text: str, n: int) -> str:
 FIX = " | what to do: "
 #: tools whose kind is set by what they are told to run: a shell call's "tool class" is its command
 COMMAND_TOOLS = frozenset({"shell"})
-#: why the plan validator rejects a plan under break_symmetry; after its re-ask, the task ends (#13)
+#: why the plan validator rejects a plan under break_symmetry; after its re-ask, the task ends
 REPEATED_PLAN = "break_symmetry needs a different plan, but this one repeats the previous plan"
 #: the workspace as the planner and executor see it: tools run there and name paths relative to it,
-#: so its absolute path would only cost tokens and be copied wrong by small models (#13)
+#: so its absolute path would only cost tokens and be copied wrong by small models
 WORKSPACE_LINE = "Workspace: . (the current folder; name paths relative to it)"
 
 
 def brief(text: str, n: int) -> str:
-    """`text` cut to n chars, keeping its "what to do" part (the fix a retry or a replan needs, #13)
+    """`text` cut to n chars, keeping its "what to do" part (the fix a retry or a replan needs)
     rather than cutting it off the end."""
     text = text or ""
     if len(text) <= n:
@@ -165,9 +165,8 @@ def order_tools(specs: list[dict[str, Any]], intent: str) -> list[dict[str, Any]
 
 
 def _runnable(cmd: str) -> bool:
-    """Whether the command's first word is a program on PATH or a shell builtin: the 1.5B planner
-    wrote "…with: read_file 'numbers.txt'; Convert … with: map 'int' on …" and the executor ran that
-    prose as a command four times (#13, sum-numbers over HTTP)."""
+    """Whether the command's first word is a program on PATH or a shell builtin: a plan's prose
+    ("with: read_file 'numbers.txt'; Convert … with: map 'int' on …") is no command to suggest."""
     m = re.match(r"\s*(?:\w+=\S*\s+)*(\[|[\w./+-]+)", cmd)
     return m is not None and (m.group(1) in _BUILTINS or shutil.which(m.group(1)) is not None)
 
@@ -183,7 +182,7 @@ def suggested_call(intent: str, names: list[str]) -> str | None:
     cmd = cmd.strip().rstrip(".")
     if not _SHELL_WORDS.search(f" {cmd} ") or not _runnable(cmd):
         return None
-    # a JSON string cannot hold `\;` unescaped: the planner's `-exec … {}` comes without its end (#13)
+    # a JSON string cannot hold `\;` unescaped: the planner's `-exec … {}` comes without its end
     return json.dumps({"tool": "shell", "args": {"command": end_exec(cmd)}}, ensure_ascii=False)
 
 

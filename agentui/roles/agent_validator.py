@@ -11,8 +11,10 @@ call; neither does a call the user denied that nothing later made good. Within t
 correction budget a CorrectionSignal goes back to R3; then the SubTaskOutcome goes to R4b with the
 gap trajectory of every attempt. A corrected attempt that repeats the failed one verbatim (the same
 tool calls with the same results and the same answer) brings no new evidence: it keeps the failed
-verdicts without another LLM call and spends no more of the correction budget (#13: a small model
-given the same correction tends to send the same calls again).
+verdicts without another LLM call and spends no more of the correction budget (a small model
+given the same correction tends to send the same calls again). A criterion's check (checks.py)
+runs before the LLM call; its output is evidence, grounds a pass, and a failed check takes a pass
+away. Code never turns a fail into a pass.
 """
 
 from __future__ import annotations
@@ -168,8 +170,8 @@ def grounding_calls(earlier: list[ToolCallRecord], current: list[ToolCallRecord]
 
 def _signature(r: ExecutionResult) -> str:
     """What an attempt did and got, as code recorded it: equal signatures mean equal evidence. A
-    failed attempt's own words are no evidence (it is never accepted): the 1.5B executor sent the
-    same offline web_search in three attempts, each reported infeasible in other words (#13)."""
+    failed attempt's own words are no evidence (it is never accepted): the same failed calls
+    reported infeasible in other words are a repeat."""
     calls = [[c.tool, c.args, c.ok, c.exit_code, c.evidence, c.error] for c in r.tool_calls]
     said = [str(r.output), r.infeasible_reason] if r.status != ExecutionStatus.FAILED else []
     return json.dumps([r.status.value, *said, calls], sort_keys=True, default=str)
@@ -177,7 +179,7 @@ def _signature(r: ExecutionResult) -> str:
 
 def _checked_pass(c: Criterion, v: CriterionJudgement, output: object, calls: list[ToolCallRecord],
                   world: list[str] | None = None) -> CriterionJudgement:
-    """A model's `pass`, kept only if code can ground it (issue #13): a criterion asking for a value
+    """A model's `pass`, kept only if code can ground it: a criterion asking for a value
     needs one in the output; a verifiable one needs evidence found in what the tools returned (or
     in the workspace facts code gathered)."""
     why = G.missing_value(c.criterion, output, G.tool_text(calls))
@@ -213,8 +215,7 @@ class AgentValidator(RoleBase):
         super().__init__(ctx)
         self._subs: dict[str, _Sub] = {}
         self._judging: dict[str, asyncio.Task[Any]] = {}  # subtask → its running validation
-        # task → the paths any successful call of any attempt, in any round, changed (#13: code
-        # grants no pass over a task that also changed what nobody asked for); the last 64 tasks
+        # task → the paths any successful call of any attempt, in any round, changed; the last 64
         self._changes: dict[str, list[str]] = {}
 
     def accepts(self, env: Envelope) -> bool:
@@ -244,7 +245,7 @@ class AgentValidator(RoleBase):
                     self._judging.pop(p.subtask_id, None)
         elif isinstance(p, ReplanRequest):
             # R4b gave up on these subtasks: stop judging them, closing the validator's LLM stream
-            # so the endpoint is free for the next round (#12, #13)
+            # so the endpoint is free for the next round
             for sid in p.failed_subtasks:
                 self._subs.pop(sid, None)
                 t = self._judging.pop(sid, None)
@@ -256,17 +257,16 @@ class AgentValidator(RoleBase):
         """Verdicts for one attempt; `changes`: the paths every attempt so far changed (default: this
         one's); `earlier`: the calls of the subtask's earlier attempts, whose outputs also ground a pass
         when no call since changed the workspace (the caller passes them only when the workspace is
-        as it was when the last of them was judged) (#13, run-script over HTTP: attempt 1 ran
-        `python3 script.py` → 42, attempt 3 answered 42 after only `cat script.py`, and code refused
-        the pass because no call of attempt 3 had printed 42)."""
+        as it was when the last of them was judged): an answer a tool printed in attempt 1 is still
+        grounded in attempt 3 when nothing changed in between."""
         crits = st.success_criteria
         if changes is None:
             changes = W.changed(r.tool_calls, self.ctx.workspace)
         # the class comes from the last call (a recovered early failure says nothing about why the
-        # answer is wrong) and the executor's own reason; then the model's class (issue #13)
+        # answer is wrong) and the executor's own reason; then the model's class
         env_ev = environmental_evidence(r.tool_calls[-1:], r.infeasible_reason or "")
         empty = r.output is None or (isinstance(r.output, str) and not r.output.strip())
-        if r.model_output_cut:  # the model's output failed, not the approach (#12): say so, ask shorter
+        if r.model_output_cut:  # the model's output failed, not the approach: say so, ask shorter
             ev = (f"the executor's replies were unusable ({r.model_output_cut}) | what to do: answer with one "
                   f"short JSON action, nothing else")
             return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
@@ -303,7 +303,7 @@ class AgentValidator(RoleBase):
         try:
             j = await self.ctx.llm("agent_validator").structured(messages, Judgement)
         except LLMInfraError:
-            raise  # the endpoint failed, not this role: the runtime ends the task (#12)
+            raise  # the endpoint failed, not this role: the runtime ends the task
         except Exception as e:  # noqa: BLE001 - cannot validate → not accepted, and said why
             return [CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.FAIL,
                                      failure_class=FailureClass.ENVIRONMENTAL,
@@ -343,7 +343,7 @@ class AgentValidator(RoleBase):
             return
         st = sub.subtask
         if r.infeasible_reason == SKIPPED:
-            # a step that never ran is not done: its criteria count as failed in D (issue #13)
+            # a step that never ran is not done: its criteria count as failed in D
             self._subs.pop(r.subtask_id, None)
             await self.publish(Role.META_VALIDATOR, SubTaskOutcome(
                 subtask_id=st.subtask_id, parent_task_id=tid, status=OutcomeStatus.FAILED,
@@ -361,7 +361,7 @@ class AgentValidator(RoleBase):
         sig = _signature(r)
         repeat = sub.failed_attempt is not None and sub.failed_attempt[0] == sig
         # earlier attempts' outputs count only over a workspace as it was when they were judged:
-        # listed, not read off command lines (an outside tester, #13: a python one-liner's write)
+        # listed, not read off command lines (a python one-liner's write shows in no command line)
         tree = await asyncio.to_thread(W.tree, self.ctx.workspace) if sub.calls else None
         same = tree is not None and tree == sub.tree
         verdicts = list(sub.failed_attempt[1]) if repeat and sub.failed_attempt else \

@@ -1,4 +1,4 @@
-"""R6's approval records (issue #14): every safety-gate outcome, with its scope and pattern.
+"""R6's approval records: every safety-gate outcome, with its scope and pattern.
 
 Read from the Auditor's tap like everything else: an `ApprovalRecord` the gate published (an
 outcome no question preceded), or a ConfirmationRequest paired with its ConfirmationDecision (an

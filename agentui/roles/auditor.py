@@ -54,7 +54,7 @@ class Auditor:
         self.settle_s = 0.002  # a burst has settled when nothing arrived for this long
         self.max_defer_s = 0.5  # ... and the roles' queues are empty, or this long has passed
         self.events: list[AuditEvent] = []
-        self.approvals = ApprovalTracker()  # every safety-gate outcome, scope and pattern (#14)
+        self.approvals = ApprovalTracker()  # every safety-gate outcome, scope and pattern
         self.approval_records: deque[ApprovalRecord] = deque(maxlen=1000)
         self._since_report: list[AuditEvent] = []
         self._window_start = iso(self.clock.now())
@@ -69,7 +69,7 @@ class Auditor:
             if self.log:
                 try:
                     self.log.append_event(e)
-                except OSError as err:  # disk full: one line, not a traceback (#15)
+                except OSError as err:  # disk full: one line, not a traceback
                     log.warning("audit log write failed: %s", err)
             self.channel.push(e)
 
@@ -78,7 +78,7 @@ class Auditor:
         if self.log:
             try:
                 self.log.append_approval(record)
-            except OSError as err:  # disk full: one line, not a traceback (#15)
+            except OSError as err:  # disk full: one line, not a traceback
                 log.warning("audit log write failed: %s", err)
 
     async def run(self) -> None:

@@ -120,7 +120,7 @@ class RoleBase:
             raise
         except BusClosed:
             pass
-        except LLMInfraError as e:  # the runtime has ended the task (#12): no role fallback, no replan
+        except LLMInfraError as e:  # the runtime has ended the task: no role fallback, no replan
             self.ctx.log(env.task_id, {"kind": "role_infra_failure", "role": self.role.value, "on": env.type,
                                        "error": str(e)[:300]})
         except Exception as e:  # noqa: BLE001 - a role error must surface, never hang the task

@@ -1,4 +1,4 @@
-"""The memory-reading side of the roles (roles-v0.8 §R2 Memory Calibration; issue #13 items 5–8).
+"""The memory-reading side of the roles (roles-v0.8 §R2 Memory Calibration).
 
 - `calibrate` (R2, before every plan): the intent's C-level SOPs and M/K potentials, the user-wide
   remembered rules (space `user`, plus the legacy `manual`), and the consolidated Constraint
@@ -22,7 +22,7 @@ from agentui.tools.registry import shown
 
 #: user-wide remembered rules (`agentui memory remember`), read for every plan
 USER_SPACE = "user"
-LEGACY_USER_SPACES = ("manual",)  # where `remember` wrote before #13
+LEGACY_USER_SPACES = ("manual",)  # where `remember` wrote in earlier versions
 
 
 @dataclass

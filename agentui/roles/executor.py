@@ -99,9 +99,9 @@ class Executor(RoleBase):
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
-        self._read_only: dict[str, list[Path]] = {}  # task → what it only reads: a question's files, a copy's source (#13)
-        self._questions: set[str] = set()  # tasks whose request asks a question and changes nothing (#13)
-        self._located: dict[str, list[str]] = {}  # task → where the paths it names are, when elsewhere (#13)
+        self._read_only: dict[str, list[Path]] = {}  # task → what it only reads: a question's files, a copy's source
+        self._questions: set[str] = set()  # tasks whose request asks a question and changes nothing
+        self._located: dict[str, list[str]] = {}  # task → where the paths it names are, when elsewhere
         self._decisions: dict[str, asyncio.Future[ConfirmationDecision]] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}  # subtask → the dispatch running it
 
@@ -154,7 +154,7 @@ class Executor(RoleBase):
                 q.put_nowait(env)
         elif isinstance(p, PlanDirective):
             self._blocked_tools[tid] = set(p.blocked_tools)
-            self._blocked_targets[tid] = set(p.blocked_targets)  # GGS's list is the accumulated one (#13)
+            self._blocked_targets[tid] = set(p.blocked_targets)  # GGS's list is the accumulated one
         elif isinstance(p, ConfirmationDecision):
             fut = self._decisions.pop(p.request_id, None)
             if fut and not fut.done():
@@ -163,7 +163,7 @@ class Executor(RoleBase):
     def _stop_stragglers(self, tid: str, missing: list[str]) -> None:
         """R4b gave up on these subtasks (fan-in timeout): the round is over, so its dispatch stops —
         the in-flight LLM stream closes (the server stops generating) and a tool process is killed,
-        instead of holding the endpoint until its idle timeout (#12, #13)."""
+        instead of holding the endpoint until its idle timeout."""
         stopped = {id(t): t for sid in missing if (t := self._running.get(sid)) is not None and not t.done()}
         for t in stopped.values():
             t.cancel()
@@ -214,7 +214,7 @@ class Executor(RoleBase):
         reg = self.ctx.tools
         blocked = self._blocked_tools.get(tid, set())
         offered = [s for s in reg.specs(exclude=blocked)] if reg is not None else []
-        if st.tools:  # only the subtask's tools (the plan names them), the intent's command first (#13)
+        if st.tools:  # only the subtask's tools (the plan names them), the intent's command first
             narrowed = [s for s in offered if s["name"] in st.tools]
             offered = narrowed or offered
         offered = order_tools(offered, st.intent)
@@ -226,14 +226,13 @@ class Executor(RoleBase):
                  *(f"- {c.criterion}" for c in st.success_criteria)]
         if st.context:
             lines.append(f"Context: {st.context}")
-        if located := self._located.get(tid):  # wall-settings: step 2 ran `grep mode settings.ini` (#13)
+        if located := self._located.get(tid):  # a named path that is elsewhere: say where it is
             lines.append("Paths:\n" + "\n".join(f"- {x}" for x in located))
         if earlier:
             lines.append("Results of earlier steps:")
             lines.extend(f"- {s.intent[:100]}: {short(str(o), 300)}" for s, o in earlier)
-        # a blocked shell command is refused when tried, not named here: the 1.5B executor ran the one
-        # command this line named (#13: csv-rows on 9de5b02 — told "Start with: wc -l data.csv", it ran
-        # the blocked `wc -l data.csv | tail -n +2` and called itself refused, attempt after attempt)
+        # a blocked shell command is refused when tried, not named here: a small model tends to run
+        # the one command a prompt line names, even one it is told not to
         told = sorted(t for t in blocked_targets if t.partition(":")[0] not in COMMAND_TOOLS)
         if told:
             lines.append("Do not retry these (they failed before): " + "; ".join(told[:8]))
@@ -248,7 +247,7 @@ class Executor(RoleBase):
         first = suggested_call(st.intent, names)
         if first:
             lines.append(f"Start with: {first}")
-        # the rolling window keeps each call near the ≤ 1,500-token budget (#13 item 10)
+        # the rolling window keeps each call near the ≤ 1,500-token budget
         win = Window(SYSTEM, "\n".join(lines))
         dups = 0
         calls: list[ToolCallRecord] = []
@@ -266,7 +265,7 @@ class Executor(RoleBase):
             try:
                 act = await llm.structured(win.messages(), Action)
             except LLMInfraError:
-                raise  # the endpoint failed, not this role: the runtime ends the task (#12)
+                raise  # the endpoint failed, not this role: the runtime ends the task
             except LLMOutputError as e:  # still unusable after the re-ask: the model's output, not the approach
                 self.ctx.log(tid, {"kind": "executor_output_failure", "subtask_id": st.subtask_id,
                                    "cut": e.cut, "error": str(e)[:300]})
@@ -295,7 +294,7 @@ class Executor(RoleBase):
                 dups += 1
                 if act.output.strip() or dups >= 2:
                     # the answer beside a repeated call, or a second repeat: finish rather than spend
-                    # the step budget re-running what is known (#13 item 11); R4a judges the result
+                    # the step budget re-running what is known; R4a judges the result
                     ok = [c for c in calls if c.ok]
                     return ExecutionResult(subtask_id=st.subtask_id, attempt=attempt,
                                            status=ExecutionStatus.COMPLETED, tool_calls=calls,
@@ -313,16 +312,16 @@ class Executor(RoleBase):
                                          error=refusal, evidence=refusal)
                 if refusal.startswith(REFUSED_DENIED):
                     # recorded, so R4a sees the denial in this attempt too: it is why nothing was done,
-                    # and it is the environment's wall, not a wrong approach (#13)
+                    # and it is the environment's wall, not a wrong approach
                     calls.append(refused.model_copy(update={"error": f"{DENIED_EARLIER} (not asked again)"}))
-                seen[key] = refused  # the same refused call again is a repeat (#13: find-todo sent one 7 times)
+                seen[key] = refused  # the same refused call again is a repeat
                 continue
             rec = await reg.call(act.tool, act.args, ctx)
             if not rec.ok and (rec.error or "").startswith("denied by user") and target:
                 self._denied[tid].add(f"{act.tool}:{target}")
             calls.append(rec)
             seen[key] = rec
-            # the model sees workspace paths relative, as its prompt names them (#13); the task log keeps all
+            # the model sees workspace paths relative, as its prompt names them; the task log keeps all
             error, evidence = self._as_seen(rec.error or ""), self._as_seen(rec.evidence or "")
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {error}"
             win.step(sent, f"{head}\n{evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
@@ -351,8 +350,7 @@ class Executor(RoleBase):
             answer = ('Answer it from what the tools showed: {"tool": "finish", "output": '
                       '"<the answer, taken from the results>"}.')
             if tid in self._questions and not os.path.lexists(self.ctx.workspace / touched):
-                # #13: told "the request only reads TODO.txt" (a file it made up inside the folder the
-                # question is about), the 1.5B executor wrote TODO.txt attempt after attempt
+                # a new file: "only reads" would not stop a write of a file the question never had
                 return f"REFUSED: the request asks a question and changes no file; do not write {touched}. {answer}"
             return (f"REFUSED: the request only reads {touched}; do not change it. " + (
                 f"It asks a question. {answer}" if tid in self._questions else
@@ -362,8 +360,8 @@ class Executor(RoleBase):
 
     def _writes_read_only(self, tid: str, tool: str, args: dict[str, Any]) -> str | None:
         """The path the request only reads (a question's files, a copy's source) that this call would
-        write (as the gate reads the call before it runs), else None: "How many words are in poem.txt?" never needs poem.txt written
-        (#13: the 1.5B executor wrote its answer over config.json and appended poem.txt to itself)."""
+        write (as the gate reads the call before it runs), else None: a question never needs the
+        files it names, or anything else, written."""
         asked = self._read_only.get(tid)
         if not asked:
             return None
@@ -414,7 +412,7 @@ class Executor(RoleBase):
             return ""
 
     def _confirm_fn(self, tid: str, subtask_id: str):  # noqa: ANN202
-        # approvals (task/session/project patterns) are the tool gate's; this only asks the user (#14)
+        # approvals (task/session/project patterns) are the tool gate's; this only asks the user
         async def confirm(req) -> ConfirmationChoice:  # noqa: ANN001 - a tools.GateRequest
             rid = f"{tid}:{self.ctx.ids.new('req')}"
             fut: asyncio.Future[ConfirmationDecision] = asyncio.get_running_loop().create_future()

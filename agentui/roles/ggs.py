@@ -49,7 +49,7 @@ class _TaskState:
     tried_targets: list[str] = field(default_factory=list)  # accumulates across rounds
     blocked_commands: list[str] = field(default_factory=list)  # logical failures' shell commands, too
     last_matched: dict[str, Any] = field(default_factory=dict)  # subtask intent → output
-    last_directive: PlanDirective | None = None  # re-sent after a model-output failure (#12)
+    last_directive: PlanDirective | None = None  # re-sent after a model-output failure
     output_failures: int = 0
     denial: str | None = None  # the first "the user denied …" evidence of any round: said on abandon
 
@@ -59,11 +59,11 @@ def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
 
 
 def _steps_passed(req: ReplanRequest) -> bool:
-    """Every step of the round passed its criteria: only the task criteria failed (#13)."""
+    """Every step of the round passed its criteria: only the task criteria failed."""
     return bool(req.outcomes) and not _failing(req.outcomes)
 
 
-#: a search that ran fine and found nothing: a dead end when its subtask's criterion failed (#13)
+#: a search that ran fine and found nothing: a dead end when its subtask's criterion failed
 EMPTY_RESULT = re.compile(r"^\s*(no files matching|no paths match|no results|no matches)\b", re.IGNORECASE)
 
 
@@ -83,10 +83,8 @@ def failed_targets(outcomes: list[SubTaskOutcome], workspace: Path | None = None
 
 
 #: break_symmetry / change_approach block the failing commands of COMMAND_TOOLS, not the tool: with
-#: `shell` blocked a question about local files has no tool left that can count or run anything
-#: (#13: csv-rows over HTTP on c086234 — shell blocked, the 1.5B executor read data.csv, guessed "2",
-#: then searched the web, offline; naive-retry, which blocks nothing, passed it). At most this many
-#: go into one directive (each is a line of the planner's prompt).
+#: `shell` blocked a question about local files has no tool left that can count or run anything.
+#: At most this many go into one directive (each is a line of the planner's prompt).
 MAX_BLOCKED_COMMANDS = 6
 
 
@@ -115,7 +113,7 @@ def denial_of(req: ReplanRequest) -> str | None:
 
 def next_moves(req: ReplanRequest, targets: list[str], denial: str | None = None) -> list[str]:
     """2–3 concrete suggestions for the user on abandon (code template; v0.8 defers the LLM one).
-    A call the user denied, in this round or an earlier one, comes first: it is why (#13)."""
+    A call the user denied, in this round or an earlier one, comes first: it is why."""
     moves: list[str] = []
     failed = L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
     env = [v for v in failed if v.failure_class == FailureClass.ENVIRONMENTAL]
@@ -138,7 +136,7 @@ def next_moves(req: ReplanRequest, targets: list[str], denial: str | None = None
 
 
 def output_failure_advice(cut: str | None) -> tuple[str, list[str]]:
-    """What went wrong with the model's last reply and the moves that address it (#12): a budget
+    """What went wrong with the model's last reply and the moves that address it: a budget
     raise only when the reply was cut at the token limit."""
     bigger = "Use a larger or better instruction-following model (AGENTUI_MODEL)"
     if cut in ("length", "runaway:budget"):
@@ -204,7 +202,7 @@ class GGS(RoleBase):
         await self.publish(Role.USER, final, tid)
 
     async def _model_output(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
-        """The model's replies stayed unusable after R2's tighter re-ask (#12): no evidence about
+        """The model's replies stayed unusable after R2's tighter re-ask: no evidence about
         the approach, so no replan order built on it and no Megram. The task ends here unless
         `ggs.model_output_retries` allows re-sending the same directive. Like any round it is
         scored: prev and L_prev move on, so the next ∇L is against this round, not a stale one."""
@@ -241,8 +239,8 @@ class GGS(RoleBase):
         await self.publish(Role.PLANNER, directive, tid)
 
     async def _unverified(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
-        """Every subtask matched its checked criteria, but R4b's replies stayed unusable (#13):
-        that is no evidence about the approach (#12 item 4), so no replan that would redo checked
+        """Every subtask matched its checked criteria, but R4b's replies stayed unusable:
+        that is no evidence about the approach, so no replan that would redo checked
         work and no Megram — and nothing verified the task, so no success either. The task ends
         unverified, handing over the checked results."""
         st.requests += 1
@@ -341,7 +339,7 @@ class GGS(RoleBase):
             only_failed = state == MacroState.CHANGE_APPROACH and urg == Urgency.LOW
             blocked_tools = tools_of(req.outcomes, failed_calls_only=only_failed)
             # like the targets of environmental failures, the commands accumulate: a planner sent
-            # from command A to B must not be let back to A (the outside tester's A → B → A)
+            # from command A to B must not be let back to A
             fresh = commands_of(req.outcomes, failed_calls_only=only_failed)
             st.blocked_commands = [c for c in st.blocked_commands if c not in fresh] + fresh
             blocked_targets = st.blocked_commands[-MAX_BLOCKED_COMMANDS:]
@@ -386,7 +384,7 @@ class GGS(RoleBase):
         }[state]
         if state in (MacroState.BREAK_SYMMETRY, MacroState.CHANGE_APPROACH) and _steps_passed(req):
             # every step passed its own checks and the final check failed the result: there is no
-            # failed tool to leave, so the steps must show the result the request asks for (#13)
+            # failed tool to leave, so the steps must show the result the request asks for
             what = ("Every step passed its checks, but the final check rejected the result: make the steps "
                     "show what the request asks.")
         parts = [head + what]

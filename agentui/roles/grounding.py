@@ -1,4 +1,4 @@
-"""Code checks that keep validators honest (issue #13, item 4): a verdict is only as good as what
+"""Code checks that keep validators honest: a verdict is only as good as what
 the tools actually returned.
 
 - `grounded(evidence, output, tool_text)`: a `pass` on a verifiable criterion must quote something
@@ -99,7 +99,7 @@ def _listed(n: str, calls: list[ToolCallRecord]) -> bool:
         return False
     for c in calls:
         if c.ok and c.evidence and "\n… [" not in c.evidence:
-            # `ls -a` lists . and ..: they are no entries (an outside tester, #13)
+            # `ls -a` lists . and ..: they are no entries
             if sum(1 for ln in c.evidence.splitlines() if ln.strip() not in ("", ".", "..", "./", "../")) == int(n):
                 return True
     return False

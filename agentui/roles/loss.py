@@ -139,7 +139,7 @@ def signals(D: float, P: float, Omega: float, L_prev: float | None, cfg: GGSConf
 def macro_state(D: float, P: float, Omega: float, grad_l: float, cfg: GGSConfig, *, all_ran: bool = True
                 ) -> MacroState:
     """The v0.8 diagnostic cascade: Ω, then D, then (|∇L|, P). `success` ("close enough") needs
-    every step of the plan to have run: a step that never ran is not a gap within δ (#13)."""
+    every step of the plan to have run: a step that never ran is not a gap within δ."""
     if Omega >= cfg.theta:
         return MacroState.ABANDON
     if D <= cfg.delta and all_ran:

@@ -68,7 +68,7 @@ class TaskVerdict(BaseModel):
 
 
 class MergeOut(BaseModel):
-    # typed, so llama.cpp's converter builds the grammar and `verdicts` is enforced (#13)
+    # typed, so llama.cpp's converter builds the grammar and `verdicts` is enforced
     merged_output: Any = Field("", json_schema_extra={"type": "string"})
     answer: str = Field("", max_length=200)
     summary: str = ""
@@ -153,7 +153,7 @@ class MetaValidator(RoleBase):
         limit = self.ctx.config.pipeline.fan_in_timeout_s
         why = f"reported nothing within {limit:g} s (fan-in timeout)"
         # what never reported is not done, and nothing was verified: every missing criterion and
-        # every task criterion counts as failed, so a timeout can never read as success (issue #13)
+        # every task criterion counts as failed, so a timeout can never read as success
         for sid in missing:
             st = self._subtasks.get(sid)
             crits = st.success_criteria if st else []
@@ -208,11 +208,10 @@ class MetaValidator(RoleBase):
 
     async def _planner_failed(self, tid: str, m: DispatchManifest) -> None:
         why = m.planner_error or "the planner produced no subtasks"
-        output = m.planner_error_kind == "model_output"  # the model's output, not the approach (#12)
-        declined = why.startswith("declined: ")  # the user said no to the plan: stop, don't replan (#13)
+        output = m.planner_error_kind == "model_output"  # the model's output, not the approach
+        declined = why.startswith("declined: ")  # the user said no to the plan: stop, don't replan
         # break_symmetry, and the planner repeated the failed plan even after its re-ask: another
-        # round gets the same order and no new outcome, so the same plan again (5 of 5 stored
-        # 1.5B runs ended in abandon anyway, 2 planner calls later) (#13)
+        # round gets the same order and no new outcome, so the same plan again
         stuck = REPEATED_PLAN in why
         await self.publish(Role.GGS, ReplanRequest(
             recommendation=Recommendation.ABANDON if declined or stuck else Recommendation.REPLAN,
@@ -237,7 +236,7 @@ class MetaValidator(RoleBase):
         if failed:  # the code gate: no LLM call
             lines = [f"{o.intent[:80] or o.subtask_id}: {brief(o.failure_reason or 'failed', 240)}" for o in failed]
             # every step that ran failed only on the executor's unusable replies: a model-output
-            # failure (#12) — no replan order built on it, no Megram; skipped steps did not run
+            # failure — no replan order built on it, no Megram; skipped steps did not run
             cut = [o.model_output_cut for o in failed if o.model_output_cut]
             ran = [o for o in failed if o.failure_reason != SKIPPED]
             output = bool(cut) and len(cut) == len(ran)

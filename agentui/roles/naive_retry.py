@@ -1,4 +1,4 @@
-"""Ablation baseline for `agentui bench --ablation naive-retry` (issue #7).
+"""Ablation baseline for `agentui bench --ablation naive-retry`.
 
 It takes R7's seat on the bus — same inputs (ReplanRequest, OutcomeSummary), same outputs
 (PlanDirective to R2, FinalResult to the user) — but has no gradient controller: every failure is

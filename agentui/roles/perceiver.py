@@ -68,9 +68,8 @@ class PerceiverOut(BaseModel):
 
 def grounded_scope(scope: str, said: str, workspace: Path) -> str | None:
     """The parts of R1's scope the user named or the workspace has, else None (the whole
-    workspace). The 1.5B perceiver, sent no schema text, wrote the scope
-    "files/folders/docs/in.txt, docs/out.txt" for "Write the contents of in.txt … into out.txt"
-    (the prompt's field help and its example's "docs"), and the plan read docs/in.txt (#13)."""
+    workspace): a small model copies its prompt's field help and example into the scope, and a
+    plan would then read paths nobody named."""
     kept = []
     for part in (p.strip() for p in scope.split(",")):
         if not part or part.casefold() in ("null", "none"):
@@ -129,7 +128,7 @@ class Perceiver(RoleBase):
             try:
                 out = await self.ctx.llm("perceiver").structured(self._messages(u, answers), PerceiverOut)
             except LLMInfraError:
-                raise  # the endpoint failed, not this role: the runtime ends the task (#12)
+                raise  # the endpoint failed, not this role: the runtime ends the task
             except Exception as e:  # noqa: BLE001 - R1 down: carry the user's words through untouched
                 self.ctx.log(tid, {"kind": "perceiver_fallback", "error": str(e)[:300]})
                 out = None

@@ -4,9 +4,10 @@ decompose it into the fewest subtasks; replan on GGS PlanDirectives.
 Before every plan it calibrates on memory (QueryC + QueryMK for the intent's tag pair) and formats
 the MUST NOT / SHOULD PREFER lines itself. A code plan validator rejects plans that use a blocked
 tool, repeat a blocked target or — under break_symmetry — repeat the previous plan; it re-asks
-(bounded; it stops early when a re-ask is rejected for the very problem it was told about: the
-1.5B planner never fixed a plan on a second re-ask in 7 of 7 measured cases, #13) and then hands
-the failure to GGS through an empty manifest, never silence. IDs are assigned here by the
+(bounded; it stops early when a re-ask is rejected for the very problem it was told about, as a
+second re-ask then rarely differs) and then hands the failure to GGS through an empty manifest,
+never silence. A plan for a request that asks for a value is re-asked once when no task criterion
+carries a check. IDs are assigned here by the
 runtime's factory, never by the LLM.
 """
 
@@ -69,13 +70,12 @@ class PlanStep(BaseModel):
 
 
 def _one_step(steps: list[PlanStep]) -> PlanStep:
-    """A question's steps as one subtask (one numbered line each), so one executor carries the answer through them: the 1.5B
-    planner added a "check" step after the step that answered (wall-log-lines: `wc -l` gave 7, then
-    `ls logs/log.txt` failed "log.txt is listed"; trap-md-recursive: the check said 6), or split
-    reading from computing across steps that share no shell variables (sum-numbers) (#13)."""
+    """A question's steps as one subtask (one numbered line each), so one executor carries the
+    answer through them: steps that share no shell variables cannot pass a value along, and a
+    separate "check" step after the answering one judges the answer on a side question."""
     criteria = list({c.criterion: c for s in steps for c in s.success_criteria}.values())[:8]
     # one step per line: the executor's first call is the first line's command (actions.suggested_call);
-    # joined on one line, "file_search TODO; then Check …" was run as a shell command (29a8225, find-todo)
+    # one line per step: joined, "file_search X; then check …" reads as one shell command
     intent = "\n".join(f"{i}. {' '.join(s.intent.split())}" for i, s in enumerate(steps, 1))
     return PlanStep(intent=intent, success_criteria=criteria,
                     sequence=1, tools=list(dict.fromkeys(t for s in steps for t in s.tools)),
@@ -83,7 +83,7 @@ def _one_step(steps: list[PlanStep]) -> PlanStep:
 
 
 # a file name: a stem, a dot and an extension of 2–5 characters ("port.txt", not "e.g"); hidden
-# ones too (".distinct_extensions.txt", #13), but not an extension alone (".txt")
+# ones too (".hidden_name.txt"), but not an extension alone (".txt")
 _FILE_NAME = re.compile(r"(?<![\w/.~-])((?:~?/)?\.?\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
 # a step that checks what an earlier step did ("Check if the found file contains 'TODO' with: …")
 _VERIFIES = re.compile(r"\W*(?:then\s+)?(?:verify|confirm|ensure|validate|make sure|double[- ]?check|"
@@ -100,15 +100,10 @@ def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
     """For a question (it asks for a value and to make or change nothing): drop the steps that name
     a file the request never named and the workspace does not have, the later steps that only
     check what an earlier one did, and the criteria that name such a file, when something else is
-    left; a task criterion list left empty asks for the answer. The 1.5B planner answered "Which
-    port is configured in config.json?" with a third step `echo 'Port: $PORT' > port.txt` and the
-    criteria "the port number is written to port.txt", which the executor may not do in a question:
-    the task failed on them twice (#13, json-field over HTTP). It planned "Run script.py …" with a
-    third step `cat output.txt`, a file nobody made, and "Which file contains TODO?" with a second
-    step "Check if the found file contains 'TODO' with: grep -l 'TODO' <found_file>": the right
-    answers (42, ./b.txt) then failed those steps' criteria ("the content is read successfully",
-    "the word 'TODO' is reported in the found file") round after round (#13, on 1e0d435). The
-    validators are the check. Returns what was dropped."""
+    left; a task criterion list left empty asks for the answer (keeping a dropped criterion's check
+    when it names no such file). A question may change no file, so a step that writes one, or
+    reads one nobody made, can only fail the answer on a side issue; the validators and the task
+    criteria's checks judge the answer. Returns what was dropped."""
     dropped: list[str] = []
     first = min(s.sequence for s in plan.subtasks)
     steps = [s for s in plan.subtasks if not (_unasked_files(s.intent, request, workspace)
@@ -140,11 +135,8 @@ _PROCESS = re.compile(r"\b(?:is|are|was|were|been|gets?)\s+(?:successfully\s+|co
 def judged_on_the_answer(steps: list[PlanStep]) -> list[str]:
     """A question's step is judged on the value it reports, not on how it got it: where a step has
     a criterion that asks for a value (a number, a path, a name), its criteria about the process
-    that ask for none go. The 1.5B planner gave the merged steps of run-script, trap-error-any-case
-    and trap-column-sum "the content is read successfully", "the content is read and stored in a
-    variable", "the contents of scores.csv are read"; the executor answered in one call and the
-    1.5B validator failed the right answers (42, 4) on them, round after round (#13, on 1e0d435).
-    Returns what was dropped."""
+    that ask for none ("the content is read successfully") go, as a right answer reached in one
+    call would fail them. Returns what was dropped."""
     dropped: list[str] = []
     for s in steps:
         kept = [c for c in s.success_criteria
@@ -234,9 +226,7 @@ DIRECTIVE_TEXT = {
     ActionDirective.BREAK_SYMMETRY: "BREAK_SYMMETRY: stuck with a wrong approach; use a completely different kind of tool and a plan unlike the previous one.",
 }
 #: break_symmetry / change_approach after a round whose steps all passed and whose result only the
-#: final check failed: no tool failed, so "use a completely different kind of tool" sent the 1.5B
-#: planner off course (#13: index-md over HTTP on c086234 planned sorting a file no step had made and
-#: was abandoned; under naive-retry's "fix the details that failed" the same round's replan passed)
+#: final check failed: no tool failed, so the order is to fix what failed, not to change tools
 STEPS_PASSED_TEXT = ("{name}: every step passed its own checks, but the final check rejected the result; "
                      "fix the details that failed so the result is what the request asks.")
 
@@ -260,7 +250,7 @@ class _Task:
     blocked_targets: list[str] = field(default_factory=list)
     memory_constraints: list[tuple[str, str, str]] = field(default_factory=list)  # (tool, target, rule)
     caution_ok: bool = False
-    located: list[str] = field(default_factory=list)  # named paths found elsewhere in the workspace (#13)
+    located: list[str] = field(default_factory=list)  # named paths found elsewhere in the workspace
 
 
 def _norm(s: str) -> str:
@@ -269,10 +259,8 @@ def _norm(s: str) -> str:
 
 def without_duplicates(plan: PlanOut) -> int:
     """Fold each step whose intent and context repeat an earlier step's into that step (its criteria
-    added to the first's); how many were folded. The 1.5B planner wrote the same step 2–4 times in
-    15 of the stored bench runs (wall-settings: "Read settings.ini and tell me the value of mode"
-    four times): a repeat does the same work again when the first passed, and when it failed it is
-    skipped and counted failed anyway (#13)."""
+    added to the first's); how many were folded. A repeat does the same work again when the first
+    passed, and when it failed it is skipped and counted failed anyway."""
     kept: dict[tuple[str, str], PlanStep] = {}
     for st in sorted(plan.subtasks, key=lambda x: x.sequence):
         first = kept.setdefault((_norm(st.intent), _norm(st.context)), st)
@@ -372,7 +360,7 @@ class Planner(RoleBase):
     def _messages(self, st: _Task, must_not: list[str], prefer: list[str], problem: str | None,
                   *, short: bool = False) -> list[dict[str, str]]:
         spec = st.spec
-        if short:  # after an unusable reply: no example, no memory advice (#12)
+        if short:  # after an unusable reply: no example, no memory advice
             prefer = []
         tools = self._tool_names(st.blocked_tools)
         lines = [WORKSPACE_LINE, f"Tools: {', '.join(tools)}",
@@ -413,9 +401,7 @@ class Planner(RoleBase):
                 _tool, _, target = bt.partition(":")
                 # a blocked command named in the step is that command again; a blocked path or query
                 # named in a step that may use another tool is a thing to reach another way — the
-                # executor refuses the blocked call itself (#13: wall-settings, blocked
-                # web_search:settings.ini, rejected every "Read settings.ini" plan that listed
-                # read_file too, 8 and 16 times, and ended in abandon on every run)
+                # executor refuses the blocked call itself
                 other_way = _tool not in COMMAND_TOOLS and bool(set(s.tools) - {_tool})
                 if len(target) >= 3 and target in text and (not s.tools or _tool in s.tools) and not other_way:
                     return f"subtask {i} repeats the blocked target '{target}' with {_tool}"
@@ -427,11 +413,8 @@ class Planner(RoleBase):
                 and not st.directive.steps_passed and st.last_plan is not None
                 and st.blocked_tools <= st.last_blocked and set(st.blocked_targets) <= st.last_blocked_targets):
             # a tool or shell command blocked since the last plan makes the same steps run another
-            # way: the executor cannot use it (#13: 4 of 14 tasks on 4e180a2 ended here though GGS
-            # had blocked shell or read_file and the planner had dropped it from the steps' tools).
-            # When every step passed and the final check failed the result, the same steps run again
-            # told why (`_told_why`): write-hello on 32bfaad ended here after a rejection that quoted
-            # no fact (#13)
+            # way: the executor cannot use it. When every step passed and the final check failed the
+            # result, the same steps run again told why (`_told_why`)
             old = {_norm(s.intent) for s in st.last_plan.subtasks}
             new = {_norm(s.intent) for s in plan.subtasks}
             if new == old:
@@ -442,7 +425,7 @@ class Planner(RoleBase):
     def _told_why(st: _Task, plan: PlanOut) -> None:
         """After a round whose steps all passed and whose result the final check failed, steps
         repeated from the last plan carry the task criterion that failed in their context: the
-        executor's attempt then differs from the one rejected (#13)."""
+        executor's attempt then differs from the one rejected."""
         d = st.directive
         if d is None or not d.steps_passed or st.last_plan is None:
             return
@@ -468,15 +451,15 @@ class Planner(RoleBase):
         asks_value = G.asks_for(spec.raw_input) is not None or W.is_question(spec.raw_input)
         for _attempt in range(self.ctx.config.pipeline.plan_reasks + 1):
             try:
-                tools = self._tool_names(st.blocked_tools)  # the grammar allows only real tools (#12)
+                tools = self._tool_names(st.blocked_tools)  # the grammar allows only real tools
                 # a cut reply is re-asked under the same directive with a tighter budget and this
-                # shorter prompt (#12)
+                # shorter prompt
                 cand = await llm.structured(
                     self._messages(st, must_not, prefer, problem), PlanOut,
                     enums={"tools": tools} if tools else None,
                     retry_messages=self._messages(st, must_not, prefer, problem, short=True))
             except LLMInfraError:
-                raise  # the endpoint failed, not the plan: the runtime ends the task (#12)
+                raise  # the endpoint failed, not the plan: the runtime ends the task
             except LLMOutputError as e:
                 # still unusable after the re-ask: the model's output failed, not the approach
                 output_failures += 1

@@ -1,0 +1,39 @@
+"""The product knows nothing of its benchmark: no suite task id or task wording in `agentui/`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "agentui"
+
+
+def _suites() -> list[dict]:
+    tasks: list[dict] = []
+    for path in sorted((REPO / "benchmarks").glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(doc, list) and all(isinstance(t, dict) and "id" in t and "description" in t for t in doc):
+            tasks.extend(doc)
+    return tasks
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def test_no_suite_task_id_or_wording_in_the_package():
+    tasks = _suites()
+    assert len(tasks) >= 30, "the suites are read"
+    sources = {p: p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")}
+    flat = {p: _flat(s) for p, s in sources.items()}
+    hits = []
+    for t in tasks:
+        tid = t["id"]
+        if "-" in tid:  # one-word ids ("uppercase") are ordinary words
+            pat = re.compile(r"(?<![\w-])" + re.escape(tid) + r"(?![\w-])")
+            hits += [f"{p.relative_to(REPO)}: id {tid}" for p, s in sources.items() if pat.search(s)]
+        words = _flat(t["description"])
+        hits += [f"{p.relative_to(REPO)}: the wording of {tid}" for p, s in flat.items() if words in s]
+    assert hits == []
