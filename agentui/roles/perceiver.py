@@ -10,6 +10,7 @@ down, the task still goes on with the user's words as the intent.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -64,6 +65,29 @@ class PerceiverOut(BaseModel):
     scope: str | None = None
     reply: str = ""
     question: str = ""
+
+
+def names_workspace(text: str, workspace: Path, limit: int = 2000) -> bool:
+    """The text names something the workspace holds (a file or folder name, anywhere in its first
+    `limit` entries): the answer is about this machine, so it goes through the checked pipeline,
+    never the chat fast path."""
+    words = {w.strip(".,;:!?()[]{}<>\"'`").casefold() for w in re.split(r"\s+", text)}
+    words.discard("")
+    if not words:
+        return False
+    seen = 0
+    try:
+        for _top, dirs, files in os.walk(workspace):
+            for name in (*dirs, *files):
+                seen += 1
+                if name.casefold() in words or (len(name) > 3 and name.casefold().rsplit(".", 1)[0] in words
+                                                and "." in name):
+                    return True
+                if seen >= limit:
+                    return False
+    except OSError:
+        return False
+    return False
 
 
 def grounded_scope(scope: str, said: str, workspace: Path) -> str | None:
@@ -140,7 +164,8 @@ class Perceiver(RoleBase):
                 answers.append(answer.strip())
                 continue
             break
-        if out is not None and out.kind == "chat" and not answers and not _ACTION.search(u.text) and out.reply.strip():
+        if out is not None and out.kind == "chat" and not answers and not _ACTION.search(u.text) and out.reply.strip() \
+                and not await asyncio.to_thread(names_workspace, u.text, self.ctx.workspace):
             await self.publish(Role.USER, PerceiverReply(task_id=tid, text=out.reply.strip()), tid)
             return
         intent = (out.intent.strip() if out and out.intent.strip() else u.text.strip())

@@ -125,3 +125,14 @@ def test_located_names_where_a_path_the_request_reads_is(tmp_path):
                     "Create settings.ini with mode = fast"):
         assert W.located(nothing, ws) == [], nothing
     assert W.located("Read settings.ini", None) == []
+
+
+def test_a_request_that_names_a_workspace_entry_is_no_chat(tmp_path):
+    from agentui.roles.perceiver import names_workspace
+
+    ws = _ws(tmp_path)
+    (ws / "problem_directory" / "sub").mkdir(parents=True)
+    assert names_workspace("Is there anything in problem_directory?", ws)
+    assert names_workspace("what does 'poem' say", ws)  # poem.txt, named by its stem
+    assert not names_workspace("What is the capital of France?", ws)
+    assert not names_workspace("thanks!", tmp_path / "missing")
