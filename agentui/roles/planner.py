@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentui.clock import iso
 from agentui.contracts import (
@@ -49,6 +49,16 @@ class PlanCriterion(BaseModel):
     criterion: str = Field(min_length=1)
     mode: Literal["verifiable", "plausible"] = "verifiable"
     check: str = Field("", max_length=200)
+
+
+def _check_required(schema: dict[str, Any]) -> None:
+    schema["required"] = sorted({*schema.get("required", []), "check"})
+
+
+# a task criterion: the reply schema asks for its `check` (a grammar-constrained model then writes
+# one), though a reply without it still parses
+class TaskCriterion(PlanCriterion):
+    model_config = ConfigDict(json_schema_extra=_check_required)
 
 
 def _coerce_criteria(v: Any) -> Any:
@@ -122,7 +132,7 @@ def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
         # a dropped criterion's check still computes the answer unless it names such a file too
         check = next((c.check for c in plan.task_criteria if c.check and not _unasked_files(c.check, request, workspace)),
                      "")
-        plan.task_criteria = kept or [PlanCriterion(criterion=f"the answer to the question is reported: {request[:200]}",
+        plan.task_criteria = kept or [TaskCriterion(criterion=f"the answer to the question is reported: {request[:200]}",
                                                     check=check)]
     return dropped
 
@@ -181,7 +191,7 @@ def without_example(plan: PlanOut, request: str) -> list[str]:
         kept = [c for c in plan.task_criteria if _norm(c.criterion) not in copied]
         if len(kept) < len(plan.task_criteria):
             dropped += [c.criterion for c in plan.task_criteria if c not in kept]
-            plan.task_criteria = kept or [PlanCriterion(criterion=f"the result does what the request asks: {request[:200]}")]
+            plan.task_criteria = kept or [TaskCriterion(criterion=f"the result does what the request asks: {request[:200]}")]
     return dropped
 
 
@@ -194,7 +204,7 @@ NO_CHECK = ("no task criterion has a check: give the criterion about the answer 
 
 
 class PlanOut(BaseModel):
-    task_criteria: list[PlanCriterion] = Field(min_length=1, max_length=8)
+    task_criteria: list[TaskCriterion] = Field(min_length=1, max_length=8)
     subtasks: list[PlanStep] = Field(min_length=1, max_length=4)
 
     _c = field_validator("task_criteria", mode="before")(classmethod(lambda cls, v: _coerce_criteria(v)))
