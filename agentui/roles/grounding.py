@@ -105,10 +105,46 @@ def _listed(n: str, calls: list[ToolCallRecord]) -> bool:
     return False
 
 
+#: at most this many distinct numbers a tool printed are combined by `_combined`
+MAX_COMBINED = 12
+
+
+def _combined(n: str, calls: list[ToolCallRecord]) -> bool:
+    """`n` is arithmetic on numbers a successful call printed: the sum, difference or product of two, a square,
+    or the sum of them all (a model that adds two printed counts in its head is grounded; the task
+    criteria's checks confirm the final value)."""
+    try:
+        want = float(n)
+    except ValueError:
+        return False
+    seen: list[float] = []
+    for m in numbers("\n".join(c.evidence or "" for c in calls if c.ok)):
+        try:
+            v = float(m)
+        except ValueError:
+            continue
+        if v not in seen:
+            seen.append(v)
+        if len(seen) >= MAX_COMBINED:
+            break
+    if len(seen) < 2:
+        return any(abs(v * v - want) < 1e-9 for v in seen)
+    if abs(sum(seen) - want) < 1e-9:
+        return True
+    for i, a in enumerate(seen):
+        if abs(a * a - want) < 1e-9:
+            return True
+        for b in seen[i + 1:]:
+            if any(abs(x - want) < 1e-9 for x in (a + b, a - b, b - a, a * b)):
+                return True
+    return False
+
+
 def number_found(output: str, calls: list[ToolCallRecord]) -> bool:
-    """Some number in `output` is one a tool printed, or the count of the lines one printed."""
+    """Some number in `output` is one a tool printed, the count of the lines one printed, or
+    arithmetic on printed numbers (`_combined`)."""
     outs = tool_text(calls)
-    return any(_has_number(n, outs) or _listed(n, calls) for n in numbers(output, words=True))
+    return any(_has_number(n, outs) or _listed(n, calls) or _combined(n, calls) for n in numbers(output, words=True))
 
 
 def grounded(evidence: str, output: Any, calls: list[ToolCallRecord], *, wants_number: bool = False,

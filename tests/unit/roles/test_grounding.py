@@ -96,3 +96,14 @@ def test_unresolved_denial():
     assert unresolved_denial([denied]) is denied
     assert unresolved_denial([denied, rec(target="rm junk.txt")]) is None  # later approved and done
     assert unresolved_denial([denied, rec(target="ls")]) is denied
+
+
+def test_arithmetic_on_printed_numbers_is_grounded():
+    from agentui.contracts import ToolCallRecord
+    from agentui.roles import grounding as G
+
+    calls = [ToolCallRecord(tool="shell", args={"command": "wc -l a.txt"}, ok=True, evidence="3 a.txt\n"),
+             ToolCallRecord(tool="shell", args={"command": "wc -w a.txt"}, ok=True, evidence="31 a.txt\n")]
+    assert G.number_found("3 + 31 = 34", calls)  # a sum worked out in the head
+    assert G.number_found("93", calls) and G.number_found("9", calls)  # a product, a square
+    assert not G.number_found("35", calls)  # nothing the tools printed makes 35
