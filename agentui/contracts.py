@@ -221,6 +221,9 @@ class TaskSpec(Contract):
     intent: str
     constraints: Constraints = Field(default_factory=Constraints)
     raw_input: str
+    history: list[str] = Field(default_factory=list, description=(
+        "The session's last turns (what was asked and what came of it), so a follow-up "
+        "(\"and how many words?\") can be planned; bounded by the runtime"))
 
 
 class ClarificationRequest(Contract):

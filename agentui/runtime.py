@@ -168,7 +168,8 @@ class Runtime:
         self.log_errors: dict[str, str] = {}  # task id → why its task log is incomplete (disk full)
         self.truncated: dict[str, tuple[int, int]] = {}  # task id → (chars given, chars kept)
         self._recs: dict[str, TextIO] = {}
-        self._history: list[str] = []
+        self._history: list[str] = []  # the session's turns: what was asked → what came of it
+        self._turn: dict[str, int] = {}  # task → its index in _history
         self._tap: Tap | None = None
         self.started = False
         self.dreamer: Any = None
@@ -327,6 +328,7 @@ class Runtime:
             text = text[:cap]
         hist = self._history[-self.config.pipeline.history_turns:] if self.config.pipeline.history_turns else []
         self._history.append(text)
+        self._turn[tid] = len(self._history) - 1
         await self.bus.publish(Role.RUNTIME, Role.USER, TaskStarted(task_id=tid, text=text,
                                                                    workspace=str(self.workspace)), task_id=tid)
         await self.bus.publish(Role.USER, Role.PERCEIVER, UserInput(task_id=tid, text=text, history=hist),
@@ -404,10 +406,23 @@ class Runtime:
             elif isinstance(p, ConfirmationRequest) and env.receiver == Role.USER:
                 asyncio.create_task(self._answer_confirmation(p))
             elif isinstance(p, FinalResult):
+                self._remember_turn(p)
                 self._finish(TaskEnd(task_id=p.task_id, final=p))
                 self._after_final()
             elif isinstance(p, PerceiverReply):
                 self._finish(TaskEnd(task_id=p.task_id, reply=p))
+
+    def _remember_turn(self, f: FinalResult) -> None:
+        """The session's turn for this task, with what came of it: a follow-up sees the answer."""
+        i = self._turn.pop(f.task_id, None)
+        if i is None or i >= len(self._history):
+            return
+        if f.directive.value in ("accept", "success"):
+            came = f.answer or (f.output if isinstance(f.output, str) else "") or f.summary
+            said = f"answer: {' '.join(str(came).split())[:200]}"
+        else:
+            said = f"not done ({f.directive.value}): {' '.join(f.summary.split())[:160]}"
+        self._history[i] = f"{self._history[i][:300]} → {said}"
 
     def _after_final(self) -> None:
         if self.dreamer is not None:

@@ -174,7 +174,7 @@ class Perceiver(RoleBase):
         said = "\n".join([u.text, *answers])
         scope = grounded_scope(out.scope, said, self.ctx.workspace) if out and out.scope else None
         spec = TaskSpec(task_id=tid, intent=intent[:500], constraints=Constraints(scope=scope),
-                        raw_input=u.text)
+                        raw_input=u.text, history=[t[:500] for t in u.history[-3:]])
         await self.publish(Role.PLANNER, spec, tid)
 
     def _messages(self, u: UserInput, answers: list[str]) -> list[dict[str, str]]:

@@ -373,8 +373,10 @@ class Planner(RoleBase):
         if short:  # after an unusable reply: no example, no memory advice
             prefer = []
         tools = self._tool_names(st.blocked_tools)
-        lines = [WORKSPACE_LINE, f"Tools: {', '.join(tools)}",
-                 f"Request (verbatim): {spec.raw_input}", f"Intent: {spec.intent}"]
+        lines = [WORKSPACE_LINE, f"Tools: {', '.join(tools)}"]
+        if spec.history:  # a follow-up names what it refers to only through these
+            lines.append("Earlier in this session:\n" + "\n".join(f"- {t[:300]}" for t in spec.history[-3:]))
+        lines += [f"Request (verbatim): {spec.raw_input}", f"Intent: {spec.intent}"]
         if spec.constraints.scope:
             lines.append(f"Scope: {spec.constraints.scope}")
         if st.located:

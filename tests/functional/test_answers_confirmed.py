@@ -172,3 +172,36 @@ async def test_a_check_the_gate_would_ask_about_never_runs_and_fails_its_criteri
 
 async def _approve(_req):  # noqa: ANN001, ANN202 - the user approves everything they are asked
     return ConfirmationChoice.APPROVE
+
+
+async def test_a_follow_up_sees_the_previous_answer(fakellm, tmp_path):
+    """A session, not a form: "and how many words?" after "how many lines does notes.txt have?"
+    reaches the planner with the earlier turn and its answer, so the plan can name notes.txt."""
+    from agentui.llm import LLMPool
+    from agentui.runtime import Runtime
+    from tests.functional.pipeline import config_for
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("one two\nthree\nfour five six\n")
+    fakellm.script("perceiver", [perceive("count the lines of notes.txt"), perceive("count the words")])
+    fakellm.script("planner", [plan(["the line count"], sub("wc -l < notes.txt", "a number", tools=["shell"]),
+                                    checks=["grep -c '' notes.txt"]),
+                               plan(["the word count"], sub("wc -w < notes.txt", "a number", tools=["shell"]),
+                                    checks=["cat notes.txt | wc -w"])])
+    fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3"),
+                                call("shell", command="wc -w < notes.txt"), finish("6")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="3"), verdicts("pass", quote="6")])
+    fakellm.script("meta_validator", [merge("notes.txt has 3 lines", "pass", answer="3"),
+                                      merge("notes.txt has 6 words", "pass", answer="6")])
+    cfg = config_for(fakellm, tmp_path / "data", **FAST)
+    rt = Runtime(cfg, workspace=ws, data_dir=tmp_path / "data", pool=LLMPool(cfg))
+    await rt.start()
+    try:
+        first = await rt.run_task("How many lines does notes.txt have?", timeout=30)
+        second = await rt.run_task("and how many words?", timeout=30)
+    finally:
+        await rt.stop()
+    assert first.final.answer == "3" and second.final.answer == "6"
+    prompt = fakellm.calls("planner")[1]["messages"][1]["content"]
+    assert "Earlier in this session:\n- How many lines does notes.txt have? → answer: 3" in prompt
