@@ -20,6 +20,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from agentui.clock import Clock, SystemClock
@@ -63,6 +64,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     check_window_s = 10.0
     # below 100 columns the screen gets `-narrow`: side panes collapse (app.tcss)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    # below 22 rows the screen gets `-short`: hint, onboarding and input shrink (app.tcss)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (22, "-tall")]
     TITLE = "agentui"
     BINDINGS = [
         # the footer shows these at 80 columns; the rest are in Help (F1) and the palette (Ctrl+P)
@@ -413,6 +416,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MAIN_SCREEN_ONLY and len(self.screen_stack) > 1:
             return False  # over another screen: hidden and off, so each footer fits 80 columns (#17)
+        if action == "abort" and isinstance(self.screen, ModalScreen):
+            return False  # a dialog's Esc is its own (an approval's Esc denies): never "Abort task"
         if action == "abort" and self.screen is self.screen_stack[0]:
             # Esc shows in the footer only while a task runs (it still closes the bus filter)
             try:
