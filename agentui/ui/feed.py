@@ -20,6 +20,8 @@ from agentui.contracts import (
 from agentui.ui.screens import MemoryScreen
 from agentui.ui.widgets import BusView, PipelineLine, ResultPanel, StageLine
 
+AUDIT_AFTER_TASK_S = 1.0  # the Auditor reads a burst once it settles: report after that
+
 STAGES = {
     "UserInput": "R1 perceiving the request…",
     "TaskSpec": "R2 planning…",
@@ -186,12 +188,29 @@ class BusFeed:
             st.tool_calls += len(p.tool_calls)
             st.tool_seconds += sum(c.duration_s or 0.0 for c in p.tool_calls)
 
+    def report_audit(self) -> None:
+        """An audit report of the window since the last one (what the task just did), unless the
+        Auditor saw nothing new since then."""
+        auditor = getattr(self.runtime, "auditor", None)
+        if auditor is None:
+            return
+        core = getattr(auditor, "core", None)
+        if core is not None and getattr(core, "messages_seen", 1) <= getattr(auditor, "_seen_at_report", 0):
+            return
+        try:
+            auditor.report("periodic")
+        except Exception:  # noqa: BLE001 - a report is a courtesy; the task's result is already shown
+            return
+
     def _task_done(self) -> None:
         self.query_one(StageLine).end_task()
         self.current = None
         deferred, self._deferred_config = getattr(self, "_deferred_config", None), None
         if deferred is not None:  # settings saved while the task ran
             self.apply_config(deferred)
+        if self.replay_path is None and getattr(self.runtime, "auditor", None) is not None:
+            # the audit pane reports at each task's end, once the Auditor has read the last burst
+            self.set_timer(AUDIT_AFTER_TASK_S, self.report_audit)
         if self.memory is not None and self.replay_path is None:
             self.refresh_memory_counts()
             self.refresh_health()  # an endpoint may have gone down during the task

@@ -339,9 +339,16 @@ class ResultPanel(Static):
     def show_final(self, f: FinalResult, stats: dict[str, Any]) -> None:
         c = colour(self.app.current_theme, "success" if f.directive.value in ("accept", "success") else "error")
         out = f.output if isinstance(f.output, str) else (str(f.output) if f.output is not None else "")
-        self.copy_text = out or f.summary
-        parts = [f"[b {c}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}"]
-        if out:
+        answer = getattr(f, "answer", None)  # the single answer as a sentence, when the result has one
+        self.copy_text = answer or out or f.summary
+        parts = []
+        if answer:  # the answer first; how it was checked follows as evidence
+            parts.append(f"[b]{escape(answer)}[/b]")
+            parts.append(f"[dim]checked by[/dim] [b {c}]{f.directive.value}[/] after {f.replans} replan(s): "
+                         f"{escape(f.summary)}")
+        else:
+            parts.append(f"[b {c}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}")
+        if out and out.strip() != (answer or "").strip():
             parts.append(escape(out[:2000]))
         if f.partial_result:
             parts.append("[b]partial:[/b] " + escape(str(f.partial_result)[:600]))
