@@ -36,6 +36,7 @@ from agentui.contracts import (
 from agentui.ids import IdFactory, UuidIds
 from agentui.paths import DataLayout
 from agentui.ui.actions import Actions
+from agentui.ui.commands import InputSuggester
 from agentui.ui.feed import BusFeed
 from agentui.ui.glossary import FIRST_RUN_HINT
 from agentui.ui.modals import ClarifyModal, ConfirmModal, steady_cursors
@@ -150,7 +151,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                     yield ResultPanel("[dim]no result yet[/dim]", id="result")
         yield PipelineLine(id="pipeline")
         yield StageLine(animate=self.spinner_animated, now=self.feed_now, id="stage")
-        yield TaskInput(id="task")
+        yield TaskInput(id="task", suggester=InputSuggester(lambda: self.workspace))
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
@@ -440,6 +441,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if not text:
             return
         ti = self.query_one(TaskInput)
+        if self.is_command(text):  # agentui's own verbs: no LLM needed, never a goal
+            ti.remember(text)
+            ti.value = ""
+            self.run_command(text)
+            return
         if self.replay_path is not None:
             self.notify("this is a replay; run `agentui` to give goals", severity="warning")
             return
@@ -473,8 +479,15 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.run_worker(self._restart_runtime(), exclusive=True, group="restart")
 
     async def start_goal(self, text: str) -> None:
+        from agentui.ui.commands import goal_with_attachments
+
         if self.runtime is None or self.llm_error or self.current is not None:
             return
+        # @path mentions: each file or folder of the workspace they name follows the goal (bounded)
+        text, attached = goal_with_attachments(text, self.workspace)
+        if attached:
+            self.notify("attached " + ", ".join(f"{a.path} ({a.kind}{', cut' if a.cut else ''})" for a in attached),
+                        timeout=5)
         self.task_envs = []
         self.query_one("#hint", Static).display = False
         self.query_one(PipelineLine).reset()

@@ -88,17 +88,17 @@ class MemoryScreen(Screen[None]):
         Binding("ctrl+s", "app.settings", "Settings", show=False, priority=True),
     ]
 
-    def __init__(self, memory: Any, clock: Any) -> None:
+    def __init__(self, memory: Any, clock: Any, filter: str = "") -> None:
         super().__init__()
         self.memory = memory
         self.clock = clock
         self.rows: list[Megram] = []
         self.sort_col = 0
-        self.filter = ""
+        self.filter = filter  # `/memory FILTER` opens the browser filtered
 
     def compose(self) -> ComposeResult:
         yield Static("[b]Memory[/b] — MKCT Megrams", id="mem-title")
-        yield Input(placeholder="filter: level:C space:intent entity:path or any text", id="mem-filter")
+        yield Input(self.filter, placeholder="filter: level:C space:intent entity:path or any text", id="mem-filter")
         with Horizontal():
             yield DataTable(id="megrams", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="mem-detail-box"):

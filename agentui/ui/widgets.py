@@ -28,10 +28,11 @@ class TaskInput(Input):
     """One task per submit; a multi-line paste stays one task; ↑/↓ walk the history."""
 
     BINDINGS = [Binding("up", "history(-1)", "Previous goal", show=False),
-                Binding("down", "history(1)", "Next goal", show=False)]
+                Binding("down", "history(1)", "Next goal", show=False),
+                Binding("tab", "complete", "Complete", show=False)]
 
     def __init__(self, **kw: Any) -> None:
-        super().__init__(placeholder="Type a goal and press Enter  (F1 help · Ctrl+P commands)", **kw)
+        super().__init__(placeholder="Type a goal and press Enter · /commands · @file attaches · F1 help", **kw)
         self.history: list[str] = []
         self._pos = 0
 
@@ -48,6 +49,14 @@ class TaskInput(Input):
             self.app.action_help()  # type: ignore[attr-defined]
             return
         await super()._on_key(event)
+
+    def action_complete(self) -> None:
+        """Tab takes the ghost-text completion (a `/` command, an `@path`); without one it moves on."""
+        if self._suggestion and len(self._suggestion) > len(self.value) and self.cursor_at_end:
+            self.value = self._suggestion
+            self.cursor_position = len(self.value)
+        else:
+            self.screen.focus_next()
 
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):
