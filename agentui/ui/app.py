@@ -289,6 +289,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                                ids=self.ids, pool=pool, memory=self.memory, clarify=self._clarify,
                                confirm=self._confirm)
         await self.runtime.start()
+        watchers = getattr(getattr(self.runtime, "tools", None), "watchers", None)
+        if isinstance(watchers, list):  # each tool call's start and end, live: the stage line names it
+            watchers.append(self.on_tool_event)
         self.dreamer = self.runtime.dreamer
         if self.runtime.auditor is not None:
             self.runtime.auditor.channel.listen(self._on_audit)

@@ -136,6 +136,10 @@ class BusFeed:
         elif env.type in STAGES:
             if isinstance(p, PlanDirective):
                 self.stage(f"R2 replanning ({p.directive.value}, round {p.round})", busy=True, rationale=p.rationale)
+            elif isinstance(p, DispatchManifest) and p.subtask_ids:
+                first = next((e.payload.intent for e in reversed(self.task_envs) if e.type == "SubTask"), "")
+                more = f" (+{len(p.subtask_ids) - 1} more)" if len(p.subtask_ids) > 1 else ""
+                self.stage(f"R3 executing: {first}{more}" if first else STAGES[env.type], busy=True)
             else:
                 self.stage(STAGES[env.type], busy=True)
         after = "replay" if replay else "ready for the next goal"
@@ -187,6 +191,21 @@ class BusFeed:
         elif isinstance(p, ExecutionResult):
             st.tool_calls += len(p.tool_calls)
             st.tool_seconds += sum(c.duration_s or 0.0 for c in p.tool_calls)
+
+    def on_tool_event(self, ev: Any) -> None:
+        """A tool call of the running task starts or ends (the tool registry's watcher): the stage
+        line names the command while it runs, with its elapsed time, then how it ended."""
+        if not ev.task_id or ev.task_id != self.current:
+            return
+        what = ev.target or str(ev.args.get("command") or ev.args.get("path") or "")
+        what = " ".join(what.split())
+        what = what if len(what) <= 60 else what[:59] + "…"
+        if ev.record is None:
+            self.stage(f"running {ev.tool}: {what}", busy=True)
+        else:
+            r = ev.record
+            how = "ok" if r.ok else f"failed{f' (exit {r.exit_code})' if r.exit_code not in (None, 0) else ''}"
+            self.stage(f"R3 working — {ev.tool} {how} in {r.duration_s:.1f} s: {what}", busy=True)
 
     def report_audit(self) -> None:
         """An audit report of the window since the last one (what the task just did), unless the
