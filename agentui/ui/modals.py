@@ -93,9 +93,10 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
                     key = {"once": "o", "task": "t", "session": "s", "project": "p"}[scope]
                     choice = "approve" if scope == "once" else scope
                     label = escape(sanitize(scope_label(scope, req.patterns)))
+                    # one row each (compact): at 80×24 every choice, Deny included, fits the dialog
                     yield Button(f"{label} ({key})", id=choice, variant="warning" if scope == "once" else "default",
-                                 classes="scope")
-                yield Button("Deny (d)", id="deny", variant="primary")
+                                 classes="scope", compact=True)
+                yield Button("Deny (d)", id="deny", variant="primary", compact=True)
         # its own footer, over the main screen's: it names what Esc does here (deny), not "Abort task"
         yield Footer(compact=True, show_command_palette=False)
 
