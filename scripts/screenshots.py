@@ -41,7 +41,7 @@ def app_for(theme: str) -> AgentApp:
     clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
     ids = SeededIds(5, readable=True)
     mem = InMemoryMemory(clock, ids)
-    mem.remember("run the tests before committing")
+    mem.remember("run the tests before committing", space="user")  # as `r` and /remember write it
     mem.remember("read_file on settings.ini failed", space="tool:read_file")
     return AgentApp(Config.model_validate({"ui": {"theme": theme}}), data_dir=history_dir(),
                     clock=clock, ids=ids, replay=ROOT / "demo" / "recording.jsonl", speed=0, animate=False,
