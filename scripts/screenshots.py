@@ -49,6 +49,17 @@ def app_for(theme: str) -> AgentApp:
                     config_file=Path("~/.config/agentui/config.toml"))
 
 
+async def footer_ready(pilot) -> None:
+    """A dialog's own footer draws its keys a frame or two after the dialog: wait for them."""
+    from textual.widgets._footer import FooterKey
+
+    for _ in range(40):
+        await pilot.pause(0.05)
+        if pilot.app.screen.query(FooterKey):
+            break
+    await pilot.pause(0.1)
+
+
 async def shoot(theme: str, size: tuple[int, int] = SIZE, only_main: str = "") -> list[Path]:
     app = app_for(theme)
     written = []
@@ -74,7 +85,7 @@ async def shoot(theme: str, size: tuple[int, int] = SIZE, only_main: str = "") -
         app.push_screen(ConfirmModal(ConfirmationRequest(
             request_id="r", task_id="t", tool="shell", command="rm -rf build", reasons=["rm deletes files"],
             cwd="/work/proj")))
-        await pilot.pause(0.3)
+        await footer_ready(pilot)
         save("confirm")
         await pilot.press("d")
         app.push_screen(ClarifyModal(ClarificationRequest(request_id="r2", task_id="t",

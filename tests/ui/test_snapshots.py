@@ -82,7 +82,7 @@ def test_confirmation_modal(snap_compare):
                                   cwd="/work/proj", patterns=["rm -rf build", "npm test"],
                                   scopes=["once", "task", "session", "project"], writes=["build"], sandboxed=True)
         pilot.app.push_screen(ConfirmModal(req))
-        await pilot.pause(0.2)
+        await _footer_ready(pilot)
 
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
 
@@ -223,6 +223,17 @@ def test_settings_screen_80x24(snap_compare):
     assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=go)
 
 
+async def _footer_ready(pilot) -> None:
+    """A dialog's own footer draws its keys a frame or two after the dialog: wait for them."""
+    from textual.widgets._footer import FooterKey
+
+    for _ in range(40):
+        await pilot.pause(0.05)
+        if pilot.app.screen.query(FooterKey):
+            break
+    await pilot.pause(0.1)
+
+
 def _confirm(pilot):
     req = ConfirmationRequest(request_id="r1", task_id="t1", tool="shell", command="rm -rf build && npm test",
                               reasons=["rm deletes build", "npm is not on the read-only allow-list"],
@@ -236,7 +247,7 @@ def test_confirmation_modal_80x24(snap_compare):
     async def go(pilot):
         await _settle(pilot)
         _confirm(pilot)
-        await pilot.pause(0.2)
+        await _footer_ready(pilot)
 
     assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=go)
 
