@@ -259,7 +259,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                 # a goal typed meanwhile runs once it answers
                 self.llm_waiting = f"waiting for the model ({why}, {elapsed:.0f} s)"
                 queued = "your goal runs" if self._queued_goal else "a goal typed now runs"
-                self.stage(f"{self.llm_waiting} — slow, not down; {queued} once it answers", busy=True)
+                self.stage(f"{self.llm_waiting} — slow, not down; {queued} once it answers", busy=True, clock=False)
                 self.query_one(StatusBar).set(health=f"waiting {elapsed:.0f} s", healthy=None)
 
             # the preflight `doctor` and `run` share (#12 item 5): healthy only once a completion answered

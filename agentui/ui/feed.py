@@ -47,14 +47,14 @@ class BusFeed:
             return self._replay_t
         return self.clock.monotonic()
 
-    def stage(self, text: str, *, busy: bool, rationale: str = "") -> None:
+    def stage(self, text: str, *, busy: bool, rationale: str = "", clock: bool = True) -> None:
         seen = self.query_one(StageLine).seen
         if not seen or seen[-1] != text:
             seen.append(text)
         if self._in_batch:
             self._stage_pending = (text, busy, rationale)
             return
-        self.query_one(StageLine).set_stage(text, busy=busy, rationale=rationale)
+        self.query_one(StageLine).set_stage(text, busy=busy, rationale=rationale, clock=clock)
 
     def on_envelope(self, env: Envelope) -> None:
         """Queue an envelope; the screen is updated in batches (every 100 ms) so a flood of bus
