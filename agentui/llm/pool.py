@@ -268,7 +268,7 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
     t0 = time.monotonic()
     patient = patience_s > 0
     end_at = t0 + timeout_s + patience_s if patient else t0 + timeout_s
-    state = {"reachable": False, "last": ""}  # the server answered something: a timeout then means busy
+    state = {"reachable": False}  # the server answered something: a timeout then means busy, not down
 
     def left() -> float:
         return max(0.5, timeout_s - (time.monotonic() - t0))
@@ -307,7 +307,6 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
             except (Retryable, LLMInfraError) as e:
                 # a reset or a 5xx is tried again, like any call; a patient check also asks again
                 # after a timed-out call, as long as the server is there at all
-                state["last"] = str(e)
                 attempt += 1
                 if not patient:
                     if not isinstance(e, Retryable) or attempt >= PREFLIGHT_TRIES:
@@ -324,7 +323,7 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
             while not done and patient and time.monotonic() < end_at:
                 res.slow = True
                 if waiting is not None:
-                    waiting(b.url, time.monotonic() - t0, _why_waiting(b, state["reachable"]))
+                    waiting(b.url, time.monotonic() - t0, _why_waiting(state["reachable"]))
                 done, _ = await asyncio.wait({job}, timeout=min(1.0, max(0.05, end_at - time.monotonic())))
             if not done:
                 raise TimeoutError
@@ -367,7 +366,7 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
     return res
 
 
-def _why_waiting(b: ChatBackend, reachable: bool) -> str:
+def _why_waiting(reachable: bool) -> str:
     """Why the check is still waiting, in the words the UI and `run` show."""
     if not reachable:
         return "connected, no answer yet"
