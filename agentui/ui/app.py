@@ -334,7 +334,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             health = "not set — Ctrl+S" if unset else "slow — Enter checks again" if slow else \
                 "unreachable — Ctrl+S"
         else:
-            health = f"ok {latency_s * 1000:.0f} ms" if latency_s else "ok"
+            health = "ok" if not latency_s else f"ok {latency_s * 1000:.0f} ms" if latency_s < self.check_window_s \
+                else f"ok (first answer after {latency_s:.0f} s)"
         box, active = sandbox_label(self.runtime)
         self.query_one(StatusBar).set(workspace=str(self.workspace), model=model, health=health,
                                       healthy=pool is not None and not self.llm_error, sandbox=box, sandboxed=active,
