@@ -7,9 +7,9 @@ from textual.widgets import Input
 
 from agentui.contracts import ConfirmationRequest
 from agentui.ui.modals import ConfirmModal
+from tests.ui.test_app import wait_for
 from tests.ui.test_product import _closed_port, _no_llm_app
 from tests.ui.test_slow_model import _app
-from tests.ui.test_app import wait_for
 
 
 async def test_the_footer_under_an_approval_says_esc_denies(fakellm, tmp_path):
@@ -20,10 +20,10 @@ async def test_the_footer_under_an_approval_says_esc_denies(fakellm, tmp_path):
                                   reasons=["rm deletes build"], scopes=["once", "task"])
         answers = []
         app.push_screen(ConfirmModal(req), answers.append)
-        await pilot.pause(0.2)
         from textual.widgets import Footer
         from textual.widgets._footer import FooterKey
 
+        await wait_for(pilot, lambda: app.screen.query(FooterKey))  # drawn a frame or two after the dialog
         keys = {k.description: k.key_display for k in app.screen.query(FooterKey)}
         assert keys.get("Deny") == "esc" and "Abort task" not in keys, keys
         assert app.screen.query_one(Footer).region.y == 23  # it covers the main screen's footer
