@@ -55,7 +55,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unconfined", action="store_true",
                         help="DANGEROUS: approve every confirmation and run tools without the OS sandbox "
                              "(the hard deny-list and secret paths still refuse/ask)")
-    parser.add_argument("--workspace", "-w", metavar="DIR", type=non_empty_path, help="directory the tools work in (default: cwd)")
+    parser.add_argument("--workspace", "-w", metavar="DIR", type=non_empty_path, default=argparse.SUPPRESS,
+                        help="directory the tools work in (default: cwd; also before the command)")
     parser.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
                         help="cancel the task after S seconds (default 900)")
     parser.add_argument("--verbose", "-v", action="store_true", help="also show LLM usage lines")

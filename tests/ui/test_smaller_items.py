@@ -69,6 +69,8 @@ def test_workspace_before_the_command_opens_the_ui_on_it(tmp_path):
     assert p.parse_args(["--workspace", str(tmp_path)]).workspace == str(tmp_path)
     assert p.parse_args(["-w", str(tmp_path), "ui"]).workspace == str(tmp_path)
     assert p.parse_args(["ui", "--workspace", str(tmp_path)]).workspace == str(tmp_path)
+    assert p.parse_args(["-w", str(tmp_path), "run", "x"]).workspace == str(tmp_path)
+    assert p.parse_args(["run", "x"]).workspace is None  # the default: the current directory
     r = subprocess.run([sys.executable, "-m", "agentui.cli", "--workspace", str(tmp_path / "nope")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "is not a directory" in r.stderr, r.stderr  # read, not refused as unknown
