@@ -244,9 +244,19 @@ async def _warm(b: ChatBackend, waiting: Callable[[str, float, str], None] | Non
     warm = getattr(b, "warm", None)
     if warm is None or getattr(b, "loaded", True):
         return
-    if waiting is not None:
-        waiting(b.url, 0.0, "loading the model file")  # before the clock starts
-    await warm()
+    t0 = time.monotonic()
+    job = asyncio.ensure_future(warm())
+    try:
+        while True:  # told about once a second while the file loads, like a slow answer
+            if waiting is not None:
+                waiting(b.url, time.monotonic() - t0, "loading the model file")
+            done, _ = await asyncio.wait({job}, timeout=1.0)
+            if done:
+                job.result()
+                return
+    finally:
+        if not job.done():
+            job.cancel()
 
 
 async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,

@@ -172,3 +172,34 @@ def test_run_waits_for_a_slow_model_with_progress_on_stderr(tmp_path):
                            capture_output=True, timeout=120)
     assert "waiting for the model" in r.stderr and "slow, not down" in r.stderr, r.stderr
     assert r.returncode == 0, (r.returncode, r.stderr)
+
+
+async def test_loading_an_in_process_model_is_not_counted_against_the_check():
+    """A GGUF loaded in process (cold disk: seconds) is loaded before the check's clock starts."""
+    import asyncio
+
+    from agentui.llm.base import ChatResult
+
+    class Cold:
+        url, model, loaded = "local:tiny.gguf", "tiny", False
+
+        async def warm(self) -> None:
+            await asyncio.sleep(1.0)  # reading the model file
+            self.loaded = True
+
+        async def list_models(self, *, timeout_s: float) -> list[str]:
+            return [self.model]
+
+        async def complete(self, messages, **kw) -> ChatResult:  # noqa: ANN001
+            assert self.loaded, "the completion ran before the model was loaded"
+            return ChatResult(text="ok", finish_reason="stop", prompt_tokens=5, completion_tokens=1, latency_s=0.01,
+                              model=self.model)
+
+        async def aclose(self) -> None:
+            return None
+
+    told: list[str] = []
+    pool = LLMPool(Config(), backend=Cold())
+    (r,) = await pool.preflight(timeout_s=0.5, waiting=lambda u, s, why: told.append(why))
+    assert r.ok and not r.slow and r.latency_s < 0.5, r
+    assert told and set(told) == {"loading the model file"}
