@@ -21,8 +21,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# `make run WORKSPACE=~/project` opens the UI on that directory (default: here)
 run: $(STAMP)
-	$(VENV)/bin/agentui
+	$(VENV)/bin/agentui $(if $(WORKSPACE),--workspace "$(WORKSPACE)")
 
 # pytest exits 5 when it collects no test; that is not a failure of the suite.
 test: $(STAMP)
@@ -56,8 +57,10 @@ check: $(STAMP)
 	$(VENV)/bin/ruff check agentui tests benchmarks
 	$(MAKE) test
 
+# the recorded task at its own pace (about 11 s; `make demo SPEED=0.5` is slower still)
+SPEED ?= 1
 demo: $(STAMP)
-	$(VENV)/bin/agentui replay --speed 4 demo/recording.jsonl
+	$(VENV)/bin/agentui replay --speed $(SPEED) demo/recording.jsonl
 
 screenshots: $(STAMP)
 	$(PY) scripts/screenshots.py

@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agentui {__version__}")
     parser.add_argument("--theme", metavar="NAME", help="UI theme: dark, light or a .toml theme file")
+    parser.add_argument("--workspace", "-w", metavar="DIR", type=non_empty_path,
+                        help="the UI's workspace: the directory the tools work in (default: cwd)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name, (module, help_text) in SUBCOMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text, parents=[sub_common])

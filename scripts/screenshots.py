@@ -41,12 +41,23 @@ def app_for(theme: str) -> AgentApp:
     clock = FakeClock(datetime(2026, 3, 1, tzinfo=UTC))
     ids = SeededIds(5, readable=True)
     mem = InMemoryMemory(clock, ids)
-    mem.remember("run the tests before committing")
+    mem.remember("run the tests before committing", space="user")  # as `r` and /remember write it
     mem.remember("read_file on settings.ini failed", space="tool:read_file")
     return AgentApp(Config.model_validate({"ui": {"theme": theme}}), data_dir=history_dir(),
                     clock=clock, ids=ids, replay=ROOT / "demo" / "recording.jsonl", speed=0, animate=False,
                     memory=mem, workspace=Path("/tmp/agentui-demo/ws"),
                     config_file=Path("~/.config/agentui/config.toml"))
+
+
+async def footer_ready(pilot) -> None:
+    """A dialog's own footer draws its keys a frame or two after the dialog: wait for them."""
+    from textual.widgets._footer import FooterKey
+
+    for _ in range(40):
+        await pilot.pause(0.05)
+        if pilot.app.screen.query(FooterKey):
+            break
+    await pilot.pause(0.1)
 
 
 async def shoot(theme: str, size: tuple[int, int] = SIZE, only_main: str = "") -> list[Path]:
@@ -74,7 +85,7 @@ async def shoot(theme: str, size: tuple[int, int] = SIZE, only_main: str = "") -
         app.push_screen(ConfirmModal(ConfirmationRequest(
             request_id="r", task_id="t", tool="shell", command="rm -rf build", reasons=["rm deletes files"],
             cwd="/work/proj")))
-        await pilot.pause(0.3)
+        await footer_ready(pilot)
         save("confirm")
         await pilot.press("d")
         app.push_screen(ClarifyModal(ClarificationRequest(request_id="r2", task_id="t",

@@ -55,7 +55,9 @@ def _check_leveldb(path: Path, data_dir_ok: bool) -> Check:
     try:
         db = open_db(path)
     except MemoryInUse as e:  # told apart from a permission problem by the OS error (leveldb.classify)
-        return Check("leveldb", False, f"{e}: `run` would use a temporary memory; close that process")
+        # another agentui (the UI, most often) has it open: a note, not a failure
+        return Check("leveldb", True, f"{e}: open in another agentui (the UI?), not read now; `run` meanwhile "
+                                      "uses a temporary memory")
     except (MemoryDamaged, MemoryUnavailable) as e:
         return Check("leveldb", False, str(e))
     try:  # read every block with checksums: a truncated table opens fine and fails here

@@ -55,7 +55,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unconfined", action="store_true",
                         help="DANGEROUS: approve every confirmation and run tools without the OS sandbox "
                              "(the hard deny-list and secret paths still refuse/ask)")
-    parser.add_argument("--workspace", "-w", metavar="DIR", type=non_empty_path, help="directory the tools work in (default: cwd)")
+    parser.add_argument("--workspace", "-w", metavar="DIR", type=non_empty_path, default=argparse.SUPPRESS,
+                        help="directory the tools work in (default: cwd; also before the command)")
     parser.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
                         help="cancel the task after S seconds (default 900)")
     parser.add_argument("--verbose", "-v", action="store_true", help="also show LLM usage lines")
@@ -147,11 +148,19 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         err.print(f"agentui run: {escape(str(e))}")
         return EXIT_USAGE
     if not args.no_preflight:
-        def busy(url: str, wait_s: float) -> None:
-            err.print(f"agentui run: {escape(url)} is up but busy (another generation still running); "
-                      f"waiting up to {wait_s:g} s for it to finish")
+        told = [0.0]  # seconds of waiting already reported
 
-        results = await pool.preflight(timeout_s=10.0, completion=True, wait_busy=busy)
+        def waiting(url: str, elapsed: float, why: str) -> None:
+            # a slow endpoint is waited for (within the task's --timeout), with a line on stderr at
+            # 10, 20, 30 s and then every minute; a dead one still fails at once below
+            step = 10.0 if elapsed < 60 else 60.0
+            if elapsed == 0.0 or elapsed - told[0] >= step or not told[0]:
+                told[0] = max(elapsed, 0.001)
+                err.print(f"agentui run: waiting for the model at {escape(url)} ({escape(why)}, {elapsed:.0f} s) "
+                          f"— slow, not down; Ctrl+C stops")
+
+        results = await pool.preflight(timeout_s=10.0, completion=True, patience_s=float(args.timeout),
+                                       waiting=waiting)
         bad = [r for r in results if not r.ok]
         if bad:
             for r in bad:

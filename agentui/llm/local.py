@@ -69,6 +69,21 @@ class LocalLlamaBackend:
     def _llm(self) -> Any:
         return _load(self.path, self._n_ctx)
 
+    @property
+    def loaded(self) -> bool:
+        """The GGUF is in memory already (it is loaded once per process)."""
+        return self.path in _MODELS
+
+    async def warm(self) -> None:
+        """Load the GGUF in a worker thread: the preflight does this before its clock starts, so
+        reading a large file from a cold disk never counts as the model failing to answer."""
+        try:
+            await asyncio.to_thread(self._llm)
+        except LLMNotConfigured:
+            raise
+        except Exception as e:  # noqa: BLE001 - llama.cpp load errors of any kind
+            raise LLMUnavailable(f"local model failed to load: {type(e).__name__}: {e}", url=self.url) from e
+
     async def complete(
         self,
         messages: Sequence[Message],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ class PreflightResult:
     latency_s: float = 0.0
     reply: str = ""
     error: str = ""
+    slow: bool = False  # the server answered, but the tiny completion took longer than the window
     kind: str = ""  # the LLMInfraError kind on failure, e.g. "model_not_found" (doctor: bad input)
     info: dict[str, str] = field(default_factory=dict)  # the failure as `run --json` prints infra_failure
 
@@ -182,17 +184,20 @@ class LLMPool:
         return list(self._backends.values())
 
     async def preflight(self, *, timeout_s: float = 10.0, completion: bool = True,
-                        wait_busy: Callable[[str, float], None] | None = None) -> list[PreflightResult]:
+                        wait_busy: Callable[[str, float], None] | None = None, patience_s: float = 0.0,
+                        waiting: Callable[[str, float, str], None] | None = None) -> list[PreflightResult]:
         """Does every endpoint answer? Model list + one tiny real completion on the configured model,
         all within `timeout_s`; a pass is cached per process (#12: `doctor` and `run` share it).
         With `wait_busy`, an endpoint that is up but busy (an earlier process's abandoned generation)
-        gets `llm.idle_wait_s` more to finish it; `wait_busy(url, seconds)` is told before the wait."""
+        gets `llm.idle_wait_s` more to finish it; `wait_busy(url, seconds)` is told before the wait.
+        With `patience_s`, a slow endpoint is waited for instead (see :func:`preflight_backend`)."""
         out = []
         for b in self.endpoints():
             key = (b.url, b.model, completion)
             r = _PREFLIGHT_OK.get(key)
             if r is None:
-                r = await preflight_backend(b, timeout_s=timeout_s, completion=completion, wait_busy=wait_busy)
+                r = await preflight_backend(b, timeout_s=timeout_s, completion=completion, wait_busy=wait_busy,
+                                            patience_s=patience_s, waiting=waiting)
                 if r.ok:
                     _PREFLIGHT_OK[key] = r
             self._mark(b, "ok" if r.ok else "down", r.error)
@@ -219,54 +224,143 @@ class LLMPool:
 
 
 PREFLIGHT_TRIES = 3  # a connection reset or a 5xx is retried (0.25 s, 0.5 s) inside the preflight's window
+# a patient preflight asks again this often while an answering server has not completed yet
+PATIENT_RETRY_S = 1.0
+
+
+def _dead(e: BaseException) -> bool:
+    """The server is not there at all (refused, no route, DNS): nothing to wait for."""
+    cause = e.__cause__
+    if isinstance(cause, httpx.ConnectTimeout):
+        return False  # a backlog full of work accepts slowly: slow, not dead
+    if isinstance(cause, httpx.ConnectError | httpx.UnsupportedProtocol):
+        return True
+    return "cannot connect" in str(e)
+
+
+async def _warm(b: ChatBackend, waiting: Callable[[str, float, str], None] | None) -> None:
+    """A backend that loads its model in process (a GGUF) loads it here, before the check's clock
+    starts: loading a model is not an endpoint failing to answer."""
+    warm = getattr(b, "warm", None)
+    if warm is None or getattr(b, "loaded", True):
+        return
+    t0 = time.monotonic()
+    job = asyncio.ensure_future(warm())
+    try:
+        while True:  # told about once a second while the file loads, like a slow answer
+            if waiting is not None:
+                waiting(b.url, time.monotonic() - t0, "loading the model file")
+            done, _ = await asyncio.wait({job}, timeout=1.0)
+            if done:
+                job.result()
+                return
+    finally:
+        if not job.done():
+            job.cancel()
 
 
 async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,
-                            wait_busy: Callable[[str, float], None] | None = None) -> PreflightResult:
-    t0 = time.monotonic()
+                            wait_busy: Callable[[str, float], None] | None = None, patience_s: float = 0.0,
+                            waiting: Callable[[str, float, str], None] | None = None) -> PreflightResult:
+    """Model list + one tiny completion. Without patience everything fits in `timeout_s`. With
+    `patience_s` (math.inf: as long as the caller lets it run) a server that answers but has not
+    completed within `timeout_s` is *slow*, not down: the check keeps asking, telling
+    `waiting(url, elapsed_s, why)` about once a second, until it answers or the patience ends. A
+    server that is not there (refused, DNS) or says no (401, 404) still fails at once."""
+    import math
+
     res = PreflightResult(url=b.url, model=b.model, ok=False)
-    reachable = False  # the server answered something: a timeout then means busy, not down
+    try:
+        await _warm(b, waiting)
+    except LLMError as e:
+        res.error = str(e)
+        return res
+    t0 = time.monotonic()
+    patient = patience_s > 0
+    end_at = t0 + timeout_s + patience_s if patient else t0 + timeout_s
+    state = {"reachable": False}  # the server answered something: a timeout then means busy, not down
 
     def left() -> float:
         return max(0.5, timeout_s - (time.monotonic() - t0))
 
-    try:
-        async with asyncio.timeout(timeout_s):
-            for attempt in range(PREFLIGHT_TRIES):
-                try:
-                    try:
-                        res.models = await b.list_models(timeout_s=left())
-                        reachable = True
-                    except LLMHTTPError:
-                        res.models = []  # some servers have no /models; the completion decides
-                        reachable = True
-                    if not b.model and res.models:
-                        b.model = res.models[0]
-                        res.model = b.model
-                    if completion:
-                        c = await b.complete(
-                            [{"role": "user", "content": "Reply with the single word: ok"}],
-                            role="runtime", max_tokens=8, temperature=0.0, response_format=None, timeout_s=left(),
-                        )
-                        res.reply = c.text.strip()[:40]
-                    break
-                except Retryable:  # a reset or a 5xx: tried again, like any call, within the same 10 s
-                    if attempt == PREFLIGHT_TRIES - 1:
+    def call_s() -> float | None:
+        if not patient:
+            return left()
+        rest = end_at - time.monotonic()
+        return None if math.isinf(rest) else max(0.5, rest)
+
+    async def one() -> None:
+        try:
+            res.models = await b.list_models(timeout_s=left() if not patient else max(left(), 10.0))
+            state["reachable"] = True
+        except LLMHTTPError:
+            res.models = []  # some servers have no /models; the completion decides
+            state["reachable"] = True
+        if not b.model and res.models:
+            b.model = res.models[0]
+            res.model = b.model
+        if completion:
+            c = await b.complete(
+                [{"role": "user", "content": "Reply with the single word: ok"}],
+                role="runtime", max_tokens=8, temperature=0.0, response_format=None, timeout_s=call_s(),
+            )
+            res.reply = c.text.strip()[:40]
+
+    async def attempts() -> None:
+        attempt = 0
+        while True:
+            try:
+                await one()
+                return
+            except LLMHTTPError:
+                raise  # the server said no (401, 404 …): waiting changes nothing
+            except (Retryable, LLMInfraError) as e:
+                # a reset or a 5xx is tried again, like any call; a patient check also asks again
+                # after a timed-out call, as long as the server is there at all
+                attempt += 1
+                if not patient:
+                    if not isinstance(e, Retryable) or attempt >= PREFLIGHT_TRIES:
                         raise
-                    await asyncio.sleep(0.25 * 2 ** attempt)
-            res.ok = True
+                elif (time.monotonic() >= end_at or not isinstance(e, Retryable | LLMUnavailable)
+                      or (_dead(e) and (not state["reachable"] or attempt >= PREFLIGHT_TRIES))):
+                    raise
+                await asyncio.sleep(min(PATIENT_RETRY_S * attempt, 5.0) if patient else 0.25 * 2 ** (attempt - 1))
+
+    job = asyncio.ensure_future(attempts())
+    try:
+        try:
+            done, _ = await asyncio.wait({job}, timeout=timeout_s)
+            while not done and patient and time.monotonic() < end_at:
+                res.slow = True
+                if waiting is not None:
+                    waiting(b.url, time.monotonic() - t0, _why_waiting(state["reachable"]))
+                done, _ = await asyncio.wait({job}, timeout=min(1.0, max(0.05, end_at - time.monotonic())))
+            if not done:
+                raise TimeoutError
+            job.result()
+        finally:
+            if not job.done():
+                job.cancel()
+                with contextlib.suppress(BaseException):
+                    await job
+        res.ok = True
     except TimeoutError:
+        res.slow = True
         busy_error = None
-        if wait_busy is not None and completion and reachable:
+        if wait_busy is not None and completion and state["reachable"] and not patient:
             busy_error = await _busy_then_idle(b, wait_busy)
             if not busy_error:
                 res.ok, res.reply = True, "(answered after the endpoint finished another generation)"
                 res.latency_s = time.monotonic() - t0
                 return res
+        waited = time.monotonic() - t0
         res.error = busy_error or LLMUnavailable(
             "", url=b.url, model=b.model,
-            said=f"no tiny completion within {timeout_s:.0f} s (busy with another generation, or too slow)",
-            fix="wait for the server to finish, check its log, or use a smaller model").describe()
+            said=(f"slow: no tiny completion within {waited:.0f} s — the server answers, but the model is still "
+                  "loading or busy with another generation" if state["reachable"] else
+                  f"slow: no answer within {waited:.0f} s"),
+            fix="wait and check again (agentui keeps checking in the UI), check the server's log, "
+                "or use a smaller model").describe()
     except Retryable as e:
         u = LLMUnavailable("", url=b.url, model=b.model, said=str(e), fix=f"start the server, or {WHAT_TO_SET}")
         res.error, res.info = u.describe(), {**u.as_dict(), "role": "preflight"}
@@ -280,6 +374,13 @@ async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completi
         res.error = f"{e}" if "AGENTUI_" in str(e) else f"{e}; {WHAT_TO_SET}"
     res.latency_s = time.monotonic() - t0
     return res
+
+
+def _why_waiting(reachable: bool) -> str:
+    """Why the check is still waiting, in the words the UI and `run` show."""
+    if not reachable:
+        return "connected, no answer yet"
+    return "loading / busy"
 
 
 async def _busy_then_idle(b: ChatBackend, tell: Callable[[str, float], None]) -> str:

@@ -97,13 +97,13 @@ class Actions:
         self._signal_stop = True
         self.run_worker(self._stop_and_exit(128 + sig, f"agentui: {signal.Signals(sig).name}, stopped"))
 
-    def action_memory(self) -> None:
+    def action_memory(self, filter: str = "") -> None:
         if isinstance(self.screen, MemoryScreen) or self._modal_pending():
             return
         if self.memory is None:
             self.notify("the memory is still opening — try again in a moment", severity="warning")
             return
-        self.push_screen(MemoryScreen(self.memory, self.clock))
+        self.push_screen(MemoryScreen(self.memory, self.clock, filter))
 
     def action_task_detail(self) -> None:
         if isinstance(self.screen, TaskDetailScreen) or self._modal_pending():
@@ -207,6 +207,86 @@ class Actions:
         self._pool = None  # a pool given at start belongs to the old endpoint
         self.do_preflight = True
         self.setup_runtime()
+
+    # -- `/` commands from the task input -----------------------------------------------------------
+    def is_command(self, text: str) -> bool:
+        """`/remember …` and the other known verbs; "/etc/hosts has how many lines?" stays a goal."""
+        from agentui.ui.commands import COMMANDS
+
+        head = text.split(maxsplit=1)[0] if text.strip() else ""
+        return head in COMMANDS or (head.startswith("/") and head[1:].isalpha())
+
+    def run_command(self, text: str) -> None:
+        from agentui.ui.commands import COMMANDS, help_text
+
+        name, _, arg = text.strip().partition(" ")
+        arg = arg.strip()
+        if name not in COMMANDS:
+            self.notify(f"no command {name}; {help_text()}", severity="warning", timeout=10)
+        elif name == "/help":
+            self.notify(help_text(), timeout=12)
+        elif name == "/remember":
+            self._remember_from_input(arg)
+        elif name == "/forget":
+            self._forget_from_input(arg)
+        elif name == "/memory":
+            self.action_memory(arg)
+        elif name == "/audit":
+            self.action_audit()
+        elif name == "/tree":
+            self.action_goal_tree()
+        elif name == "/settings":
+            self.action_settings()
+        elif name == "/clear":
+            self.clear_view()
+
+    def _remember_from_input(self, text: str) -> None:
+        from agentui.ui.screens import remember_rule
+
+        if not text:
+            self.notify("/remember TEXT — e.g. /remember run the tests before committing", severity="warning")
+            return
+        if self.memory is None:
+            self.notify("the memory is still opening — try again in a moment", severity="warning")
+            return
+        m = remember_rule(self.memory, text)
+        self.notify(f"remembered {m.id[:8]} (C level, space {m.space}: read for every plan)", timeout=5)
+        self.refresh_memory_counts()
+
+    def _forget_from_input(self, prefix: str) -> None:
+        if not prefix:
+            self.notify("/forget ID — the Megram's id or a prefix (Ctrl+O lists them)", severity="warning")
+            return
+        if self.memory is None:
+            self.notify("the memory is still opening — try again in a moment", severity="warning")
+            return
+        try:
+            m = self.memory.get(prefix)
+        except Exception as e:  # noqa: BLE001 - not found, or a prefix of several: one line
+            self.notify(f"/forget {prefix}: {e}", severity="warning", timeout=6)
+            return
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.memory.forget(m.id)
+                self.notify(f"forgot {m.id[:8]}", timeout=4)
+                self.refresh_memory_counts()
+
+        self.push_screen(YesNoModal(f"Delete Megram {m.id} ({m.content[:60]})? This cannot be undone."), done)
+
+    def clear_view(self) -> None:
+        """/clear: an empty bus, result pane and pipeline line (the tasks stay in History)."""
+        from agentui.ui.widgets import PipelineLine
+
+        if self.current:
+            self.notify("a task is running — Esc aborts it first", severity="warning")
+            return
+        self.query_one(BusView).clear()
+        self.show_bus_title()
+        self.query_one(ResultPanel).copy_text = ""
+        self.query_one(ResultPanel).update("[dim]no result yet[/dim]")
+        self.query_one(PipelineLine).reset()
+        self.task_envs = []
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         # Textual's own Theme (every built-in theme, unchecked for contrast), Keys (a second help)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from agentui.clock import Clock, SystemClock
@@ -34,6 +36,7 @@ from agentui.contracts import (
 from agentui.ids import IdFactory, UuidIds
 from agentui.paths import DataLayout
 from agentui.ui.actions import Actions
+from agentui.ui.commands import InputSuggester
 from agentui.ui.feed import BusFeed
 from agentui.ui.glossary import FIRST_RUN_HINT
 from agentui.ui.modals import ClarifyModal, ConfirmModal, steady_cursors
@@ -57,8 +60,13 @@ MAIN_SCREEN_ONLY = frozenset({"memory", "audit", "copy_answer", "history"})
 
 class AgentApp(Actions, BusFeed, Replayer, App[int]):
     CSS_PATH = "app.tcss"
+    # the endpoint check's window: past it a server that answers but has not completed is "slow"
+    # and waited for (never a wall); tests shorten it
+    check_window_s = 10.0
     # below 100 columns the screen gets `-narrow`: side panes collapse (app.tcss)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    # below 22 rows the screen gets `-short`: hint, onboarding and input shrink (app.tcss)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (22, "-tall")]
     TITLE = "agentui"
     BINDINGS = [
         # the footer shows these at 80 columns; the rest are in Help (F1) and the palette (Ctrl+P)
@@ -114,6 +122,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self._replay_t = 0.0  # the recording's clock (seconds) during a replay
         self._round_subtasks = 0  # subtasks in the current round, and how many have reported
         self._round_done = 0
+        self.llm_waiting: str | None = None  # "waiting for the model (…, N s)" while a slow check runs
+        self._queued_goal: str | None = None  # typed while the endpoint was checked: runs once it answers
 
     def action_goal_tree(self) -> None:
         from agentui.ui.tree import TreeScreen
@@ -141,7 +151,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                     yield ResultPanel("[dim]no result yet[/dim]", id="result")
         yield PipelineLine(id="pipeline")
         yield StageLine(animate=self.spinner_animated, now=self.feed_now, id="stage")
-        yield TaskInput(id="task")
+        yield TaskInput(id="task", suggester=InputSuggester(lambda: self.workspace))
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
@@ -239,14 +249,23 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             except LLMError as e:
                 self.llm_error = str(e)
         latency: float | None = None
+        self.llm_waiting = None
         if pool is not None and self.do_preflight and self._pool is None:
             self.stage("checking the LLM endpoint (a tiny completion)…", busy=True)
+            self._header_model(pool)
 
-            def busy(url: str, wait_s: float) -> None:
-                self.stage(f"{url} is up but busy with another generation; waiting up to {wait_s:g} s", busy=True)
+            def waiting(url: str, elapsed: float, why: str) -> None:
+                # no wall: a server that answers but has not completed yet is waited for, visibly;
+                # a goal typed meanwhile runs once it answers
+                self.llm_waiting = f"waiting for the model ({why}, {elapsed:.0f} s)"
+                queued = "your goal runs" if self._queued_goal else "a goal typed now runs"
+                self.stage(f"{self.llm_waiting} — slow, not down; {queued} once it answers", busy=True, clock=False)
+                self.query_one(StatusBar).set(health=f"waiting {elapsed:.0f} s", healthy=None)
 
             # the preflight `doctor` and `run` share (#12 item 5): healthy only once a completion answered
-            results = await pool.preflight(timeout_s=10.0, completion=True, wait_busy=busy)
+            results = await pool.preflight(timeout_s=self.check_window_s, completion=True, patience_s=math.inf,
+                                           waiting=waiting)
+            self.llm_waiting = None
             bad = [r for r in results if not r.ok]
             latency = max((r.latency_s for r in results), default=None)
             if bad:
@@ -254,10 +273,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                 await pool.aclose()
                 pool = None
         if self.llm_error:
+            again = "" if self.llm_error.startswith("no LLM is configured") else "Enter on a goal checks again. "
             onboarding.update(
                 f"[b $error]No LLM available.[/] {escape(self.llm_error)}\n"
-                "[b]Ctrl+S[/b]: Settings finds Ollama, LM Studio or llama.cpp, checks and applies — no restart. "
-                "Memory (Ctrl+O) and audit (Ctrl+R) still work.")
+                f"{again}[b]Ctrl+S[/b]: Settings finds Ollama, LM Studio or llama.cpp, checks and applies — no "
+                "restart. Memory (Ctrl+O) and audit (Ctrl+R) still work.")
             onboarding.display = True
             self.query_one("#hint", Static).display = False  # no goal can run yet: leave the bus its rows
             self.stage("no LLM — see above", busy=False)
@@ -269,6 +289,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                                ids=self.ids, pool=pool, memory=self.memory, clarify=self._clarify,
                                confirm=self._confirm)
         await self.runtime.start()
+        watchers = getattr(getattr(self.runtime, "tools", None), "watchers", None)
+        if isinstance(watchers, list):  # each tool call's start and end, live: the stage line names it
+            watchers.append(self.on_tool_event)
         self.dreamer = self.runtime.dreamer
         if self.runtime.auditor is not None:
             self.runtime.auditor.channel.listen(self._on_audit)
@@ -278,6 +301,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if not self.llm_error:
             self.stage("ready — type a goal", busy=False)
         self.consume(self.runtime.bus.tap("ui"))
+        goal, self._queued_goal = self._queued_goal, None
+        if goal and not self.llm_error:
+            self.call_after_refresh(self.start_goal, goal)
+        elif goal:
+            self.query_one(TaskInput).value = goal  # kept for the next try
 
     async def _key_from_keychain(self) -> None:
         """An API key saved from Settings lives in the OS keychain: use it when none is set (remote
@@ -285,6 +313,12 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         from agentui.config_write import api_key_from_keychain
 
         await asyncio.to_thread(api_key_from_keychain, self.config)
+
+    def _header_model(self, pool: Any) -> None:
+        """The model and endpoint in the header while the check runs (health: pending)."""
+        with contextlib.suppress(Exception):  # a status line never stops the check
+            model = ", ".join(sorted({f"{b.model or '?'}@{b.url}" for b in pool.endpoints()}))
+            self.query_one(StatusBar).set(model=model, health="checking", healthy=None)
 
     def _header(self, pool: Any, latency_s: float | None = None) -> None:
         from agentui.ui.status import sandbox_label
@@ -296,9 +330,12 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.title = f"agentui — {model}"
         if self.llm_error:
             unset = self.llm_error.startswith("no LLM is configured")
-            health = "not set — Ctrl+S" if unset else "unreachable — Ctrl+S"
+            slow = "slow:" in self.llm_error
+            health = "not set — Ctrl+S" if unset else "slow — Enter checks again" if slow else \
+                "unreachable — Ctrl+S"
         else:
-            health = f"ok {latency_s * 1000:.0f} ms" if latency_s else "ok"
+            health = "ok" if not latency_s else f"ok {latency_s * 1000:.0f} ms" if latency_s < self.check_window_s \
+                else f"ok (first answer after {latency_s:.0f} s)"
         box, active = sandbox_label(self.runtime)
         self.query_one(StatusBar).set(workspace=str(self.workspace), model=model, health=health,
                                       healthy=pool is not None and not self.llm_error, sandbox=box, sandboxed=active,
@@ -384,6 +421,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MAIN_SCREEN_ONLY and len(self.screen_stack) > 1:
             return False  # over another screen: hidden and off, so each footer fits 80 columns (#17)
+        if action == "abort" and isinstance(self.screen, ModalScreen):
+            return False  # a dialog's Esc is its own (an approval's Esc denies): never "Abort task"
         if action == "abort" and self.screen is self.screen_stack[0]:
             # Esc shows in the footer only while a task runs (it still closes the bus filter)
             try:
@@ -406,17 +445,53 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if not text:
             return
         ti = self.query_one(TaskInput)
+        if self.is_command(text):  # agentui's own verbs: no LLM needed, never a goal
+            ti.remember(text)
+            ti.value = ""
+            self.run_command(text)
+            return
         if self.replay_path is not None:
             self.notify("this is a replay; run `agentui` to give goals", severity="warning")
             return
-        if self.runtime is None or self.llm_error:
-            self.notify(self.llm_error or "still starting…", severity="error", timeout=8)
+        if self.llm_waiting is not None or (self.runtime is None and self.llm_error is None):
+            # the endpoint is being checked (or waited for): the goal runs as soon as it answers
+            self._queued_goal = text
+            ti.remember(text)
+            ti.value = ""
+            self.notify("the model has not answered yet — your goal runs as soon as it does", timeout=6)
+            return
+        if self.llm_error:
+            if self.llm_error.startswith("no LLM is configured"):
+                self.notify(self.llm_error, severity="error", timeout=8)
+                return
+            # the endpoint failed its last check: check again now, then run the goal if it answers
+            self._queued_goal = text
+            ti.remember(text)
+            ti.value = ""
+            self.stage("checking the LLM endpoint again…", busy=True)
+            self.recheck_llm()
             return
         if self.current is not None:
             self.notify("a task is running — Escape aborts it", severity="warning")
             return
         ti.remember(text)
         ti.value = ""
+        await self.start_goal(text)
+
+    def recheck_llm(self) -> None:
+        """Check the endpoint again (Enter on a goal after a failed check): the runtime restarts."""
+        self.run_worker(self._restart_runtime(), exclusive=True, group="restart")
+
+    async def start_goal(self, text: str) -> None:
+        from agentui.ui.commands import goal_with_attachments
+
+        if self.runtime is None or self.llm_error or self.current is not None:
+            return
+        # @path mentions: each file or folder of the workspace they name follows the goal (bounded)
+        text, attached = goal_with_attachments(text, self.workspace)
+        if attached:
+            self.notify("attached " + ", ".join(f"{a.path} ({a.kind}{', cut' if a.cut else ''})" for a in attached),
+                        timeout=5)
         self.task_envs = []
         self.query_one("#hint", Static).display = False
         self.query_one(PipelineLine).reset()

@@ -20,6 +20,8 @@ from agentui.contracts import (
 from agentui.ui.screens import MemoryScreen
 from agentui.ui.widgets import BusView, PipelineLine, ResultPanel, StageLine
 
+AUDIT_AFTER_TASK_S = 1.0  # the Auditor reads a burst once it settles: report after that
+
 STAGES = {
     "UserInput": "R1 perceiving the request…",
     "TaskSpec": "R2 planning…",
@@ -45,14 +47,14 @@ class BusFeed:
             return self._replay_t
         return self.clock.monotonic()
 
-    def stage(self, text: str, *, busy: bool, rationale: str = "") -> None:
+    def stage(self, text: str, *, busy: bool, rationale: str = "", clock: bool = True) -> None:
         seen = self.query_one(StageLine).seen
         if not seen or seen[-1] != text:
             seen.append(text)
         if self._in_batch:
             self._stage_pending = (text, busy, rationale)
             return
-        self.query_one(StageLine).set_stage(text, busy=busy, rationale=rationale)
+        self.query_one(StageLine).set_stage(text, busy=busy, rationale=rationale, clock=clock)
 
     def on_envelope(self, env: Envelope) -> None:
         """Queue an envelope; the screen is updated in batches (every 100 ms) so a flood of bus
@@ -134,6 +136,10 @@ class BusFeed:
         elif env.type in STAGES:
             if isinstance(p, PlanDirective):
                 self.stage(f"R2 replanning ({p.directive.value}, round {p.round})", busy=True, rationale=p.rationale)
+            elif isinstance(p, DispatchManifest) and p.subtask_ids:
+                first = next((e.payload.intent for e in reversed(self.task_envs) if e.type == "SubTask"), "")
+                more = f" (+{len(p.subtask_ids) - 1} more)" if len(p.subtask_ids) > 1 else ""
+                self.stage(f"R3 executing: {first}{more}" if first else STAGES[env.type], busy=True)
             else:
                 self.stage(STAGES[env.type], busy=True)
         after = "replay" if replay else "ready for the next goal"
@@ -186,12 +192,44 @@ class BusFeed:
             st.tool_calls += len(p.tool_calls)
             st.tool_seconds += sum(c.duration_s or 0.0 for c in p.tool_calls)
 
+    def on_tool_event(self, ev: Any) -> None:
+        """A tool call of the running task starts or ends (the tool registry's watcher): the stage
+        line names the command while it runs, with its elapsed time, then how it ended."""
+        if not ev.task_id or ev.task_id != self.current:
+            return
+        what = ev.target or str(ev.args.get("command") or ev.args.get("path") or "")
+        what = " ".join(what.split())
+        what = what if len(what) <= 60 else what[:59] + "…"
+        if ev.record is None:
+            self.stage(f"running {ev.tool}: {what}", busy=True)
+        else:
+            r = ev.record
+            how = "ok" if r.ok else f"failed{f' (exit {r.exit_code})' if r.exit_code not in (None, 0) else ''}"
+            self.stage(f"R3 working — {ev.tool} {how} in {r.duration_s:.1f} s: {what}", busy=True)
+
+    def report_audit(self) -> None:
+        """An audit report of the window since the last one (what the task just did), unless the
+        Auditor saw nothing new since then."""
+        auditor = getattr(self.runtime, "auditor", None)
+        if auditor is None:
+            return
+        core = getattr(auditor, "core", None)
+        if core is not None and getattr(core, "messages_seen", 1) <= getattr(auditor, "_seen_at_report", 0):
+            return
+        try:
+            auditor.report("periodic")
+        except Exception:  # noqa: BLE001 - a report is a courtesy; the task's result is already shown
+            return
+
     def _task_done(self) -> None:
         self.query_one(StageLine).end_task()
         self.current = None
         deferred, self._deferred_config = getattr(self, "_deferred_config", None), None
         if deferred is not None:  # settings saved while the task ran
             self.apply_config(deferred)
+        if self.replay_path is None and getattr(self.runtime, "auditor", None) is not None:
+            # the audit pane reports at each task's end, once the Auditor has read the last burst
+            self.set_timer(AUDIT_AFTER_TASK_S, self.report_audit)
         if self.memory is not None and self.replay_path is None:
             self.refresh_memory_counts()
             self.refresh_health()  # an endpoint may have gone down during the task

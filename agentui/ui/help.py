@@ -22,7 +22,10 @@ EXTRA_KEYS = [
     ("c", "on a picked bus line, an open payload or a Megram: copy it to the clipboard"),
     ("Ctrl+C", "copy the selected text (select with the mouse)"),
     ("Ctrl+P", "the command palette: every action by name"),
-    ("Tab", "to the result pane; then ↑ ↓ PgUp PgDn scroll it (its title says what is out of sight)"),
+    ("Tab", "in the input: take the grey completion (a / command, an @path); else to the result pane, "
+            "where ↑ ↓ PgUp PgDn scroll (its title says what is out of sight)"),
+    ("/", "in the input: /remember TEXT, /forget ID, /memory [FILTER], /audit, /tree, /settings, /clear, /help"),
+    ("@", "in the input: @path attaches a workspace file (its text, bounded) or folder (its listing) to the goal"),
     ("g", "in Memory (Ctrl+O) and History (Ctrl+G): refresh the list"),
 ]
 

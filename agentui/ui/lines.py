@@ -141,9 +141,10 @@ class StageLine(Static):
             self._frame = (self._frame + 1) % len(SPINNER)
             self.paint()
 
-    def set_stage(self, text: str, *, busy: bool, rationale: str = "") -> None:
+    def set_stage(self, text: str, *, busy: bool, rationale: str = "", clock: bool = True) -> None:
+        """`clock=False`: the text counts its own seconds, so no elapsed time is added after it."""
         if text != self.stage or busy != self.busy:
-            self.stage_t0 = self.now() if busy else None
+            self.stage_t0 = self.now() if busy and clock else None
         self.stage, self.busy, self.rationale = text, busy, rationale
         self.paint()
 

@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Footer, Input, Label, Static
 
 from agentui.contracts import (
     ClarificationRequest,
@@ -63,7 +63,8 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
         Binding("t", "choose('task')", "This task"),
         Binding("s", "choose('session')", "This session"),
         Binding("p", "choose('project')", "Always for this project"),
-        Binding("d,escape", "choose('deny')", "Deny"),
+        Binding("escape", "choose('deny')", "Deny", key_display="esc"),
+        Binding("d", "choose('deny')", "Deny", show=False),
     ]
 
     def __init__(self, req: ConfirmationRequest) -> None:
@@ -92,9 +93,12 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
                     key = {"once": "o", "task": "t", "session": "s", "project": "p"}[scope]
                     choice = "approve" if scope == "once" else scope
                     label = escape(sanitize(scope_label(scope, req.patterns)))
+                    # one row each (compact): at 80×24 every choice, Deny included, fits the dialog
                     yield Button(f"{label} ({key})", id=choice, variant="warning" if scope == "once" else "default",
-                                 classes="scope")
-                yield Button("Deny (d)", id="deny", variant="primary")
+                                 classes="scope", compact=True)
+                yield Button("Deny (d)", id="deny", variant="primary", compact=True)
+        # its own footer, over the main screen's: it names what Esc does here (deny), not "Abort task"
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#deny", Button).focus()  # the safe default

@@ -43,6 +43,14 @@ def live_potentials(m: Megram, now: datetime) -> tuple[float, float]:
     return abs(m.f) * w, m.sigma * m.f * w
 
 
+USER_SPACE = "user"  # the user-wide space every plan reads: where `agentui memory remember` writes too
+
+
+def remember_rule(memory: Any, text: str) -> Any:
+    """A hand-written rule, as `agentui memory remember TEXT` writes it: C level, space `user`."""
+    return memory.remember(text, level="C", space=USER_SPACE, entity="env:local")
+
+
 def short_id(mid: str) -> str:
     """`megram-000123` → `000123`; a uuid-style id → its first 8 characters."""
     return mid.removeprefix("megram-")[:8]
@@ -80,17 +88,17 @@ class MemoryScreen(Screen[None]):
         Binding("ctrl+s", "app.settings", "Settings", show=False, priority=True),
     ]
 
-    def __init__(self, memory: Any, clock: Any) -> None:
+    def __init__(self, memory: Any, clock: Any, filter: str = "") -> None:
         super().__init__()
         self.memory = memory
         self.clock = clock
         self.rows: list[Megram] = []
         self.sort_col = 0
-        self.filter = ""
+        self.filter = filter  # `/memory FILTER` opens the browser filtered
 
     def compose(self) -> ComposeResult:
         yield Static("[b]Memory[/b] — MKCT Megrams", id="mem-title")
-        yield Input(placeholder="filter: level:C space:intent entity:path or any text", id="mem-filter")
+        yield Input(self.filter, placeholder="filter: level:C space:intent entity:path or any text", id="mem-filter")
         with Horizontal():
             yield DataTable(id="megrams", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="mem-detail-box"):
@@ -185,12 +193,19 @@ class MemoryScreen(Screen[None]):
         m = next((x for x in self.rows if x.id == mid), None)
         if m is None:
             return
+        from agentui.memory import action_for
+
+        # two quantities, two labels: this Megram's own potentials (the table's M_att, M_dec and
+        # action columns) and those of its (space, entity) pair over the Megrams the recall sums
+        att, dec = live_potentials(m, self.clock.now())
+        own_line = f"this Megram: M_att {att:.2f} · M_dec {dec:+.2f} → [b]{action_for(att, dec).value}[/b]"
         try:
             pot = self.memory.query_mk_sync(m.space, m.entity)
-            pot_line = (f"pair potentials: attention {pot.attention:.2f}, decision {pot.decision:+.2f} → "
-                        f"[b]{pot.action.value}[/b] over {pot.count}")
+            pot_line = (f"its (space, entity) pair over its {pot.count} M/K Megram(s): M_att {pot.attention:.2f} · "
+                        f"M_dec {pot.decision:+.2f} → [b]{pot.action.value}[/b]")
         except Exception as e:  # noqa: BLE001
             pot_line = f"pair potentials unavailable: {escape(str(e))}"
+        pot_line = f"{own_line}\n{pot_line}"
         self.query_one("#mem-detail", Static).update(
             f"[b]{m.id}[/b]\nlevel {m.level.value} · state {m.state}\nspace {escape(m.space)}\n"
             f"entity {escape(m.entity)}\ncreated {m.created_at}\nlast recalled {m.last_recalled_at or 'never'}\n"
@@ -208,8 +223,8 @@ class MemoryScreen(Screen[None]):
     def action_remember(self) -> None:
         def done(text: str | None) -> None:
             if text:
-                m = self.memory.remember(text)
-                self.notify(f"remembered {m.id[:8]} (C level)")
+                m = remember_rule(self.memory, text)
+                self.notify(f"remembered {m.id[:8]} (C level, space {m.space}: read for every plan)")
                 self.action_refresh()
 
         self.app.push_screen(PromptModal("Remember (a C-level rule, timeless):", "e.g. run the tests first"), done)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,20 +59,33 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-async def check_endpoint(cfg: Config, timeout_s: float = 10.0) -> tuple[bool, str]:
-    """The doctor's LLM check, bounded at `timeout_s` whatever happens; any failure is a message."""
+async def check_endpoint(cfg: Config, timeout_s: float = 10.0, *, patience_s: float = 0.0,
+                         waiting: Callable[[str, float, str], None] | None = None) -> tuple[bool, str]:
+    """The doctor's LLM check; any failure is a message. Without patience it ends by `timeout_s`
+    whatever happens; with it, a server that answers but is slow is waited for (`waiting` is told
+    about once a second) — its message then starts "slow"."""
+    import math
+
     for url in (cfg.llm.base_url, cfg.llm.brain.base_url, cfg.llm.tool.base_url):
         if url and (problem := url_problem(url)):
             return False, problem
+    bound = timeout_s + patience_s + 5.0 if patience_s else timeout_s
     try:
-        return await asyncio.wait_for(_preflight(cfg, timeout_s), timeout=timeout_s)
+        return await asyncio.wait_for(_preflight(cfg, timeout_s, patience_s, waiting),
+                                      timeout=None if math.isinf(bound) else bound)
     except TimeoutError:
-        return False, f"no answer within {timeout_s:g} s"
+        return False, f"slow: no answer within {bound:g} s"
     except Exception as e:  # noqa: BLE001 - the screen shows one line, never hangs on a dead worker
         return False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
-async def _preflight(cfg: Config, timeout_s: float) -> tuple[bool, str]:
+def is_slow(message: str) -> bool:
+    """A check that failed only because the server has not completed yet (not refused, not a no)."""
+    return message.startswith("slow") or "slow:" in message
+
+
+async def _preflight(cfg: Config, timeout_s: float, patience_s: float = 0.0,
+                     waiting: Callable[[str, float, str], None] | None = None) -> tuple[bool, str]:
     """agentui.llm preflight: model list + one tiny completion (the doctor's LLM check)."""
     from agentui.llm import LLMError, LLMPool
 
@@ -82,7 +96,7 @@ async def _preflight(cfg: Config, timeout_s: float) -> tuple[bool, str]:
     except LLMError as e:
         return False, str(e)
     try:
-        results = await pool.preflight(timeout_s=timeout_s)
+        results = await pool.preflight(timeout_s=timeout_s, patience_s=patience_s, waiting=waiting)
     finally:
         await pool.aclose()
     bad = [r for r in results if not r.ok]
@@ -114,6 +128,7 @@ def api_key_source(cfg: Config) -> str:
 
 
 class SettingsScreen(Screen[Config | None]):
+    window_s = 10.0  # the check's window; past it a server that answers is "slow", never refused
     # Ctrl+S (the app's Settings key) saves here; F5 checks (Ctrl+K/W belong to the inputs)
     # Ctrl+S reaches the app's priority binding, which saves here; this one names it in the footer
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("f5", "check", "Check"),
@@ -125,7 +140,8 @@ class SettingsScreen(Screen[Config | None]):
         self.config_file = config_file
         self.workspace = workspace
         self.themes = themes
-        self.checked: Config | None = None
+        self.checked: Config | None = None  # the candidate the last check passed
+        self.rejected: Config | None = None  # the candidate the last save refused (saved on the next Ctrl+S)
         self.found: list[Any] = []
 
     def compose(self) -> ComposeResult:
@@ -156,7 +172,9 @@ class SettingsScreen(Screen[Config | None]):
             with Horizontal(classes="set-row", id="set-buttons"):
                 yield Button("Check (F5)", id="check")
                 yield Button("Save & apply (Ctrl+S)", id="save", variant="primary")
-            yield Static("", id="set-status")
+        # outside the scroll, above the footer: what F5, Ctrl+S and Detect did is visible at 80×24
+        yield Static("[dim]F5 checks the endpoint · Ctrl+S saves · Detect finds local servers[/dim]",
+                     id="set-status")
         yield Footer(compact=True)  # 80 columns: room for every key (#17)
 
     def on_mount(self) -> None:
@@ -192,15 +210,25 @@ class SettingsScreen(Screen[Config | None]):
     async def detect(self, candidates: tuple[tuple[str, str], ...] | None = None) -> None:
         from agentui.config_write import KNOWN_SERVERS, detect_servers
 
-        self.say("looking for Ollama, LM Studio and llama.cpp servers on this machine…")
-        self.found = await detect_servers(candidates or KNOWN_SERVERS)
+        typed = self.query_one("#set-url", Input).value.strip()
+        if candidates is None:
+            candidates = KNOWN_SERVERS
+            if typed and not url_problem(typed):  # the URL typed beside the button is probed first
+                from agentui.llm.http import normalise_base_url
+
+                url = normalise_base_url(typed)
+                candidates = (("typed URL", url), *((n, u) for n, u in KNOWN_SERVERS if u != url))
+        where = f"{typed} and " if typed else ""
+        self.say(f"looking for servers at {where}Ollama, LM Studio and llama.cpp on this machine…")
+        self.found = await detect_servers(candidates)
         opts = [(f"{s.name} — {m}", f"{s.base_url}\t{m}") for s in self.found for m in (s.models or [""])]
         self.query_one("#set-found", Select).set_options(opts)
         if self.found:
-            self.say(f"found {', '.join(f'{s.name} ({len(s.models)} model(s))' for s in self.found)}: pick one above",
-                     True)
+            self.say(f"found {', '.join(f'{s.name} ({len(s.models)} model(s))' for s in self.found)}: "
+                     "pick one in the list under the endpoint", True)
         else:
-            self.say("no local server answered (Ollama :11434, LM Studio :1234, llama.cpp :8080)", False)
+            names = ", ".join(f"{n} {u}" for n, u in candidates)
+            self.say(f"no server answered ({names})", False)
 
     @on(Select.Changed, "#set-found")
     def _picked(self, event: Select.Changed) -> None:
@@ -235,13 +263,22 @@ class SettingsScreen(Screen[Config | None]):
             self.say(f"not valid: {str(e).splitlines()[0]}", False)
             return None
 
+    def _waiting(self, what: str) -> Callable[[str, float, str], None]:
+        def tell(url: str, elapsed: float, why: str) -> None:
+            self.say(f"{what}: waiting for the model ({why}, {elapsed:.0f} s) — slow, not down; "
+                     "still checking · Ctrl+S saves anyway")
+        return tell
+
     @work(exclusive=True, group="settings-check", exit_on_error=False, description="checking the endpoint")
     async def action_check(self) -> bool:
+        import math
+
         cfg = self._candidate()
         if cfg is None:
             return False
-        self.say("checking the endpoint (model list and one tiny completion, up to 10 s)…")
-        ok, msg = await check_endpoint(cfg)
+        self.say("checking the endpoint (model list and one tiny completion)…")
+        # no wall: a slow server is waited for, with the seconds shown, until it answers
+        ok, msg = await check_endpoint(cfg, self.window_s, patience_s=math.inf, waiting=self._waiting("check"))
         self.say(("ok: " if ok else "rejected: ") + msg, ok)
         self.checked = cfg if ok else None
         return ok
@@ -254,11 +291,22 @@ class SettingsScreen(Screen[Config | None]):
         cfg = self._candidate()
         if cfg is None:
             return
-        self.say("checking the endpoint before saving…")
-        ok, msg = await check_endpoint(cfg)
-        if not ok:
-            self.say(f"not saved — the endpoint was rejected: {msg}", False)
-            return
+        note = ""
+        if self.checked is None or self.checked != cfg:
+            self.say(f"checking the endpoint before saving (up to {self.window_s:g} s; a slow one is saved anyway)…")
+            ok, msg = await check_endpoint(cfg, self.window_s)
+            if not ok and is_slow(msg):
+                note = f"; the model has not answered yet ({msg}) — agentui keeps checking"
+            elif not ok and not (cfg.llm.base_url or cfg.llm.brain.base_url or cfg.llm.tool.base_url or cfg.llm.gguf):
+                self.say(f"not saved — {msg}", False)
+                return
+            elif not ok and self.rejected != cfg:
+                # refused, or the server said no: one more Ctrl+S saves it anyway (it may be started later)
+                self.rejected = cfg
+                self.say(f"not saved — {msg} · Ctrl+S again saves it anyway", False)
+                return
+            elif not ok:
+                note = f"; saved anyway: {msg}"
         vals, changed = self.values(), self.changed()
         keys = {"base_url": "llm.base_url", "model": "llm.model", "brain_model": "llm.brain.model",
                 "tool_model": "llm.tool.model", "theme": "ui.theme", "workspace": "tools.workspace"}
@@ -270,13 +318,12 @@ class SettingsScreen(Screen[Config | None]):
         except (ConfigError, OSError) as e:
             self.say(f"not saved: {e}", False)
             return
-        note = ""
         if vals["api_key"]:
             try:
                 where = await asyncio.to_thread(store_api_key, key_account(vals["base_url"]), vals["api_key"])
-                note = f"; the API key is in {where}"
+                note += f"; the API key is in {where}"
             except (RuntimeError, OSError) as e:
-                note = f"; the API key is kept for this session only — {e}"
+                note += f"; the API key is kept for this session only — {e}"
         shadow = env_overrides([k for k, v in updates.items() if v])
         if shadow:  # applied now, but the environment wins when agentui starts again
             note += f"; note: {', '.join(shadow)} in your environment override the file at the next start"

@@ -28,10 +28,11 @@ class TaskInput(Input):
     """One task per submit; a multi-line paste stays one task; ↑/↓ walk the history."""
 
     BINDINGS = [Binding("up", "history(-1)", "Previous goal", show=False),
-                Binding("down", "history(1)", "Next goal", show=False)]
+                Binding("down", "history(1)", "Next goal", show=False),
+                Binding("tab", "complete", "Complete", show=False)]
 
     def __init__(self, **kw: Any) -> None:
-        super().__init__(placeholder="Type a goal and press Enter  (F1 help · Ctrl+P commands)", **kw)
+        super().__init__(placeholder="Type a goal and press Enter · /commands · @file attaches · F1 help", **kw)
         self.history: list[str] = []
         self._pos = 0
 
@@ -48,6 +49,14 @@ class TaskInput(Input):
             self.app.action_help()  # type: ignore[attr-defined]
             return
         await super()._on_key(event)
+
+    def action_complete(self) -> None:
+        """Tab takes the ghost-text completion (a `/` command, an `@path`); without one it moves on."""
+        if self._suggestion and len(self._suggestion) > len(self.value) and self.cursor_at_end:
+            self.value = self._suggestion
+            self.cursor_position = len(self.value)
+        else:
+            self.screen.focus_next()
 
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):
@@ -339,9 +348,16 @@ class ResultPanel(Static):
     def show_final(self, f: FinalResult, stats: dict[str, Any]) -> None:
         c = colour(self.app.current_theme, "success" if f.directive.value in ("accept", "success") else "error")
         out = f.output if isinstance(f.output, str) else (str(f.output) if f.output is not None else "")
-        self.copy_text = out or f.summary
-        parts = [f"[b {c}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}"]
-        if out:
+        answer = getattr(f, "answer", None)  # the single answer as a sentence, when the result has one
+        self.copy_text = answer or out or f.summary
+        parts = []
+        if answer:  # the answer first; how it was checked follows as evidence
+            parts.append(f"[b]{escape(answer)}[/b]")
+            parts.append(f"[dim]checked by[/dim] [b {c}]{f.directive.value}[/] after {f.replans} replan(s): "
+                         f"{escape(f.summary)}")
+        else:
+            parts.append(f"[b {c}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}")
+        if out and out.strip() != (answer or "").strip():
             parts.append(escape(out[:2000]))
         if f.partial_result:
             parts.append("[b]partial:[/b] " + escape(str(f.partial_result)[:600]))

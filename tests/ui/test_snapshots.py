@@ -24,7 +24,7 @@ def replay_app(theme: str = "dark", data: Path | None = None) -> AgentApp:
     ids = SeededIds(5, readable=True)
     cfg = Config.model_validate({"ui": {"theme": theme}})
     mem = InMemoryMemory(clock, ids)
-    for text, space in (("run the tests before committing", "manual"),
+    for text, space in (("run the tests before committing", "user"),
                         ("read_file on settings.ini failed", "tool:read_file")):
         mem.remember(text, space=space)
     return AgentApp(cfg, data_dir=data or DATA, clock=clock, ids=ids, replay=DEMO, speed=0, animate=False, memory=mem,
@@ -82,7 +82,7 @@ def test_confirmation_modal(snap_compare):
                                   cwd="/work/proj", patterns=["rm -rf build", "npm test"],
                                   scopes=["once", "task", "session", "project"], writes=["build"], sandboxed=True)
         pilot.app.push_screen(ConfirmModal(req))
-        await pilot.pause(0.2)
+        await _footer_ready(pilot)
 
     assert snap_compare(replay_app(), terminal_size=SIZE, run_before=go)
 
@@ -219,6 +219,68 @@ def test_settings_screen_80x24(snap_compare):
         await _settle(pilot)
         await pilot.press("ctrl+s")
         await pilot.pause(0.3)
+
+    assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=go)
+
+
+async def _footer_ready(pilot) -> None:
+    """A dialog's own footer draws its keys a frame or two after the dialog: wait for them."""
+    from textual.widgets._footer import FooterKey
+
+    for _ in range(40):
+        await pilot.pause(0.05)
+        if pilot.app.screen.query(FooterKey):
+            break
+    await pilot.pause(0.1)
+
+
+def _confirm(pilot):
+    req = ConfirmationRequest(request_id="r1", task_id="t1", tool="shell", command="rm -rf build && npm test",
+                              reasons=["rm deletes build", "npm is not on the read-only allow-list"],
+                              cwd="/work/proj", patterns=["rm -rf build", "npm test"],
+                              scopes=["once", "task", "session", "project"], writes=["build"], sandboxed=True)
+    pilot.app.push_screen(ConfirmModal(req))
+
+
+def test_confirmation_modal_80x24(snap_compare):
+    """At 80×24 the approval's own footer is on screen and says what Esc does there: deny."""
+    async def go(pilot):
+        await _settle(pilot)
+        _confirm(pilot)
+        await _footer_ready(pilot)
+
+    assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=go)
+
+
+def test_main_screen_60x18(snap_compare):
+    """Below 80×24 the screen degrades: the bus and the result keep rows, the input loses its border."""
+    assert snap_compare(replay_app(), terminal_size=(60, 18), run_before=_settle)
+
+
+def test_settings_80x24_says_what_save_did(snap_compare, monkeypatch):
+    """Ctrl+S on an endpoint that refuses: the answer is on screen at 80×24, not below the fold."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.3)
+        pilot.app.screen.query_one("#set-url").value = f"http://127.0.0.1:{port}/v1"
+        await pilot.press("ctrl+s")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "not saved" in str(pilot.app.screen.query_one("#set-status").render()):
+                break
+        # the port differs per run: the snapshot shows a fixed one
+        status = pilot.app.screen.query_one("#set-status")
+        status.update(str(status.render()).replace(str(port), "9"))
+        pilot.app.screen.query_one("#set-url").value = "http://127.0.0.1:9/v1"
+        await pilot.pause(0.2)
 
     assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=go)
 

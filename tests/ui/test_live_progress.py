@@ -1,0 +1,42 @@
+"""What runs shows while it runs: the stage line names the subtask being executed and the tool call
+in progress (its command, with the stage's elapsed time), then how the call ended; the result pane
+leads with the answer sentence when the result carries one."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from agentui.ui.widgets import BusView, ResultPanel, StageLine
+from tests.ui.test_app import SIZE, make_app, script_happy, type_task, wait_for
+
+
+async def test_the_stage_line_names_the_running_subtask_and_tool_call(fakellm, tmp_path):
+    script_happy(fakellm)
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "count txt")
+        await wait_for(pilot, lambda: any(e.type == "FinalResult" for e in app.query_one(BusView).envs))
+        seen = app.query_one(StageLine).seen
+        assert "R3 executing: count .txt files" in seen, seen
+        assert "running shell: echo 2" in seen, seen
+        assert any(s.startswith("R3 working — shell ok in ") and s.endswith(": echo 2") for s in seen), seen
+
+
+async def test_the_answer_sentence_comes_first_and_is_what_ctrl_y_copies(fakellm, tmp_path):
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        final = SimpleNamespace(task_id="t1", summary="wc -l printed 7", output="7", answer="notes.txt has 7 lines.",
+                                directive=SimpleNamespace(value="accept"), replans=0, partial_result=None,
+                                next_moves=[])
+        panel = app.query_one(ResultPanel)
+        panel.show_final(final, {})
+        await pilot.pause(0.05)
+        text = str(panel.render())
+        assert text.index("notes.txt has 7 lines.") < text.index("checked by"), text
+        assert text.index("checked by") < text.index("wc -l printed 7"), text
+        assert panel.copy_text == "notes.txt has 7 lines."
+        final.answer = None  # a result without the sentence reads as before
+        panel.show_final(final, {})
+        assert "checked by" not in str(panel.render()) and panel.copy_text == "7"
