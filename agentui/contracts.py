@@ -294,6 +294,8 @@ class DispatchManifest(Contract):
         default=None, description="with model_output: why the last reply was unusable — invalid, length, "
         "runaway:<how> or deadline (the advice depends on it, #12)"
     )
+    memory_ids: list[str] = Field(default_factory=list, description=(
+        "the Megrams whose lessons the plan's prompt showed, most relevant first (`agentui memory show ID`)"))
 
 
 # ---------------------------------------------------------------------------------------------

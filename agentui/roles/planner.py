@@ -485,7 +485,7 @@ class Planner(RoleBase):
             task_id=tid, subtask_ids=[s.subtask_id for s in subtasks], task_spec=spec,
             dispatched_at=iso(self.ctx.clock.now()),
             task_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode) for c in plan.task_criteria],
-            round=st.round), tid)
+            round=st.round, memory_ids=cal.megram_ids), tid)
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:
         tid = env.task_id or ""

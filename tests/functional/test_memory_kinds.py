@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from agentui.clock import SystemClock
+from agentui.describe import detail
 from agentui.ids import UuidIds
 from agentui.memory import open_memory
 from tests.functional.pipeline import call, finish, merge, perceive, plan, run_task, sub, verdicts
@@ -67,21 +68,22 @@ async def test_requests_sharing_their_first_words_but_not_their_work_share_no_le
     _failing(fakellm, SIZE_BY_EXT)
     r1 = await run_task(fakellm, tmp_path, SIZE_BY_EXT, memory=open_memory(db, SystemClock(), UuidIds()), **FAIL_FAST)
     assert r1.final.directive.value == "abandon"
-    written = {m.space for m in r1.of("Megram") if m.space.startswith("intent:")}
-    assert written == {"intent:sum_size"}
-    [lesson] = [m for m in r1.of("Megram") if m.space.startswith("intent:")]
-    assert "student" not in lesson.content and "problem_directory'" not in lesson.content
-    assert "du -cb problem_directory/*.ext" in lesson.content  # what failed, as a command
 
     n = len(fakellm.calls("planner"))
     _happy(fakellm, COUNT_DIRS, "find problem_directory -mindepth 1 -type d | wc -l", "2")
     r2 = await run_task(fakellm, tmp_path, COUNT_DIRS, memory=open_memory(db, SystemClock(), UuidIds()), **FAST)
     prompt = _planner_prompt(fakellm, n)
+    assert "MUST NOT" not in prompt and "du -cb" not in prompt and "total size" not in prompt
+    assert r2.final.directive.value == "accept"
     assert r2.of("TaskSpec")[0].intent == "count directories in a directory tree"
     cal = _calibration(tmp_path, r2.final.task_id)
     assert cal["spaces"] == ["intent:count_directories"] and cal["megrams"] == []
-    assert "MUST NOT" not in prompt and "du -cb" not in prompt and "[memory " not in prompt
-    assert r2.final.directive.value == "accept"
+    # what the first task left: a lesson in its own kind's space, in commands, not its request
+    written = {m.space for m in r1.of("Megram") if m.space.startswith("intent:")}
+    assert written == {"intent:sum_size"}
+    [lesson] = [m for m in r1.of("Megram") if m.space.startswith("intent:")]
+    assert "student" not in lesson.content and "problem_directory'" not in lesson.content
+    assert "du -cb problem_directory/*.ext" in lesson.content
 
 
 async def test_requests_sharing_their_work_but_not_their_words_share_the_lesson(fakellm, tmp_path):
@@ -97,6 +99,7 @@ async def test_requests_sharing_their_work_but_not_their_words_share_the_lesson(
     _happy(fakellm, "find out the disk space that log files use", "du -cb problem_directory/*.log | tail -1", "6")
     r2 = await run_task(fakellm, tmp_path, SIZE_OTHER_WORDS, memory=open_memory(db, SystemClock(), UuidIds()), **FAST)
     prompt = _planner_prompt(fakellm, n)
+    assert "MUST NOT:\n" in prompt and "du -cb problem_directory/*.ext" in prompt
     cal = _calibration(tmp_path, r2.final.task_id)
     assert cal["spaces"] == ["intent:sum_size"] and cal["megrams"] == [lesson.id]
     must_not = prompt.split("MUST NOT:\n")[1].split("\n")[0]
@@ -105,6 +108,10 @@ async def test_requests_sharing_their_work_but_not_their_words_share_the_lesson(
     assert f"[memory {lesson.id}, " in must_not  # where the lesson came from
     assert "student" not in prompt.split("Request (verbatim)")[0] + prompt.split("Intent:")[1]
     assert r2.final.directive.value == "accept"
+    # the plan names the Megrams it was made with, on the bus, for the UI and ACP to show
+    [manifest] = [e for e in r2.envelopes if e.type == "DispatchManifest"]
+    assert manifest.payload.memory_ids == [lesson.id]
+    assert detail(manifest).endswith(f"planned with memory {lesson.id}")
 
 
 async def test_a_drifting_model_intent_still_meets_the_request_kind(fakellm, tmp_path):
