@@ -205,7 +205,12 @@ def content_words(text: str, n: int = 3) -> list[str]:
 
 def normalise_intent(model_intent: str, request: str) -> str:
     """R1's intent: the kind of work as "verb object qualifier", bounded. The model's phrase is read
-    first, then the request; text neither reads as falls back to the model's first content words."""
+    first, then the request; text neither reads as falls back to the model's first content words.
+    A phrase that is the request's opening copied (cut at the schema's bound) is read as the request:
+    the cut may have dropped a qualifier."""
+    copied = " ".join(model_intent.split()).casefold()
+    if copied and " ".join(request.split()).casefold().startswith(copied[:40]):
+        model_intent = ""
     for text in (model_intent, request):
         wk = read_work(text) if text.strip() else None
         if wk is not None:

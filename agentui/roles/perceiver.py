@@ -1,9 +1,9 @@
 """R1 Perceiver (roles-v0.7 §R1): free text → TaskSpec, with full fidelity.
 
 `raw_input` is the user's text verbatim; `intent` is the kind of work it asks for, a short
-"verb object qualifier" phrase normalised by code (memory/workkind.py), which memory keys on. R1 asks a ClarificationRequest only when no reasonable
-interpretation exists (at most `pipeline.clarification_rounds` rounds; an empty answer means
-"proceed"), then commits. Greetings are answered by code (no LLM call); short conversational
+"verb object qualifier" phrase normalised by code (memory/workkind.py), which memory keys on.
+R1 asks a ClarificationRequest only when no reasonable interpretation exists (at most
+`pipeline.clarification_rounds` rounds; an empty answer means "proceed"), then commits. Greetings are answered by code (no LLM call); short conversational
 questions get a PerceiverReply from the one R1 call and never enter the pipeline. If R1's LLM is
 down, the task still goes on with the intent code reads from the user's words.
 """
@@ -73,7 +73,7 @@ class PerceiverOut(BaseModel):
     reply: str = ""
     question: str = ""
 
-    _cut = field_validator("intent", mode="before")(
+    _drop_long = field_validator("intent", mode="before")(
         classmethod(lambda cls, v: "" if isinstance(v, str) and len(v.strip()) > INTENT_MAX else v))
 
 

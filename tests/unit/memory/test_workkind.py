@@ -43,6 +43,9 @@ def test_the_model_phrase_is_read_first_then_the_request():
     assert normalise_intent("list the folders", "How many folders are there?") == "list directories"
     # a phrase the lexicon cannot read: the request decides
     assert normalise_intent("do the thing", "How many folders are there?") == "count directories"
+    # the request's opening copied and cut at the bound: the request itself is read
+    ask = "As a student, you are given a task to determine the number of directories (including subdirectories)"
+    assert normalise_intent(ask[:80], ask) == "count directories in a directory tree"
     # neither reads: the model's first content words
     assert normalise_intent("frobnicate the widget", "frobnicate it") == "frobnicate widget"
 
