@@ -6,6 +6,7 @@ into its intent, as a small model does: code, not the model, decides the kind of
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from agentui.clock import SystemClock
@@ -134,3 +135,49 @@ async def test_a_drifting_model_intent_still_meets_the_request_kind(fakellm, tmp
     assert "SHOULD PREFER:\n- worked (accept) for \"list directories in a directory tree\": 1 step(s) [shell]; " \
            "calls that worked: shell `find problem_directory -mindepth 1 -type d | wc -l` [memory " in prompt
     assert r2.final.directive.value == "accept"
+
+
+# unseen requests of four kinds, run one after another with one data dir; the kind each is, by hand
+SEQUENCE = [
+    ("As a student, you are required to calculate the total size of all files in 'problem_directory'.", "size"),
+    ("As a student, you are given a task to determine the number of directories in 'problem_directory'.", "dirs"),
+    ("How many lines does problem_directory/x.log have?", "lines"),
+    ("What is the combined size of everything under problem_directory?", "size"),
+    ("Count the folders inside problem_directory, nested ones included.", "dirs"),
+    ("As a student, you need to find how many lines the file problem_directory/x.log contains.", "lines"),
+    ("Tell me how much disk space problem_directory uses.", "size"),
+    ("How many subdirectories does problem_directory have?", "dirs"),
+]
+
+
+async def test_a_sequence_of_unseen_tasks_meets_only_lessons_of_its_own_kind(fakellm, tmp_path):
+    """Every plan in a run of mixed tasks on one memory is shown lessons only from earlier tasks of
+    its own kind: odd tasks fail (a lesson to avoid), even ones succeed (a lesson to follow)."""
+    from agentui.llm import LLMPool
+    from agentui.runtime import Runtime
+    from tests.functional.pipeline import config_for
+
+    _workspace(tmp_path)
+    mem = open_memory(tmp_path / "memory.leveldb", SystemClock(), UuidIds())
+    cfg = config_for(fakellm, tmp_path / "data", ggs={"time_budget_ms": 10**9, "max_replans": 1})
+    kind_of: dict[str, str] = {}  # Megram id → the kind of the task that wrote it
+    for i, (request, kind) in enumerate(SEQUENCE):
+        if i % 2:
+            _failing(fakellm, request)
+        else:
+            _happy(fakellm, request, "echo 3", "3")
+        rt = Runtime(cfg, workspace=tmp_path / "ws", data_dir=tmp_path / "data", pool=LLMPool(cfg), ids=UuidIds(),
+                     memory=mem, close_memory=False)
+        await rt.start()
+        tap = rt.bus.tap("test")
+        end = await rt.run_task(request, timeout=30)
+        await asyncio.sleep(0.05)
+        envs = tap.drain()
+        await rt.stop()
+        assert end.final is not None
+        shown = _calibration(tmp_path, end.final.task_id)["megrams"]
+        assert all(kind_of[mid] == kind for mid in shown), (request, [kind_of[m] for m in shown])
+        if i >= 3:  # by now every kind has an earlier task: its lessons are found
+            assert shown, request
+        kind_of.update({e.payload.id: kind for e in envs if e.type == "Megram"})
+    await mem.close()
