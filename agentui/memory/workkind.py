@@ -1,7 +1,8 @@
 """The kind of work a task is: the key memory groups tasks by (DESIGN §5b, docs/design-decisions.md).
 
 R1's `TaskSpec.intent` is a short phrase — verb + object + qualifier, e.g. "count directories in a
-directory tree" — and a task's memory lives in up to two ``intent:<verb>_<object>`` spaces:
+directory tree" — and a task's memory lives in up to two ``intent:<verb>_<object>`` spaces
+(``_matching`` added when the work looks for a pattern inside files):
 
 - the one read from the intent phrase (the model's wording, normalised here), and
 - the one code reads from the request itself, so memory still groups like tasks when the model's
@@ -93,7 +94,8 @@ QUALIFIERS: tuple[tuple[str, str], ...] = (
     ("in a directory tree", r"\brecursive(?:ly)?\b|\btree\b|\bnested\b|\ball levels\b|\banywhere under\b"),
     ("by extension", r"\bextensions?\b"),
     ("distinct", r"\bdistinct\b|\bunique\b|\bdifferent\b"),
-    ("matching a pattern", r"\bcontain(?:s|ing)?\b|\bmatching\b|\bpattern\b|\bregex\b|\bwith the word\b"),
+    # "contains TODO", not "how many lines the file contains": a pattern follows the verb
+    ("matching a pattern", r"\bcontain(?:s|ing)?\b(?= \w)|\bmatching\b|\bpattern\b|\bregex\b|\bwith the word\b"),
     ("largest", r"\blargest\b|\bbiggest\b|\bmaximum\b|\bmax\b|\blongest\b|\bhighest\b"),
     ("smallest", r"\bsmallest\b|\bminimum\b|\bmin\b|\bshortest\b|\blowest\b"),
     ("newest", r"\bnewest\b|\blatest\b|\bmost recent(?:ly)?\b"),
@@ -146,7 +148,8 @@ class WorkKind:
 
     @property
     def key(self) -> str:
-        return f"{self.verb}_{self.obj}"
+        """verb_object; `_matching` when the work looks inside for a pattern (`grep`, not `find`)."""
+        return f"{self.verb}_{self.obj}" + ("_matching" if "matching a pattern" in self.qualifiers else "")
 
 
 def _words(text: str) -> list[str]:

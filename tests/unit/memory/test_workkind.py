@@ -13,6 +13,7 @@ from agentui.memory.workkind import normalise_intent, read_work, request_space, 
     ("determine the number of subfolders in src", "tally the directories recursively"),
     ("What is the total size of the logs?", "how much disk space do the log files use"),
     ("Which file contains TODO?", "find the files containing the word FIXME"),
+    ("How many lines does app.log have?", "Find how many lines the file app.log contains."),
 ])
 def test_the_same_work_in_other_words_is_one_space(one, other):
     assert request_space(one) == request_space(other) is not None
@@ -24,6 +25,8 @@ def test_the_same_work_in_other_words_is_one_space(one, other):
      "As a student, you are given a task to determine the number of directories in 'problem_directory'"),
     ("Please count the lines in notes.txt", "Please count the files in notes"),
     ("Sort names.txt alphabetically", "Delete names.txt"),
+    ("Find the python files in src", "Find the files in src containing TODO"),
+    ("Count the lines of app.log", "Count the lines of app.log that contain ERROR"),
 ])
 def test_the_same_opening_words_for_other_work_are_other_spaces(one, other):
     assert request_space(one) != request_space(other)
