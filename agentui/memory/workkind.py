@@ -42,7 +42,7 @@ VERBS: dict[str, tuple[str, ...]] = {
     "list": ("list", "lists"),
     "sort": ("sort", "sorted", "rank"),
     "create": ("create", "make", "generate", "touch", "mkdir", "initialise", "initialize"),
-    "write": ("write", "save", "append", "store", "put"),
+    "write": ("write", "save", "append", "store", "put", "add", "insert"),
     "delete": ("delete", "remove", "erase", "purge", "clean"),
     "move": ("move", "relocate"),
     "rename": ("rename",),
@@ -115,6 +115,7 @@ STOP = frozenset(
 
 _WORD = re.compile(r"[a-z][a-z0-9+#-]*")
 _EXT = re.compile(r"(?<![\w/])[\w-]*\.([a-z][a-z0-9]{0,4})\b|\*\.([a-z][a-z0-9]{0,4})\b")
+_FILE_NAME = re.compile(r"(?<![\w*])[\w./-]*\w\.[a-z][a-z0-9]{0,4}\b")
 _MAX_PHRASE = 80  # characters of the intent phrase (PerceiverOut bounds the model's to the same)
 
 
@@ -122,7 +123,9 @@ def _lookup(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
     return {syn: canon for canon, syns in table.items() for syn in syns}
 
 
+_BEFORE = frozenset({"distinct", "largest", "smallest", "newest", "oldest"})  # said before the object
 _VERB = _lookup(VERBS)
+_MAKES = frozenset({"create", "write", "replace", "convert", "merge", "copy", "move", "rename"})
 _WEAK = _lookup(WEAK_VERBS)
 _OBJECT = _lookup(OBJECTS)
 _FORMAT = _lookup(FORMATS)
@@ -140,11 +143,14 @@ class WorkKind:
     @property
     def phrase(self) -> str:
         """verb + object + qualifiers: "count directories in a directory tree"."""
-        quals = [q for q in self.qualifiers if q != "distinct"][:2]
-        parts = [self.verb, *(["distinct"] if "distinct" in self.qualifiers else []), self.obj, *quals]
-        if self.formats and not quals:
-            parts.append(f"in a {self.formats[0]} file")
-        return " ".join(parts)[:_MAX_PHRASE]
+        before = [q for q in self.qualifiers if q in _BEFORE][:1]  # "count distinct extensions"
+        after = [q for q in self.qualifiers if q not in _BEFORE][:2]
+        obj = self.obj
+        if self.formats and obj == "files":
+            obj = f"{self.formats[0]} files"
+        elif self.formats and not after:
+            after.append(f"in a {self.formats[0]} file")
+        return " ".join([self.verb, *before, obj, *after])[:_MAX_PHRASE]
 
     @property
     def key(self) -> str:
@@ -153,7 +159,7 @@ class WorkKind:
 
 
 def _words(text: str) -> list[str]:
-    low = text.casefold()
+    low = _FILE_NAME.sub(" file ", text.casefold())  # a named file is a file, whatever its name says
     for pat, rep in _REWRITES:
         low = re.sub(pat, rep, low)
     return _WORD.findall(low)
@@ -190,7 +196,9 @@ def read_work(text: str) -> WorkKind | None:
         return None
     obj = _OBJECT[noun] if noun is not None else "files"  # a named file and no other object
     joined = " ".join(words)
-    quals = tuple(q for q, pat in QUALIFIERS if re.search(pat, joined) and not (q == "by extension" and obj == "extensions"))
+    quals = tuple(q for q, pat in QUALIFIERS if re.search(pat, joined)
+                  and not (q == "by extension" and obj == "extensions")
+                  and not (q == "matching a pattern" and verb in _MAKES))  # "containing" is then the content
     return WorkKind(verb=verb, obj=obj, qualifiers=quals, formats=formats_of(text))
 
 
