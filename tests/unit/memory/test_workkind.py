@@ -65,3 +65,13 @@ def test_a_named_data_format_is_kept_out_of_the_key():
     assert csv is not None and txt is not None
     assert csv.formats == ("csv",) and txt.formats == ()
     assert csv.key == txt.key == "count_rows"
+
+
+@pytest.mark.parametrize("request_text", [
+    "As a student, you are given a task to determine the number of directories (including subdirectories)",
+    "Which file contains TODO?", "Create person.json containing a JSON object", "Read settings.ini",
+    "Which file in this folder is the largest?", "Count distinct file extensions", "Sum the 2nd column of a.csv",
+])
+def test_the_intent_phrase_reads_back_to_the_space_of_its_request(request_text):
+    """R1's phrase is what GGS and R2 key on: read again, it names the same space as its request."""
+    assert intent_space(normalise_intent("", request_text)) == request_space(request_text)
