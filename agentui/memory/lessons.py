@@ -3,8 +3,8 @@
 GGS writes these texts. Each one names the kind of work it came from (R1's intent phrase, never the
 request) and says what to do or avoid in tools, commands and targets:
 
-- a Best Practice SOP (accept / success): the plan's shape (steps and their tools) and the calls
-  that worked;
+- a Best Practice SOP (accept / success): the plan's shape (steps and their tools), the calls
+  that worked and, when earlier rounds hit dead ends, the calls to use them instead of;
 - a failure (abandon): the calls that failed, with the first line of their error, and the targets
   tried across rounds;
 - a micro-event (action states, ``tool:`` / ``path:``): one failed call and why.
@@ -46,8 +46,10 @@ def why_failed(call: Any) -> str:
         f"exit {call.exit_code}" if call.exit_code not in (None, 0) else "no result")
 
 
-def sop(state: str, kind: str, outcomes: list[Any], workspace: Path | None = None) -> str:
-    """accept / success: the plan shape and the calls that worked."""
+def sop(state: str, kind: str, outcomes: list[Any], workspace: Path | None = None,
+        dead_ends: dict[str, str] | None = None) -> str:
+    """accept / success: the plan shape and the calls that worked, then the dead ends of earlier
+    rounds ("tool:target" → why) they replaced."""
     steps = sorted(outcomes, key=lambda o: o.sequence)
     shape = " → ".join("+".join(dict.fromkeys(c.tool for c in o.tool_calls if c.ok)) or "answer from context"
                        for o in steps)
@@ -56,6 +58,12 @@ def sop(state: str, kind: str, outcomes: list[Any], workspace: Path | None = Non
     text = f'worked ({state}) for "{kind}": {len(steps)} step(s) [{shape or "no steps"}]'
     if worked:
         text += "; calls that worked: " + "; ".join(worked[:MAX_CALLS])
+    instead = []
+    for t, why in (dead_ends or {}).items():
+        tool, _, target = t.partition(":")
+        instead.append(f"{call_text(tool, target, workspace)} ({why or 'no usable result'})")
+    if instead:
+        text += "; instead of: " + "; ".join(instead[:MAX_CALLS])
     return text
 
 

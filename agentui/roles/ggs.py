@@ -223,7 +223,7 @@ class GGS(RoleBase):
         final = FinalResult(task_id=tid, summary=p.summary, output=p.merged_output, loss=sig.loss(),
                             grad_l=round(sig.grad_l, 6), replans=st.directives, prev_directive=st.prev,
                             directive=TerminalDirective.ACCEPT)
-        content = lessons.sop("accept", p.intent, p.outcomes, self.ctx.workspace)
+        content = lessons.sop("accept", p.intent, p.outcomes, self.ctx.workspace, self._dead_ends(st))
         self._state.pop(tid, None)
         await self._write(tid, self._terminal(st, "accept", p.intent or p.summary, content))
         await self.publish(Role.USER, final, tid)
@@ -398,11 +398,16 @@ class GGS(RoleBase):
     def _lesson(self, state: MacroState, req: ReplanRequest, st: _TaskState) -> str:
         """A terminal Megram's content: what worked (success) or what to avoid (abandon)."""
         if state == MacroState.SUCCESS:
-            return lessons.sop(state.value, req.intent, req.outcomes, self.ctx.workspace)
+            return lessons.sop(state.value, req.intent, req.outcomes, self.ctx.workspace, self._dead_ends(st))
         classes = sorted({v.failure_class.value for v in L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
                           if v.failure_class})
-        tried = {t: st.why.get(t, "") for t in [*st.tried_targets, *st.blocked_commands]}
-        return lessons.failure(state.value, req.intent, req.outcomes, tried, self.ctx.workspace, classes=classes)
+        return lessons.failure(state.value, req.intent, req.outcomes, self._dead_ends(st), self.ctx.workspace,
+                               classes=classes)
+
+    @staticmethod
+    def _dead_ends(st: _TaskState) -> dict[str, str]:
+        """Every target and command tried and failed across the task's rounds, with what it said."""
+        return {t: st.why.get(t, "") for t in [*st.tried_targets, *st.blocked_commands]}
 
     def _rationale(self, state: MacroState, sig: L.Signals, urg: Urgency, req: ReplanRequest,
                    tools: list[str], targets: list[str]) -> str:

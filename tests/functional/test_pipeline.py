@@ -265,6 +265,10 @@ async def test_change_path_on_environmental_wall_then_accept(fakellm, tmp_path):
     # GGS wrote one Megram for the blocked target (tool:/path: tags) and one for the accept
     spaces = sorted(m.space for m in r.of("Megram"))
     assert spaces == ["intent:read_settings", "tool:read_file"]
+    # the accept's lesson: what worked, and the dead end it replaced, as calls a planner can use
+    [sop] = [m for m in r.of("Megram") if m.space.startswith("intent:")]
+    assert "calls that worked: read_file `config.ini`" in sop.content
+    assert "instead of: read_file `settings.ini` (" in sop.content
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
