@@ -39,6 +39,7 @@ class Calibration:
 
 #: lessons of the task's own kind of work a plan is shown (C-level rules and M/K outcomes together)
 MAX_LESSONS = 3
+LESSON_CHARS = 240  # of one lesson in the prompt: its calls, not only its opening words
 
 
 def provenance(mid: str, created_at: str) -> str:
@@ -117,7 +118,7 @@ async def calibrate(mem: Any, intent: str, workspace: Path, request: str = "") -
             cal.caution.extend(m.content[:200] for m in ranked[:2])
         shown.extend(picked)
     for lst, m in shown[:MAX_LESSONS]:
-        lst.append(f"{m.content[:200]} {provenance(m.id, m.created_at)}")
+        lst.append(f"{m.content[:LESSON_CHARS]} {provenance(m.id, m.created_at)}")
         cal.megram_ids.append(m.id)
     for us in (USER_SPACE, *LEGACY_USER_SPACES):
         for r in await _rules(mem, us):
