@@ -9,6 +9,10 @@ A suite is a JSON list of ``{id, description, init, check}``:
 Each task runs as its own `agentui run --json --yes` process (fresh workspace, fresh data dir, a
 hard timeout), so one task can neither hang the suite nor leak state into the next. Per task we
 record pass/fail, directive, replans, LLM calls, tokens, parse repairs and wall seconds.
+
+`run_passes` measures memory: with `shared_memory` every task uses one data dir, in the suite's
+order, and `passes` repeats the suite, so pass 1 can be set against fresh memory per task and
+pass 2 against pass 1.
 """
 
 from __future__ import annotations
@@ -143,23 +147,25 @@ def run_task(
     run_args: Sequence[str] = (),
     ablation: str | None = None,
     keep: str | Path | None = None,
+    data_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Run one suite task in a fresh workspace and data dir; return its result record.
 
     With `keep` (a directory), the task's workspace and data dir (task log, audit, memory) are made
-    under it and left there for reading afterwards; the record names the path.
+    under it and left there for reading afterwards; the record names the path. With `data_dir`, the
+    task uses that data dir (and its memory) instead of a fresh one, and it is left in place.
     """
     if keep is not None:
         Path(keep).mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix=f"agentui-bench-{task.id}-", dir=keep))
-    workspace, data = root / "ws", root / "data"
+    workspace, data = root / "ws", Path(data_dir) if data_dir is not None else root / "data"
     workspace.mkdir()
     rec: dict[str, Any] = {"id": task.id, "passed": False, "directive": None, "replans": 0,
                            "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                            "parse_repairs": 0, "tool_calls": 0, "wall_s": 0.0, "error": None}
     if keep is not None:
         rec["kept"] = str(root)
-    t0 = time.monotonic()
+    t0, started = time.monotonic(), time.time()
     try:
         init = subprocess.run(["bash", "-c", task.init], cwd=workspace, capture_output=True, text=True, timeout=60)
         if init.returncode != 0:
@@ -178,7 +184,7 @@ def run_task(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             rec["error"] = f"timed out after {timeout:g} s"
-            rec.update(_logged_usage(data))  # what the killed run spent still counts
+            rec.update(_logged_usage(data, since=started))  # what the killed run spent still counts
             return rec
         except BaseException:
             # Ctrl+C or a kill of the bench: the task runs in its own session, so take it down too.
@@ -215,10 +221,14 @@ def run_task(
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _logged_usage(data: Path) -> dict[str, int]:
-    """LLM calls and tokens of a run that was killed, from its task logs (it printed no stats)."""
+def _logged_usage(data: Path, since: float = 0.0) -> dict[str, int]:
+    """LLM calls and tokens of a run that was killed, from its task logs (it printed no stats);
+    with `since` (a time.time()), only the logs written since then: a shared data dir holds the
+    logs of earlier tasks too."""
     calls = prompt = completion = 0
     for log in sorted((data / "tasks").glob("*.jsonl")) if (data / "tasks").is_dir() else []:
+        if since and log.stat().st_mtime < since:
+            continue
         try:
             lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
@@ -271,6 +281,59 @@ def run_suite(
         if on_result:
             on_result(r)
     return results
+
+
+def run_passes(
+    tasks: list[SuiteTask],
+    *,
+    passes: int,
+    shared_memory: bool,
+    timeout: float,
+    run_args: Sequence[str] = (),
+    ablation: str | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[SuiteTask], None] | None = None,
+    on_pass: Callable[[int, list[dict[str, Any]]], None] | None = None,
+    keep: str | Path | None = None,
+) -> list[list[dict[str, Any]]]:
+    """Run the suite `passes` times, in the suite file's order every time; one result list per pass.
+
+    With `shared_memory`, every task of every pass uses one data dir, so a task meets the memory of
+    the tasks before it and pass n+1 meets all of pass n (`memory_dir` in each record says where).
+    Without it, each task has a fresh data dir, as in :func:`run_suite`. Each record carries its
+    `pass` (1-based) and `shared_memory`.
+    """
+    if keep is not None:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+    shared = Path(tempfile.mkdtemp(prefix="agentui-bench-memory-", dir=keep)) if shared_memory else None
+    out: list[list[dict[str, Any]]] = []
+    try:
+        for n in range(1, passes + 1):
+            results: list[dict[str, Any]] = []
+            for t in tasks:
+                if on_start:
+                    on_start(t)
+                r = run_task(t, timeout=timeout, run_args=run_args, ablation=ablation, keep=keep, data_dir=shared)
+                r.update({"pass": n, "shared_memory": shared_memory})
+                if shared is not None and keep is not None:
+                    r["memory_dir"] = str(shared)
+                results.append(r)
+                if on_result:
+                    on_result(r)
+            out.append(results)
+            if on_pass:
+                on_pass(n, results)
+    finally:
+        if shared is not None and keep is None:
+            shutil.rmtree(shared, ignore_errors=True)
+    return out
+
+
+def pass_line(n: int, results: list[dict[str, Any]]) -> str:
+    """One pass's pass rate, calls and tokens, as `bench --passes` prints it."""
+    s = summarise(results)
+    return (f"pass {n}: {s['passed']}/{s['tasks']} passed ({s['success_rate']:.0%}), "
+            f"{s['llm_calls_per_task']:.1f} calls/task, {s['tokens_per_task']:.0f} tokens/task, {s['wall_s']} s")
 
 
 def canonical_line(obj: dict[str, Any]) -> str:

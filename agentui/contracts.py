@@ -300,6 +300,8 @@ class DispatchManifest(Contract):
         default=None, description="with model_output: why the last reply was unusable — invalid, length, "
         "runaway:<how> or deadline (the advice depends on it)"
     )
+    memory_ids: list[str] = Field(default_factory=list, description=(
+        "the Megrams whose lessons the plan's prompt showed, most relevant first (`agentui memory show ID`)"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -590,7 +592,8 @@ class ConfirmationRequest(Contract):
 
     Every text field is sanitized (no ANSI or control characters). `patterns` is what "always for
     this project" stores (shown in the button); `scopes` lists the answers offered besides deny;
-    `human_only` (a secret) is never answered by --yes; `escalation` asks to run outside the sandbox.
+    `human_only` (a secret) is never answered by --yes; `escalation` asks to run outside the sandbox;
+    `caution` marks the planner's go-ahead question, which runs no command.
     """
 
     request_id: str
@@ -607,11 +610,15 @@ class ConfirmationRequest(Contract):
     human_only: bool = False
     sandboxed: bool = False
     escalation: bool = False
+    caution: bool = Field(default=False, description=(
+        "memory's Caution band asks whether to go ahead with a plan (v0.8 §R2), not the gate about a "
+        "command: --yes and an unattended tree run give the go-ahead; an approval of it approves no command"))
 
 
 AnsweredBy = Literal["user", "yes", "unconfined", "unattended", "error", "timeout"]
 """Who answered a ConfirmationRequest: a person (TTY, TUI, ACP client), `--yes` (inside the OS
-sandbox), `--unconfined`, nobody (non-interactive: denied), a prompt that failed (denied), or an
+sandbox, or memory's Caution go-ahead), `--unconfined`, nobody (non-interactive: denied; a tree
+run's go-ahead for memory's Caution), a prompt that failed (denied), or an
 ACP client that did not answer within `acp.permission_timeout_s` (denied)."""
 
 

@@ -72,7 +72,8 @@ def detail(env: Envelope) -> str:
     if isinstance(p, DispatchManifest):
         if not p.subtask_ids:
             return f"no plan — {_one(p.planner_error or 'planner failed', 80)}"
-        return f"round {p.round}: {len(p.subtask_ids)} subtask(s), {len(p.task_criteria)} task criteria"
+        used = f"; planned with memory {', '.join(p.memory_ids)}" if p.memory_ids else ""
+        return f"round {p.round}: {len(p.subtask_ids)} subtask(s), {len(p.task_criteria)} task criteria{used}"
     if isinstance(p, ExecutionResult):
         n = len(p.tool_calls)
         what = p.infeasible_reason if p.infeasible_reason else p.output

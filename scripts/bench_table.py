@@ -4,6 +4,7 @@
 Usage: python scripts/bench_table.py results.jsonl [more.jsonl …]
        python scripts/bench_table.py --compare ggs.jsonl naive.jsonl [--names GGS,naive-retry]
        python scripts/bench_table.py --summary a.jsonl b.jsonl … [--names A,B,…]
+FILE@N reads only pass N of a `bench --passes` file (`--compare memory.jsonl@1 memory.jsonl@2`).
 One row per task (the last record of each id wins, in suite order of first appearance), then a
 totals row: passed, LLM calls, prompt/completion tokens, parse failures, runaways cut, wall seconds.
 With --compare: one row per task both runs finished (GGS vs. the naive-retry ablation, or any two
@@ -130,7 +131,11 @@ def summary(runs: list[list[dict]], names: list[str]) -> str:
 
 
 def _read(name: str) -> list[dict] | str:
-    """The records of one file, or the one-line error."""
+    """The records of one file (of one pass of it with FILE@N), or the one-line error."""
+    path, at, wanted = name.rpartition("@")
+    if at and wanted.isdigit() and not Path(name).exists():
+        got = _read(path)
+        return got if isinstance(got, str) else [r for r in got if r.get("pass") == int(wanted)]
     try:
         lines = Path(name).read_text(encoding="utf-8").splitlines()
     except OSError as e:

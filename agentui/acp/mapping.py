@@ -119,7 +119,9 @@ class Mapper:
                 return [_thought(f"R2 could not plan: {p.planner_error}")]
             self.plan = {sid: "pending" for sid in p.subtask_ids}
             self.failed -= set(p.subtask_ids)
-            return [self._plan_update()]
+            used = [_thought(f"R2 planned with memory {', '.join(p.memory_ids)} (agentui memory show ID; "
+                             "forget ID drops a bad lesson)")] if p.memory_ids else []
+            return [*used, self._plan_update()]
         if isinstance(p, ExecutionResult):
             # live, each call streamed as it starts and ends (stream.py); a replay has only the records
             out = [self._tool_call(p.subtask_id, p.attempt, i, rec)

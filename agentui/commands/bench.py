@@ -20,6 +20,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", metavar="DIR",
                         help="keep each task's workspace and data dir (task log, audit) under DIR")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--shared-memory", action="store_true",
+                        help="run every task with one data dir, in the suite's order, so each task meets "
+                             "the memory of the tasks before it")
+    parser.add_argument("--passes", type=_passes, default=1, metavar="N",
+                        help="run the suite N times and print the pass rate of each pass (default 1); with "
+                             "--shared-memory, pass 2 meets what pass 1 left in memory")
+
+
+def _passes(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= n <= 20:
+        raise argparse.ArgumentTypeError(f"{n} is out of range: give 1 to 20 passes")
+    return n
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
         val = getattr(args, flag, None)
         if val:
             run_args += [f"--{flag.replace('_', '-')}", str(val)]
+
+    if args.shared_memory or args.passes > 1:
+        return _run_passes(args, tasks, run_args, caught)
 
     err = Console(stderr=True)
     out_fh = open(args.out, "a", encoding="utf-8") if args.out else None  # noqa: SIM115
@@ -123,3 +142,45 @@ def run(args: argparse.Namespace) -> int:
     print(f"bench: {summary['passed']} passed, {summary['failed']} failed, "
           f"{summary['false_successes']} false success(es)")
     return 0 if summary["failed"] == 0 else 1
+
+
+def _run_passes(args: argparse.Namespace, tasks: list, run_args: list[str], caught: list[int]) -> int:
+    """`--shared-memory` / `--passes N`: the suite in its file's order, N times; one line per task,
+    then each pass's pass rate (and with --json one document with every pass's summary)."""
+    from rich.console import Console
+
+    from agentui.benchsuite import canonical_line, pass_line, run_passes, summarise
+
+    err = Console(stderr=True)
+    memory = "one shared data dir" if args.shared_memory else "a fresh data dir per task"
+    err.print(f"bench: {args.passes} pass(es) of {len(tasks)} task(s), in the suite file's order, {memory}")
+    out_fh = open(args.out, "a", encoding="utf-8") if args.out else None  # noqa: SIM115
+
+    def on_result(r: dict) -> None:
+        mark = "[green]pass[/]" if r["passed"] else "[red]fail[/]"
+        err.print(f"{mark} pass {r['pass']} {r['id']}: {r['directive'] or r['error']} "
+                  f"({r['llm_calls']} calls, {r['wall_s']:.1f} s)")
+        if out_fh:
+            out_fh.write(canonical_line({**r, "ablation": args.ablation}) + "\n")
+            out_fh.flush()
+
+    try:
+        per_pass = run_passes(tasks, passes=args.passes, shared_memory=args.shared_memory, timeout=args.timeout,
+                              run_args=run_args, ablation=args.ablation, on_result=on_result, keep=args.keep,
+                              on_pass=lambda n, rs: err.print(pass_line(n, rs)))
+    except KeyboardInterrupt:
+        sig = caught[0] if caught else signal.SIGINT
+        err.print(f"bench: interrupted ({signal.Signals(sig).name}); the running task was stopped")
+        return 128 + sig
+    finally:
+        if out_fh:
+            out_fh.close()
+    summaries = [{"pass": n, **summarise(rs)} for n, rs in enumerate(per_pass, 1)]
+    if args.json:
+        print(json.dumps({"shared_memory": args.shared_memory, "order": [t.id for t in tasks],
+                          "passes": summaries, "results": [r for rs in per_pass for r in rs]}, ensure_ascii=False))
+    for n, rs in enumerate(per_pass, 1):
+        print(pass_line(n, rs))
+    failed = sum(s["failed"] for s in summaries)
+    print(f"bench: {sum(s['passed'] for s in summaries)} passed, {failed} failed over {len(per_pass)} pass(es)")
+    return 0 if failed == 0 else 1

@@ -77,10 +77,11 @@ def template_rule(kind: str, evidence: list[Megram]) -> str:
     """Deterministic rule text when no LLM is available (or it failed)."""
     head = evidence[0] if evidence else None
     where = f"{head.space} / {head.entity}" if head else "this tag pair"
-    examples = "; ".join(dict.fromkeys(m.content.strip()[:80] for m in evidence if m.content.strip()))
+    # long enough to keep a lesson's calls (lessons.py), not only its opening words
+    examples = "; ".join(dict.fromkeys(m.content.strip()[:160] for m in evidence if m.content.strip()))
     lead = "Best practice" if kind == BEST_PRACTICE else "Constraint — avoid"
     text = f"{lead}: {where} ({len(evidence)} outcomes)"
-    return f"{text}: {examples[:300]}" if examples else text
+    return f"{text}: {examples[:400]}" if examples else text
 
 
 def llm_distiller(pool: Any) -> Distil:

@@ -16,7 +16,6 @@ import unicodedata
 ENV_LOCAL = "env:local"
 
 _ZWJ = "\u200d"
-_MAX_WORD = 40
 
 
 def _keep(ch: str) -> bool:
@@ -51,10 +50,11 @@ def slug(text: str) -> str:
 
 
 def intent_space(intent: str) -> str:
-    """``intent:<first three words, slugged, joined by _>`` (CJK text without spaces is one word)."""
-    words = [w for w in (_slug_raw(tok)[:_MAX_WORD] for tok in intent.split()) if w]
-    body = "_".join(words[:3]) if words else _hash(intent)
-    return f"intent:{body}"
+    """``intent:<verb>_<object>`` of the kind of work the intent names (workkind.intent_key), else
+    ``intent:<first three content words>`` (CJK text without spaces is one word)."""
+    from .workkind import intent_key
+
+    return f"intent:{intent_key(intent)}"
 
 
 def tool_space(tool: str) -> str:

@@ -1,6 +1,9 @@
 """The memory-reading side of the roles (roles-v0.8 §R2 Memory Calibration).
 
-- `calibrate` (R2, before every plan): the intent's C-level SOPs and M/K potentials, the user-wide
+- `calibrate` (R2, before every plan): the C-level SOPs and M/K potentials of the task's kind of
+  work — the `intent:` space of R1's intent and the one code reads from the request
+  (memory/workkind.py) — at most MAX_LESSONS lessons, most relevant first, each naming the Megram
+  it came from; the user-wide
   remembered rules (space `user`, plus the legacy `manual`), and the consolidated Constraint
   Megrams of `tool:` spaces with a `path:` entity — structured (tool, target) pairs the plan
   validator enforces in code, as it does GGS's blocked targets. Caution comes back as its own
@@ -31,6 +34,17 @@ class Calibration:
     prefer: list[str] = field(default_factory=list)
     caution: list[str] = field(default_factory=list)
     constraints: list[tuple[str, str, str]] = field(default_factory=list)  # (tool, target, rule text)
+    megram_ids: list[str] = field(default_factory=list)  # the lessons shown, in the order shown
+
+
+#: lessons of the task's own kind of work a plan is shown (C-level rules and M/K outcomes together)
+MAX_LESSONS = 3
+LESSON_CHARS = 240  # of one lesson in the prompt: its calls, not only its opening words
+
+
+def provenance(mid: str, created_at: str) -> str:
+    """Where a lesson came from: its Megram id (what `agentui memory forget` takes) and its day."""
+    return f"[memory {mid if len(mid) <= 16 else mid[:8]}, {created_at[:10]}]"
 
 
 def rel_target(target: str, workspace: Path) -> str:
@@ -59,34 +73,62 @@ async def memory_constraints(mem: Any, workspace: Path) -> list[tuple[str, str, 
     return out
 
 
-async def calibrate(mem: Any, intent: str, workspace: Path) -> tuple[Calibration, dict[str, Any]]:
+async def _lessons(mem: Any, spaces: list[str]) -> list[tuple[int, Any]]:
+    """The M/K Megrams of `spaces` as (how many of the spaces hold it, Megram), most relevant first:
+    held by both keys, then newest. A lesson GGS copied into both spaces is one lesson."""
+    from agentui.memory.tags import ENV_LOCAL
+
+    found: dict[tuple[str, str], tuple[int, Any]] = {}
+    for sp in spaces:
+        for m in await asyncio.to_thread(mem.list, None, sp, ENV_LOCAL):
+            if m.level.value not in ("M", "K"):
+                continue
+            n, first = found.get((m.content, m.created_at), (0, m))
+            found[(m.content, m.created_at)] = (n + 1, first)
+    return sorted(found.values(), key=lambda x: (x[0], x[1].created_at, x[1].id), reverse=True)
+
+
+async def calibrate(mem: Any, intent: str, workspace: Path, request: str = "") -> tuple[Calibration, dict[str, Any]]:
     """R2's calibration and a record of it for the task log."""
-    from agentui.memory.tags import ENV_LOCAL, intent_space
+    from agentui.memory.tags import ENV_LOCAL
+    from agentui.memory.workkind import task_spaces
 
     cal = Calibration()
-    space = intent_space(intent)
-    sops = await mem.query_c(space, ENV_LOCAL)
-    pot = await mem.query_mk(space, ENV_LOCAL)
-    for s in sops:
-        (cal.prefer if s.sigma > 0 else cal.must_not).append(s.content[:200])
-    if pot.action in (MemoryAction.EXPLOIT, MemoryAction.AVOID, MemoryAction.CAUTION):
-        recent = await asyncio.to_thread(mem.list, None, space, ENV_LOCAL)
-        recent = sorted((m for m in recent if m.level.value in ("M", "K")), key=lambda m: m.created_at,
-                        reverse=True)
+    spaces = task_spaces(intent, request)
+    sops: dict[str, Any] = {}
+    for sp in spaces:
+        for s in await mem.query_c(sp, ENV_LOCAL):
+            sops.setdefault(s.content, s)
+    # the first space with something to say decides the band: the intent's, else the request's
+    pots = [(sp, await mem.query_mk(sp, ENV_LOCAL)) for sp in spaces]
+    space, pot = next(((sp, p) for sp, p in pots if p.action != MemoryAction.IGNORE), pots[0])
+    shown: list[tuple[list[str], Any]] = []  # (the list it goes to, SOPRecord or Megram)
+    for s in sops.values():
+        shown.append((cal.prefer if s.sigma > 0 else cal.must_not, s))
+    if pot.action != MemoryAction.IGNORE:
+        ranked = [m for _n, m in await _lessons(mem, spaces)]
+        good = [m for m in ranked if m.sigma > 0]
+        bad = [m for m in ranked if m.sigma < 0]
         if pot.action == MemoryAction.EXPLOIT:
-            cal.prefer.extend(f"what worked before: {m.content[:200]}" for m in [m for m in recent if m.sigma > 0][:2])
+            picked = [(cal.prefer, m) for m in good[:2]]
         elif pot.action == MemoryAction.AVOID:
-            cal.must_not.extend(f"what failed before: {m.content[:200]}" for m in [m for m in recent if m.sigma < 0][:2])
-        else:
-            cal.caution.extend(m.content[:200] for m in recent[:2])
+            picked = [(cal.must_not, m) for m in bad[:2]]
+        else:  # a mixed record: the best of each side, and the user is asked before the plan runs
+            picked = [(cal.prefer, m) for m in good[:1]] + [(cal.must_not, m) for m in bad[:1]]
+            cal.caution.extend(m.content[:200] for m in ranked[:2])
+        shown.extend(picked)
+    for lst, m in shown[:MAX_LESSONS]:
+        lst.append(f"{m.content[:LESSON_CHARS]} {provenance(m.id, m.created_at)}")
+        cal.megram_ids.append(m.id)
     for us in (USER_SPACE, *LEGACY_USER_SPACES):
         for r in await _rules(mem, us):
             (cal.prefer if r.sigma > 0 else cal.must_not).append(f"(remembered) {r.content[:200]}")
     cal.constraints = await memory_constraints(mem, workspace)
     cal.must_not.extend(f"{tool} on {target} ({rule[:120]})" for tool, target, rule in cal.constraints[:6])
-    record = {"kind": "memory_calibration", "space": space, "sops": len(sops),
+    record = {"kind": "memory_calibration", "space": space, "spaces": spaces, "sops": len(sops),
               "potentials": pot.model_dump(mode="json"), "must_not": cal.must_not, "prefer": cal.prefer,
-              "caution": cal.caution, "constraints": [f"{t}:{g}" for t, g, _ in cal.constraints]}
+              "caution": cal.caution, "megrams": cal.megram_ids,
+              "constraints": [f"{t}:{g}" for t, g, _ in cal.constraints]}
     return cal, record
 
 

@@ -28,10 +28,12 @@ from agentui.contracts import (
     ReplanRequest,
     Role,
     SubTaskOutcome,
+    TaskSpec,
     TerminalDirective,
     ToolCallRecord,
     Urgency,
 )
+from agentui.memory import lessons
 from agentui.memory.quantize import megram_params
 from agentui.roles import loss as L
 from agentui.roles.actions import COMMAND_TOOLS, REPEATED_PLAN, brief
@@ -52,6 +54,8 @@ class _TaskState:
     last_directive: PlanDirective | None = None  # re-sent after a model-output failure
     output_failures: int = 0
     denial: str | None = None  # the first "the user denied …" evidence of any round: said on abandon
+    request: str = ""  # TaskSpec.raw_input: code reads the task's second memory space from it
+    why: dict[str, str] = field(default_factory=dict)  # "tool:target" of a dead end → what it said
 
 
 def _failing(outcomes: list[SubTaskOutcome]) -> list[SubTaskOutcome]:
@@ -86,6 +90,12 @@ def failed_targets(outcomes: list[SubTaskOutcome], workspace: Path | None = None
 #: `shell` blocked a question about local files has no tool left that can count or run anything.
 #: At most this many go into one directive (each is a line of the planner's prompt).
 MAX_BLOCKED_COMMANDS = 6
+
+
+def dead_end_calls(outcomes: list[SubTaskOutcome]) -> list[ToolCallRecord]:
+    """The calls `failed_targets` names, as records (their evidence says why they failed)."""
+    return [c for o in _failing(outcomes) for c in o.tool_calls
+            if c.target and (not c.ok or EMPTY_RESULT.match(c.evidence or ""))]
 
 
 def _failing_calls(outcomes: list[SubTaskOutcome], failed_calls_only: bool) -> list[ToolCallRecord]:
@@ -157,7 +167,7 @@ def output_failure_advice(cut: str | None) -> tuple[str, list[str]]:
 
 class GGS(RoleBase):
     role = Role.GGS
-    consumes = frozenset({"ReplanRequest", "OutcomeSummary"})
+    consumes = frozenset({"ReplanRequest", "OutcomeSummary", "TaskSpec"})
     serial = True  # one decision at a time: the per-task state is a strict sequence
 
     def __init__(self, ctx: RoleContext) -> None:
@@ -177,18 +187,33 @@ class GGS(RoleBase):
         for m in megrams:
             await self.publish(Role.MEMORY, m, task_id)
 
+    def _terminal(self, st: _TaskState, state: str, intent: str, content: str) -> list[Megram]:
+        """The terminal Megram (v0.8 §6b macro-event) in the intent's space, and a copy in the space
+        code reads from the request when that differs: like tasks meet even when the model words
+        the intent differently."""
+        from agentui.memory.tags import ENV_LOCAL
+        from agentui.memory.workkind import task_spaces
+
+        first, *more = task_spaces(intent, st.request)
+        m = self._megram(state, first, ENV_LOCAL, content)
+        return [m, *(m.model_copy(update={"id": self.ctx.ids.new("megram"), "space": sp}) for sp in more)]
+
+    def accepts(self, env: Envelope) -> bool:
+        # TaskSpec is read, never answered: its request gives the task's second memory space
+        return env.type == "TaskSpec" or super().accepts(env)
+
     async def handle(self, env: Envelope) -> None:
         tid = env.task_id or ""
         st = self._state.setdefault(tid, _TaskState())
         p = env.payload
-        if isinstance(p, OutcomeSummary):
+        if isinstance(p, TaskSpec):
+            st.request = p.raw_input
+        elif isinstance(p, OutcomeSummary):
             await self._accept(tid, st, p)
         elif isinstance(p, ReplanRequest):
             await self._replan(tid, st, p)
 
     async def _accept(self, tid: str, st: _TaskState, p: OutcomeSummary) -> None:
-        from agentui.memory.tags import ENV_LOCAL, intent_space
-
         D = L.distance(p.outcomes, p.task_criteria_verdicts)
         P = L.implausibility(L.failed_verdicts(p.outcomes, p.task_criteria_verdicts))
         Om = L.resource_cost(st.requests, p.elapsed_ms, self.cfg)
@@ -196,9 +221,9 @@ class GGS(RoleBase):
         final = FinalResult(task_id=tid, summary=p.summary, answer=p.answer, output=p.merged_output, loss=sig.loss(),
                             grad_l=round(sig.grad_l, 6), replans=st.directives, prev_directive=st.prev,
                             directive=TerminalDirective.ACCEPT)
-        content = f"accept: {p.intent} — {p.summary}"
+        content = lessons.sop("accept", p.intent, p.outcomes, self.ctx.workspace, self._dead_ends(st))
         self._state.pop(tid, None)
-        await self._write(tid, [self._megram("accept", intent_space(p.intent or p.summary), ENV_LOCAL, content)])
+        await self._write(tid, self._terminal(st, "accept", p.intent or p.summary, content))
         await self.publish(Role.USER, final, tid)
 
     async def _model_output(self, tid: str, st: _TaskState, req: ReplanRequest) -> None:
@@ -267,13 +292,7 @@ class GGS(RoleBase):
         if req.reason == "verification_output" and all(o.status == OutcomeStatus.MATCHED for o in req.outcomes):
             await self._unverified(tid, st, req)
             return
-        from agentui.memory.tags import (
-            ENV_LOCAL,
-            intent_space,
-            parse_blocked_target,
-            path_entity,
-            tool_space,
-        )
+        from agentui.memory.tags import path_entity, tool_space
 
         st.requests += 1
         st.denial = st.denial or denial_of(req)
@@ -295,11 +314,12 @@ class GGS(RoleBase):
             if o.status == OutcomeStatus.MATCHED:
                 st.last_matched[o.intent or o.subtask_id] = o.output
         round_targets = failed_targets(req.outcomes, self.ctx.workspace)
+        for c in dead_end_calls(req.outcomes):  # for the abandon lesson: why each dead end failed
+            st.why.setdefault(f"{c.tool}:{rel_target(c.target, self.ctx.workspace)}", lessons.why_failed(c))
         for t in round_targets:
             if t not in st.tried_targets:
                 st.tried_targets.append(t)
         prev = st.prev
-        space = intent_space(req.intent or req.gap_summary)
 
         if state in (MacroState.ABANDON, MacroState.SUCCESS):
             if state == MacroState.ABANDON:
@@ -327,8 +347,9 @@ class GGS(RoleBase):
                     replans=st.directives, prev_directive=prev, directive=TerminalDirective.SUCCESS,
                 )
             self._state.pop(tid, None)
-            await self._write(tid, [self._megram(state.value, space, ENV_LOCAL,
-                                                 f"{state.value}: {req.intent} — {req.gap_summary}")])
+            if "declined: " not in req.gap_summary:  # a "no" to going ahead says nothing about the approach
+                await self._write(tid, self._terminal(st, state.value, req.intent or req.gap_summary,
+                                                      self._lesson(state, req, st)))
             await self.publish(Role.USER, final, tid)
             return
 
@@ -364,13 +385,29 @@ class GGS(RoleBase):
             urgency=urg, round=st.directives, steps_passed=_steps_passed(req),
         )
         megrams = []
-        for t in failed_targets(req.outcomes):  # memory keeps absolute paths: it outlives this workspace
-            tool, target = parse_blocked_target(t)
-            megrams.append(self._megram(state.value, tool_space(tool), path_entity(target),
-                                        f"{state.value}: {tool} on {target} failed while: {req.intent}"))
+        seen: set[tuple[str, str]] = set()
+        for c in dead_end_calls(req.outcomes):  # tags keep absolute paths: memory outlives this workspace
+            if (c.tool, c.target) not in seen:
+                seen.add((c.tool, c.target))
+                megrams.append(self._megram(state.value, tool_space(c.tool), path_entity(c.target),
+                                            lessons.micro(state.value, req.intent, c, self.ctx.workspace)))
         await self._write(tid, megrams)
         st.last_directive = directive
         await self.publish(Role.PLANNER, directive, tid)
+
+    def _lesson(self, state: MacroState, req: ReplanRequest, st: _TaskState) -> str:
+        """A terminal Megram's content: what worked (success) or what to avoid (abandon)."""
+        if state == MacroState.SUCCESS:
+            return lessons.sop(state.value, req.intent, req.outcomes, self.ctx.workspace, self._dead_ends(st))
+        classes = sorted({v.failure_class.value for v in L.failed_verdicts(req.outcomes, req.task_criteria_verdicts)
+                          if v.failure_class})
+        return lessons.failure(state.value, req.intent, req.outcomes, self._dead_ends(st), self.ctx.workspace,
+                               classes=classes)
+
+    @staticmethod
+    def _dead_ends(st: _TaskState) -> dict[str, str]:
+        """Every target and command tried and failed across the task's rounds, with what it said."""
+        return {t: st.why.get(t, "") for t in [*st.tried_targets, *st.blocked_commands]}
 
     def _rationale(self, state: MacroState, sig: L.Signals, urg: Urgency, req: ReplanRequest,
                    tools: list[str], targets: list[str]) -> str:

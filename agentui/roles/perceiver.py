@@ -1,10 +1,11 @@
 """R1 Perceiver (roles-v0.7 §R1): free text → TaskSpec, with full fidelity.
 
-`raw_input` is the user's text verbatim. R1 asks a ClarificationRequest only when no reasonable
-interpretation exists (at most `pipeline.clarification_rounds` rounds; an empty answer means
-"proceed"), then commits. Greetings are answered by code (no LLM call); short conversational
+`raw_input` is the user's text verbatim; `intent` is the kind of work it asks for, a short
+"verb object qualifier" phrase normalised by code (memory/workkind.py), which memory keys on.
+R1 asks a ClarificationRequest only when no reasonable interpretation exists (at most
+`pipeline.clarification_rounds` rounds; an empty answer means "proceed"), then commits. Greetings are answered by code (no LLM call); short conversational
 questions get a PerceiverReply from the one R1 call and never enter the pipeline. If R1's LLM is
-down, the task still goes on with the user's words as the intent.
+down, the task still goes on with the intent code reads from the user's words.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, field_validator
 
 from agentui.contracts import (
     ClarificationAnswer,
@@ -28,6 +29,7 @@ from agentui.contracts import (
     UserInput,
 )
 from agentui.llm.base import LLMInfraError
+from agentui.memory.workkind import normalise_intent
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.tools import fsaccess
 
@@ -46,25 +48,34 @@ _ACTION = re.compile(
     re.IGNORECASE,
 )
 
+INTENT_MAX = 80  # characters of the model's intent phrase
+
 SYSTEM = (
     "You are the Perceiver of an agent that does work on the user's computer. Restate the user's "
     "message faithfully; do not plan, elaborate or resolve vagueness (the Planner does that).\n"
     "kind: \"task\" if it asks for anything to be done or found on the computer; \"chat\" only for "
     "small talk or a general question answerable without the computer (then put the answer in reply); "
     "\"clarify\" ONLY if no reasonable interpretation exists (e.g. a single word), with a short question.\n"
-    "intent: one sentence restating the request, keeping every name, path and number.\n"
+    "intent: the kind of work in a few words, verb + object + qualifier, without names, paths or "
+    "numbers (e.g. \"count files in a directory tree\", \"sum a column of a CSV file\"); the request "
+    "itself is passed on verbatim.\n"
     "scope: files/folders/area the request is limited to, or null.\n"
-    'Example: {"kind": "task", "intent": "Count the .md files in docs", "scope": "docs", "reply": "", '
+    'Example: {"kind": "task", "intent": "count markdown files in a folder", "scope": "docs", "reply": "", '
     '"question": ""}'
 )
 
 
 class PerceiverOut(BaseModel):
     kind: Literal["task", "chat", "clarify"] = "task"
-    intent: str = ""
+    # bounded in the schema (a grammar stops there); a longer reply is no phrase of the kind of work
+    # (a copy of the request, say): it is dropped, not re-asked, and code reads the request instead
+    intent: str = Field(default="", max_length=INTENT_MAX)
     scope: str | None = None
     reply: str = ""
     question: str = ""
+
+    _drop_long = field_validator("intent", mode="before")(
+        classmethod(lambda cls, v: "" if isinstance(v, str) and len(v.strip()) > INTENT_MAX else v))
 
 
 def names_workspace(text: str, workspace: Path, limit: int = 2000) -> bool:
@@ -168,10 +179,9 @@ class Perceiver(RoleBase):
                 and not await asyncio.to_thread(names_workspace, u.text, self.ctx.workspace):
             await self.publish(Role.USER, PerceiverReply(task_id=tid, text=out.reply.strip()), tid)
             return
-        intent = (out.intent.strip() if out and out.intent.strip() else u.text.strip())
-        if answers and out is None:
-            intent = f"{intent} ({'; '.join(answers)})"
         said = "\n".join([u.text, *answers])
+        # the kind of work, not the request: memory groups tasks by it (memory/workkind.py)
+        intent = normalise_intent(out.intent if out else "", said)
         scope = grounded_scope(out.scope, said, self.ctx.workspace) if out and out.scope else None
         spec = TaskSpec(task_id=tid, intent=intent[:500], constraints=Constraints(scope=scope),
                         raw_input=u.text, history=[t[:500] for t in u.history[-3:]])

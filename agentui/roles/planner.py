@@ -334,7 +334,7 @@ class Planner(RoleBase):
         if mem is None:
             return Calibration()
         try:
-            cal, record = await calibrate(mem, spec.intent, self.ctx.workspace)
+            cal, record = await calibrate(mem, spec.intent, self.ctx.workspace, spec.raw_input)
             self.ctx.log(spec.task_id, record)
             return cal
         except Exception as e:  # noqa: BLE001 - memory trouble must not stop planning
@@ -342,7 +342,9 @@ class Planner(RoleBase):
             return Calibration()
 
     async def _caution_gate(self, st: _Task, plan: PlanOut, caution: list[str]) -> bool:
-        """Memory's Caution (v0.8 §R2: proceed with a confirmation gate): ask once per task."""
+        """Memory's Caution (v0.8 §R2: proceed with a confirmation gate): ask once per task. The
+        question is a pause, not the safety gate: --yes or an unattended tree run answers it (the
+        task log says who), and going ahead approves none of the plan's commands."""
         if not caution or st.caution_ok:
             return True
         tid = st.spec.task_id
@@ -352,12 +354,13 @@ class Planner(RoleBase):
         await self.bus.publish(Role.SAFETY, Role.USER, ConfirmationRequest(
             request_id=rid, task_id=tid, tool="plan", command="; ".join(s.intent[:120] for s in plan.subtasks),
             reasons=[f"memory has a mixed record for tasks like this: {c[:160]}" for c in caution[:2]],
-            cwd=str(self.ctx.workspace)), task_id=tid)
+            cwd=str(self.ctx.workspace), caution=True), task_id=tid)
         try:
             decision = await fut
         finally:
             self._decisions.pop(rid, None)
-        st.caution_ok = decision.decision.value in ("approve", "always")
+        st.caution_ok = decision.decision.value in ("approve", "always", "task", "session", "project")
+        self.ctx.log(tid, {"kind": "memory_caution", "go_ahead": st.caution_ok, "by": decision.answered_by})
         return st.caution_ok
 
     # -- planning -------------------------------------------------------------------------------
@@ -540,7 +543,7 @@ class Planner(RoleBase):
             dispatched_at=iso(self.ctx.clock.now()),
             task_criteria=[Criterion(criterion=c.criterion[:300], mode=c.mode, check=c.check[:300])
                            for c in plan.task_criteria],
-            round=st.round), tid)
+            round=st.round, memory_ids=cal.megram_ids), tid)
 
     async def on_error(self, env: Envelope, exc: Exception) -> None:
         tid = env.task_id or ""

@@ -39,7 +39,11 @@ def auto_answer(req: Any, *, yes: bool, unconfined: bool) -> ConfirmationChoice 
 
 
 def auto(req: Any, *, yes: bool, unconfined: bool) -> Answer | None:
-    """`auto_answer` with who answered: "unconfined" or "yes" (inside the sandbox)."""
+    """`auto_answer` with who answered: "unconfined" or "yes" (inside the sandbox). Memory's Caution
+    band (`req.caution`) asks to go ahead with a plan, not to run a command: --yes is that go-ahead.
+    The plan's commands still meet the gate one by one."""
+    if getattr(req, "caution", False):
+        return Answer(ConfirmationChoice.APPROVE, "unconfined" if unconfined else "yes") if yes or unconfined else None
     if req.human_only:
         return None
     if req.escalation:
@@ -53,6 +57,8 @@ def auto(req: Any, *, yes: bool, unconfined: bool) -> Answer | None:
 
 def why_not_auto(req: Any, *, yes: bool) -> str:
     """One line saying why a non-interactive run denied `req`."""
+    if getattr(req, "caution", False):
+        return "memory advised caution; --yes gives the go-ahead"
     if req.human_only:
         return "secret paths and remembered `ask:` rules always need a person at the prompt"
     if req.escalation:

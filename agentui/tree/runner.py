@@ -371,6 +371,8 @@ class TreeRunner:
                 return given
             if self.confirm is not None:
                 return await self.confirm(req)
+            if req.caution:  # memory's Caution band: an unattended run is the go-ahead; it runs no command
+                return Answer(ConfirmationChoice.APPROVE, "unattended")
             return Answer(ConfirmationChoice.DENY, "unattended")
 
         # the user's memory store, kept open across iterations: what one node taught helps the next

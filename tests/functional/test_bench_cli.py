@@ -110,3 +110,70 @@ def test_a_killed_runs_usage_is_read_from_its_task_log(tmp_path):
         + '{"kind": "llm", "prompt_tok')  # the killed writer's last line, cut
     assert _logged_usage(tmp_path / "data") == {"llm_calls": 2, "prompt_tokens": 1200, "completion_tokens": 100}
     assert _logged_usage(tmp_path / "nothing") == {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+
+def _count_lines_suite(tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([
+        {"id": "notes", "description": "How many lines does notes.txt have?",
+         "init": "printf 'a\\nb\\nc\\n' > notes.txt", "check": {"expected": 3, "match": "integer"}},
+        {"id": "todo", "description": "Count the lines in todo.txt",
+         "init": "printf 'a\\nb\\nc\\n' > todo.txt", "check": {"expected": 3, "match": "integer"}},
+    ]))
+    return suite
+
+
+def _count_lines_model(fake):
+    def planner(r):  # by the request, not the prompt: a lesson in it names the other task's file
+        request = r["messages"][1]["content"].split("Request (verbatim): ")[1].splitlines()[0]
+        name = "notes.txt" if "notes.txt" in request else "todo.txt"
+        return plan(["count given"], sub(f"wc -l < {name}", "a number", tools=["shell"]))
+
+    def executor(r):
+        name = "notes.txt" if "notes.txt" in r["messages"][1]["content"] else "todo.txt"
+        return call("shell", command=f"wc -l < {name}") if len(r["messages"]) == 2 else finish("3")
+
+    fake.responder("perceiver", lambda _r: perceive("count lines in a file"))
+    fake.responder("planner", planner)
+    fake.responder("executor", executor)
+    fake.responder("agent_validator", lambda _r: verdicts("pass", quote="3"))
+    fake.responder("meta_validator", lambda _r: merge("3 lines", "pass"))
+
+
+def _bench(fake, *args):
+    env = {**os.environ, "AGENTUI_BASE_URL": fake.base_url, "COLUMNS": "160"}
+    return subprocess.run([sys.executable, "-m", "agentui.cli", "bench", *map(str, args), "--timeout", "60"],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_bench_shared_memory_passes_share_one_data_dir_in_order(fakellm, tmp_path):
+    _count_lines_model(fakellm)
+    out = tmp_path / "results.jsonl"
+    r = _bench(fakellm, _count_lines_suite(tmp_path), "--shared-memory", "--passes", "2", "--out", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pass 1: 2/2 passed (100%)" in r.stdout and "pass 2: 2/2 passed (100%)" in r.stdout
+    assert "in the suite file's order, one shared data dir" in r.stderr
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(x["pass"], x["id"]) for x in rows] == [(1, "notes"), (1, "todo"), (2, "notes"), (2, "todo")]
+    prompts = [c["messages"][1]["content"] for c in fakellm.calls("planner")]
+    # the first task met an empty memory; every later one the lesson of the tasks before it
+    assert "[memory " not in prompts[0]
+    assert all("worked (accept) for \"count lines\"" in p and "[memory " in p for p in prompts[1:])
+
+
+def test_bench_passes_without_shared_memory_start_each_task_fresh(fakellm, tmp_path):
+    _count_lines_model(fakellm)
+    r = _bench(fakellm, _count_lines_suite(tmp_path), "--passes", "2", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout.splitlines()[0])
+    assert [p["pass"] for p in doc["passes"]] == [1, 2] and doc["order"] == ["notes", "todo"]
+    assert doc["shared_memory"] is False and all(p["success_rate"] == 1.0 for p in doc["passes"])
+    assert not any("[memory " in c["messages"][1]["content"] for c in fakellm.calls("planner"))
+
+
+def test_bench_passes_must_be_a_small_positive_number(tmp_path):
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([{"id": "t", "description": "x", "init": "true", "check": "true"}]))
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--passes", "0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--passes" in r.stderr and "Traceback" not in r.stderr

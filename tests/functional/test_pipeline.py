@@ -45,9 +45,11 @@ async def test_accept_first_try(fakellm, tmp_path):
     assert f.loss.D == 0.0 and f.output == "2" and f.answer == "2"
     assert r.stats["llm_calls"] == 6 and r.stats["tool_calls"] == 1
     assert set(r.stats["by_role"]) == {"perceiver", "planner", "executor", "agent_validator", "meta_validator"}
-    # one Megram from GGS, tagged with the intent
+    # one Megram from GGS, tagged with the kind of work, saying what worked (not the request)
     [m] = r.of("Megram")
-    assert m.space == "intent:count_the_txt" and m.state == "accept"
+    assert m.space == "intent:count_files" and m.state == "accept"
+    assert m.content == 'worked (accept) for "count files": 1 step(s) [shell]; calls that worked: shell `echo 2`'
+
     # every envelope routes as the spec's contract tables allow; GGS is the only FinalResult sender
     assert {e.sender for e in r.envelopes if e.type == "FinalResult"} == {Role.GGS}
     log = (tmp_path / "data" / "tasks" / f"{f.task_id}.jsonl").read_text().splitlines()
@@ -256,7 +258,11 @@ async def test_change_path_on_environmental_wall_then_accept(fakellm, tmp_path):
     assert "CHANGE_PATH" in replan_prompt and "settings.ini" in replan_prompt
     # GGS wrote one Megram for the blocked target (tool:/path: tags) and one for the accept
     spaces = sorted(m.space for m in r.of("Megram"))
-    assert spaces == ["intent:print_the_port", "tool:read_file"]
+    assert spaces == ["intent:read_settings", "tool:read_file"]
+    # the accept's lesson: what worked, and the dead end it replaced, as calls a planner can use
+    [sop] = [m for m in r.of("Megram") if m.space.startswith("intent:")]
+    assert "calls that worked: read_file `config.ini`" in sop.content
+    assert "instead of: read_file `settings.ini` (" in sop.content
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
 
@@ -581,7 +587,7 @@ async def test_clarification_answer_then_commit(fakellm, tmp_path):
     second = fakellm.calls("perceiver")[1]["messages"][1]["content"]
     assert "txt files" in second
     spec = r.of("TaskSpec")[0]
-    assert spec.raw_input == "count" and spec.intent == "count the txt files"
+    assert spec.raw_input == "count" and spec.intent == "count files"  # the kind of work (memory's key)
     assert r.final.directive.value == "accept"
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
 
@@ -601,7 +607,7 @@ async def test_perceiver_unusable_reply_carries_raw_text(fakellm, tmp_path):
     fakellm._scripts["perceiver"].clear()
     fakellm.script("perceiver", [Reply.fault("garbage"), Reply.fault("garbage")])
     r = await run_task(fakellm, tmp_path, "how many txt files?", **FAST)
-    assert r.of("TaskSpec")[0].intent == "how many txt files?"
+    assert r.of("TaskSpec")[0].intent == "count files"  # read by code from the request
     assert r.final.directive.value == "accept"
     assert r.stats["by_role"]["perceiver"]["parse_failures"] == 2
 
@@ -647,7 +653,8 @@ async def test_second_task_with_same_intent_uses_first_outcome_in_planner_prompt
     r2 = await run_task(fakellm, tmp_path, "how many txt files now?", memory=open_memory(db, SystemClock(), UuidIds()),
                         **FAST)
     second_prompt = fakellm.calls("planner")[1]["messages"][1]["content"]
-    assert "SHOULD PREFER" in second_prompt and "what worked before: accept: count the txt files" in second_prompt
+    assert "SHOULD PREFER:\n- worked (accept) for \"count files\": 1 step(s) [shell]; calls that worked: shell `echo 2` [memory " \
+        in second_prompt
     assert r2.final.directive.value == "accept"
 
 
@@ -898,7 +905,7 @@ async def test_a_scope_the_user_never_named_does_not_reach_the_planner(fakellm, 
     fakellm.script("meta_validator", [merge("out.txt written", "pass")])
     r = await run_task(fakellm, tmp_path, ask, **FAST)
     [spec] = r.of("TaskSpec")
-    assert spec.constraints.scope is None and spec.intent == ask
+    assert spec.constraints.scope is None and spec.intent == "write text" and spec.raw_input == ask
     assert "Scope:" not in fakellm.calls("planner")[0]["messages"][1]["content"]
     assert (ws / "out.txt").read_text() == "HELLO\n"
     fakellm.script("perceiver", [Reply.json({"kind": "task", "scope": "in.txt"})])

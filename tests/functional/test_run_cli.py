@@ -65,7 +65,7 @@ def test_run_renders_pipeline_and_cost_table(fakellm, tmp_path):
     r = _run(["--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "how", "many", "txt", "files?"],
              _env(fakellm, COLUMNS="160"))
     assert r.returncode == 0, r.stderr
-    assert "perceiver→planner TaskSpec: count the txt files" in r.stderr
+    assert "perceiver→planner TaskSpec: count files" in r.stderr
     assert "ggs→user FinalResult: init→accept" in r.stderr
     assert "accept after 0 replan(s)" in r.stdout and "cost" in r.stdout and "executor" in r.stdout
     assert r.stdout.lstrip().startswith("answer: 2")  # the answer first

@@ -264,7 +264,7 @@ async def test_destructive_commands_ask_the_injected_confirm_handler(fakellm, tm
 
 
 def _two_leaves(tmp_path, fake):
-    """Leaves a.txt and b.txt whose intents share their first three words (one memory space)."""
+    """Leaves a.txt and b.txt of one kind of work (one memory space)."""
     from tests.functional.pipeline import perceive
     from tests.functional.treeharness import last_user
 
@@ -294,15 +294,37 @@ async def test_what_iteration_1_learned_reaches_iteration_2(fakellm, tmp_path):
     res = await runner.step()
     assert (res.node, res.agent_status, res.guard) == ("a", "done", "pass")
     mem = open_memory(tmp_path / "data" / "memory.leveldb", SystemClock(), UuidIds())
-    learned = [m.content for m in mem.list(None, "intent:write_the_file", None)]
+    learned = [m.content for m in mem.list(None, "intent:write_files", None)]
     await mem.close()
-    assert learned == ["accept: write the file a.txt — the file is written"]
+    assert learned == ['worked (accept) for "write files": 1 step(s) [write_file]; calls that worked: write_file `a.txt`']
     n1 = len(fakellm.calls("planner"))
     res = await runner.step()
     assert (res.node, res.status) == ("b", "complete")
     prompt = fakellm.calls("planner")[n1]["messages"][1]["content"]
-    assert "what worked before: accept: write the file a.txt" in prompt
+    assert 'SHOULD PREFER:\n- worked (accept) for "write files": 1 step(s) [write_file]; calls that worked: ' \
+           "write_file `a.txt` [memory " in prompt
     assert json.loads((lay.iteration_dir("r", 2) / "meta.json").read_text())["memory"] == "data dir"
+
+
+async def test_an_unattended_step_is_the_go_ahead_for_memorys_caution(fakellm, tmp_path):
+    """A mixed record for this kind of work: the planner asks to go ahead; with nobody to ask and no
+    --yes the tree run gives the go-ahead (logged), instead of abandoning the leaf and its attempt."""
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+    from agentui.memory import ENV_LOCAL, open_memory
+
+    mem = open_memory(tmp_path / "data" / "memory.leveldb", SystemClock(), UuidIds())
+    for sigma in (1.0, -1.0):
+        mem.remember(f"outcome {sigma}", level="M", space="intent:write_files", entity=ENV_LOCAL, sigma=sigma,
+                     f=0.9, k=0.05)
+    await mem.close()
+    repo, lay, runner = _two_leaves(tmp_path, fakellm)
+    runner.yes, runner.confirm = False, None
+    res = await runner.step()
+    assert (res.node, res.agent_status, res.guard) == ("a", "done", "pass")
+    logs = [json.loads(x) for f in (lay.iteration_dir("r", 1) / "pipeline" / "tasks").glob("*.jsonl")
+            for x in f.read_text().splitlines()]
+    assert [(x["go_ahead"], x["by"]) for x in logs if x["kind"] == "memory_caution"] == [(True, "unattended")]
 
 
 async def test_memory_in_use_gives_a_temporary_memory_and_a_warning(fakellm, tmp_path):

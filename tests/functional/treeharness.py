@@ -46,8 +46,8 @@ def file_agent(fake: FakeLLM, *, decompose: Callable[[str], list[dict] | None] =
                behaviour: Callable[[str, str], str] | None = None) -> None:
     """Every role answers from the request. The task names `<name>.txt`; `behaviour(file, text)` is
     "write" (write the file then finish), "finish" (finish without writing) or "infeasible".
-    Markers in the task text reach every role through the perceiver's intent: RETRY after a
-    retry, FIX after a guard failure."""
+    Markers in the task text reach every role through the planner's step: RETRY after a retry,
+    FIX after a guard failure."""
     behaviour = behaviour or (lambda _f, _t: "write")
 
     def planner(req: dict[str, Any]) -> Reply:
@@ -66,7 +66,9 @@ def file_agent(fake: FakeLLM, *, decompose: Callable[[str], list[dict] | None] =
     def planner2(req: dict[str, Any]) -> Reply:
         t = text_of(req)
         name = _file(t)
-        tags = (" RETRY" if "RETRY" in t else "") + (" FIX" if "FIX" in t else "")
+        # the markers, from the intent or (R1's intent being the kind of work) the verbatim request
+        tags = (" RETRY" if "RETRY" in t or "Previous attempt:" in t else "") + \
+            (" FIX" if "FIX" in t or "check failed" in t else "")
         return plan([f"{name} exists"], sub(f"write {name}{tags}", f"{name} exists", tools=["write_file"]))
 
     def executor(req: dict[str, Any]) -> Reply:

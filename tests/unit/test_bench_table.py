@@ -101,3 +101,14 @@ def test_summary_is_one_row_per_run_with_per_task_figures_and_the_truth_counts(t
     assert unnamed.returncode == 0 and unnamed.stdout.splitlines()[2].startswith(f"| {fa} | 3 |")
     assert _run("--summary", str(fa), str(fb), "--names", "one").returncode == 2
     assert _run("--summary").returncode == 2
+
+
+def test_file_at_n_reads_one_pass_of_a_passes_file(tmp_path):
+    recs = [{"id": "a", "pass": 1, "passed": False, "directive": "abandon", "llm_calls": 9, "prompt_tokens": 900},
+            {"id": "a", "pass": 2, "passed": True, "directive": "accept", "llm_calls": 6, "prompt_tokens": 600}]
+    f = tmp_path / "memory.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    r = _run("--compare", f"{f}@1", f"{f}@2", "--names", "pass 1,pass 2")
+    assert r.returncode == 0, r.stderr
+    row = next(x for x in r.stdout.splitlines() if x.startswith("| a "))
+    assert "fail" in row.split("|")[2] and "pass" in row.split("|")[5]

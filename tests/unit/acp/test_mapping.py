@@ -52,6 +52,14 @@ def test_plan_entries_follow_the_subtasks_through_a_round() -> None:
     assert (plan.entries[0].content, plan.entries[0].status) == ("list files (failed)", "completed")
 
 
+def test_a_plan_made_with_memory_names_its_megrams_in_a_thought() -> None:
+    m = Mapper()
+    thought, plan = m.updates(env(Role.PLANNER, Role.META_VALIDATOR, DispatchManifest(
+        task_id="t1", subtask_ids=["s1"], dispatched_at="x", memory_ids=["m-1", "m-2"])))
+    assert thought.content.text.startswith("R2 planned with memory m-1, m-2")
+    assert "forget ID" in thought.content.text and plan.session_update == "plan"
+
+
 def test_directives_are_thoughts_and_the_final_result_is_the_message() -> None:
     m = Mapper()
     [thought] = m.updates(env(Role.GGS, Role.PLANNER, PlanDirective(
