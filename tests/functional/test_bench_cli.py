@@ -127,7 +127,7 @@ def _count_lines_model(fake):
     def planner(r):  # by the request, not the prompt: a lesson in it names the other task's file
         request = r["messages"][1]["content"].split("Request (verbatim): ")[1].splitlines()[0]
         name = "notes.txt" if "notes.txt" in request else "todo.txt"
-        return plan(["count given"], sub(f"wc -l < {name}", "a number", tools=["shell"]))
+        return plan(["count given"], sub(f"wc -l < {name}", "a number", tools=["shell"]), checks=[f"grep -c '' {name}"])
 
     def executor(r):
         name = "notes.txt" if "notes.txt" in r["messages"][1]["content"] else "todo.txt"
