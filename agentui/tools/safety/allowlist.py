@@ -102,7 +102,7 @@ PROGRAMS: dict[str, Prog] = {
     "echo": _p("neE", operands="data"), "printf": _p("", operands="data"),
     "true": _p(operands="data"), "false": _p(operands="data"), ":": _p(operands="data"),
     "date": _p("uRj", f"{_COMMON_LONG} --utc --universal --rfc-email --iso-8601 --rfc-3339",
-               "-d -I -f --date --iso-8601 --rfc-3339", "-r --reference", operands="data"),
+               "-d -I --date --iso-8601 --rfc-3339", "-r --reference -f --file", operands="data"),
     "whoami": _p(operands="none"), "id": _p("gGnruz", _COMMON_LONG, operands="data"),
     "groups": _p(operands="data"), "uname": _p("asnrvmpio", f"{_COMMON_LONG} --all", operands="none"),
     "hostname": _p("fsidAI", f"{_COMMON_LONG} --fqdn --short", operands="none"),

@@ -101,7 +101,7 @@ class Judge:
                     self.check_read(args[i], state, name)
             return True
         checker = {"git": programs.git, "find": programs.find, "sed": programs.sed, "awk": programs.awk,
-                   "gawk": programs.awk, "mawk": programs.awk}.get(name)
+                   "gawk": programs.awk, "mawk": programs.awk, "jq": programs.jq, "ps": programs.ps}.get(name)
         if checker is not None:
             problems, read_idx = checker(texts)
             if problems:
@@ -180,6 +180,8 @@ class Judge:
         if spec.max_operands is not None and len(ops) > spec.max_operands:
             self.need(f"{name} with {len(ops)} operands writes the last one", pattern_for(name, texts))
             return False
+        for w in reads:  # `date -f FILE`, `grep -f FILE`: option values the program opens
+            self.check_read(w, state, name)
         if spec.operands == "data":
             return True
         if spec.operands == "pattern" and not has_pattern_flag:
@@ -190,8 +192,6 @@ class Judge:
             for i in ops:
                 self.check_write(args[i], state, verb=name, deleting=False, changes=changes)
             return True
-        for w in reads:
-            self.check_read(w, state, name)
         recursive = name in ("grep", "egrep", "fgrep") and bool(re.search(
             r"(^| )-\w*[rR]|--recursive|--dereference-recursive", " ".join(texts)))
         if name == "rg" and re.search(r"(^| )(--hidden|--no-ignore|-\w*u)", " ".join(texts)):
