@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,10 +39,11 @@ _UNSAFE_ENV = ("CDPATH", "BASH_ENV", "ENV", "GLOBIGNORE", "PROMPT_COMMAND", "SHE
 
 
 def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a tool process: quiet pagers, no CDPATH/BASH_ENV, no relative PATH entries,
-    none of agentui's own API keys."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in _UNSAFE_ENV and not k.startswith("BASH_FUNC_") and not envsecrets.agent_key(k)}
+    """The environment of a tool process: only the harmless variables (envsecrets.tool_environment:
+    no keys, tokens or passwords, none of agentui's own), quiet pagers, no CDPATH/BASH_ENV, no
+    relative PATH entries."""
+    env = {k: v for k, v in envsecrets.tool_environment().items()
+           if k not in _UNSAFE_ENV and not k.startswith("BASH_FUNC_")}
     env["PATH"] = ":".join(p for p in env.get("PATH", "/usr/bin:/bin").split(":") if os.path.isabs(p))
     return {**env, **_QUIET_ENV, **(extra or {})}
 
@@ -245,15 +247,27 @@ async def execute(argv: list[str], ctx: ToolContext) -> ProcessResult:
     if host is not None and getattr(host, "terminal", False):
         from agentui.tools.hooks import HostNotStarted
 
-        clean = ["/usr/bin/env", *(x for k in _UNSAFE_ENV for x in ("-u", k)), *argv]
-        env = {**_QUIET_ENV, "PATH": tool_env()["PATH"]}
+        # `env -i`: the client's terminal starts from the client's environment; only ours, scrubbed, is kept
+        env = tool_env()
+        clean = ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
         try:
             got = await host.run(clean, env, ctx)
         except HostNotStarted:
             pass  # the client could not start a terminal: nothing ran, so run it here
         else:
             return ProcessResult(returncode=got.returncode, output=got.output, stderr="", timed_out=got.timed_out)
-    return await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+    return await run_process(reaped(argv), cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+
+
+REAPER_SCRIPT = Path(__file__).with_name("reaper.py")
+
+
+def reaped(argv: list[str], platform: str = sys.platform) -> list[str]:
+    """On Linux, `argv` under reaper.py, so what it leaves running (`setsid -f`, `nohup … &`) is killed
+    when it ends or agentui dies; bubblewrap's PID namespace already does that, so it runs as is."""
+    if not platform.startswith("linux") or (argv and os.path.basename(argv[0]) == "bwrap"):
+        return list(argv)
+    return [sys.executable, "-I", "-S", str(REAPER_SCRIPT), "--", *argv]
 
 
 def sandboxed(argv: list[str], ctx: ToolContext, *, network: bool = False) -> list[str]:

@@ -71,7 +71,7 @@ class PathChecks:
             self.need(f"{verb} reads a path only known at run time: {w.text}")
             return
         for lexical, path in self.expand(w, state, verb) or []:
-            if P.is_secret(path, lexical):
+            if P.is_secret(path, lexical, self.ws):
                 self.deny(f"{verb} reads a secret path: {path}")
             elif not P.readable_unasked(path, self.ws):
                 self.need(f"{verb} reads outside the workspace: {path}")
@@ -152,7 +152,7 @@ class PathChecks:
                 lexical = os.path.expanduser(piece)
                 for cwd in state.cwds or (self.ws,):
                     path = P.resolve(lexical, cwd)
-                    if P.is_secret(path, lexical):
+                    if P.is_secret(path, lexical, self.ws):
                         self.deny(f"reads a secret path: {path}")
                         break
 
