@@ -152,7 +152,7 @@ _KEY_SNIFF = 16_384  # private keys are small: only files up to this size are lo
 _SECRET_CONTENT = re.compile(
     rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|aws_secret_access_key|aws_session_token"
     rb"|(^|\n)\s*//[^\n]*:_(authToken|auth|password)\s*=|\"auths\"\s*:\s*\{\s*\"[^\"]+\"\s*:\s*\{\s*\"auth\""
-    rb"|(^|\n)\s*oauth_token\s*:|(^|\n)\s*(client_secret|private_key_id|refresh_token)\s*[\"']?\s*[:=]",
+    rb"|(^|\n)\s*oauth_token\s*:|(^|[\s{,\"'])(client_secret|private_key_id|refresh_token)[\"']?\s*[:=]",
     re.IGNORECASE)
 # Passwords in the config formats clients read them from (`password=` in .my.cnf/.s3cfg/.boto/INI,
 # `password:` in YAML, `<password>` in Maven XML, `pass=`/`secret_key =`, a URL carrying a password):
