@@ -102,13 +102,21 @@ def evaluated_text(raw: str) -> list[str]:
                 quote = ""
             i += 1
             continue
+        if quote == "$'":  # $'…' is literal text in which a backslash escapes the next character (\')
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == "'":
+                quote = ""
+            i += 1
+            continue
         if ch == "\\":
             i += 2
             continue
         if ch == "'" and quote != '"':
             quote = "'"
         elif ch == "$" and raw.startswith("$'", i) and quote != '"':
-            quote = "'"  # $'…' is literal text with escapes
+            quote = "$'"
             i += 2
             continue
         elif ch == '"':

@@ -68,6 +68,11 @@ _SECRET_ABSOLUTE = (
     "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
     "/etc/ssl/private", "/etc/ssh", "/Library/Keychains", "/private/etc/sudoers", "/private/var/db",
     "/root", "/var/lib/sss", "/etc/master.passwd", "/private/etc/master.passwd",
+    # system-wide credentials: service passwords, cluster admin configs, VPN and TLS keys
+    "/etc/mysql/debian.cnf", "/etc/kubernetes", "/etc/rancher", "/etc/letsencrypt", "/etc/wireguard",
+    "/etc/openvpn", "/etc/ipsec.secrets", "/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets", "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections", "/etc/wpa_supplicant", "/etc/pki/tls/private", "/etc/docker/key.json",
+    "/etc/credstore", "/etc/credstore.encrypted", "/var/lib/docker", "/var/lib/kubelet", "/etc/security/opasswd",
 )
 # Basenames that are secret wherever they live (the workspace's own `.env` included).
 _SECRET_NAMES = (".env", ".env.*", "*.env", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem",

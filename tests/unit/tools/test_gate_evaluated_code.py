@@ -147,3 +147,12 @@ def test_plain_jq_programs_still_run(ws: Path, command: str) -> None:
 ])
 def test_options_that_take_code_files_or_the_environment_ask(ws: Path, command: str) -> None:
     assert assess(command, ws).verdict is not Verdict.SAFE, command
+
+
+@pytest.mark.parametrize("command", [
+    "echo $'\\'' ${x@P} $'\\''",  # $'…' escapes a quote: what follows it is live text
+    "base64 -i /etc/shadow", "diff -X /etc/shadow victim.txt victim.txt", "cat /etc/kubernetes/admin.conf",
+    "cat /etc/mysql/debian.cnf",
+])
+def test_quoting_tricks_and_file_options_do_not_hide_a_read_or_code(ws: Path, command: str) -> None:
+    assert assess(command, ws).verdict is not Verdict.SAFE, command
