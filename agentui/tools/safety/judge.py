@@ -117,6 +117,9 @@ class Judge:
                     why = P.repo_runs_code(cwd, self.ws)
                     if why:
                         self.need(f"git here runs commands from the repository's config ({why})", pattern)
+                    if programs.git_prints_config(texts) and P.repo_holds_credentials(cwd, self.ws):
+                        self.need("git prints remote URLs or config holding a credential (a token in a URL, "
+                                  "an http extraheader)", human=True)
             return True
         if spec is None:
             if name in VERSION_QUERIES and len(texts) == 1 and texts[0] in VERSION_FLAGS:
@@ -196,6 +199,8 @@ class Judge:
             r"(^| )-\w*[rR]|--recursive|--dereference-recursive", " ".join(texts)))
         if name == "rg" and re.search(r"(^| )(--hidden|--no-ignore|-\w*u)", " ".join(texts)):
             recursive = True
+        if name == "diff" and re.search(r"(^| )(-\w*r|--recursive)", " ".join(texts)):
+            recursive = True  # `diff -r . /etc` prints every differing file below /etc
         if not ops and (name in _IMPLICIT_CWD or recursive):
             self.check_read(Word("."), state, name, recursive=recursive)
         for i in ops:

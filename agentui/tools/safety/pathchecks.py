@@ -75,6 +75,8 @@ class PathChecks:
                 self.deny(f"{verb} reads a secret path: {path}")
             elif not P.readable_unasked(path, self.ws):
                 self.need(f"{verb} reads outside the workspace: {path}")
+            elif recursive and path.is_dir() and not P.inside(path, self.ws) and P.holds_secrets(path):
+                self.need(f"{verb} reads every file below {path}, a known secret store among them", human=True)
             elif recursive and path.is_dir():
                 found = P.secret_below(path)
                 if found:

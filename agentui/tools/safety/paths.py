@@ -102,13 +102,22 @@ def temp_roots() -> tuple[Path, ...]:
 def resolve(raw: str, cwd: Path) -> Path:
     """Where the kernel lands `raw` opened from `cwd` (symlinks followed for what exists)."""
     joined = raw if os.path.isabs(raw) else os.path.join(str(cwd), raw)
-    return Path(os.path.realpath(joined))
+    return _realpath(joined)
+
+
+def _realpath(path: str) -> Path:
+    """os.path.realpath, or the folded path when a link on the way cannot be read (`/proc/1/root`:
+    permission denied) — such a path is outside every readable root, so it asks."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return Path(os.path.normpath(path))
 
 
 def resolve_logical(raw: str, cwd: Path) -> Path:
     """Where `cd raw` lands (bash folds `..` first, then the kernel follows links)."""
     joined = raw if os.path.isabs(raw) else os.path.join(str(cwd), raw)
-    return Path(os.path.realpath(os.path.normpath(joined)))
+    return _realpath(os.path.normpath(joined))
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -243,6 +252,42 @@ def repo_runs_code(cwd: Path, workspace: Path) -> str:
             return ""
         if d == workspace or d.parent == d or not inside(d, workspace):
             return ""
+        d = d.parent
+
+
+_GIT_CREDENTIAL = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@|extraheader|://[^/\s@]*(token|ghp_|glpat-)[^/\s@]*@",
+                             re.IGNORECASE)
+
+
+def repo_holds_credentials(cwd: Path, workspace: Path) -> bool:
+    """The repository around `cwd` has a credential in its config (a URL with a password or token,
+    an http extraheader as CI checkouts write), or the user's git config has one (`insteadOf` URLs
+    carrying a token): `git remote -v` or `git config -l` would print it."""
+    h = home()
+    for user_cfg in (h / ".gitconfig", h / ".config" / "git" / "config"):
+        try:
+            if _GIT_CREDENTIAL.search(user_cfg.read_text(encoding="utf-8", errors="replace")):
+                return True
+        except OSError:
+            continue
+    d = cwd
+    while True:
+        git = d / ".git"
+        if git.exists():
+            cfg = git / "config" if git.is_dir() else None
+            if cfg is None:  # a worktree or submodule: `gitdir: …`
+                try:
+                    target = git.read_text(encoding="utf-8", errors="replace").split("gitdir:", 1)[1].strip()
+                except (OSError, IndexError):
+                    return True  # cannot tell: fail closed
+                gd = Path(target) if os.path.isabs(target) else d / target
+                cfg = gd.parent.parent / "config" if (gd / "commondir").exists() else gd / "config"
+            try:
+                return bool(_GIT_CREDENTIAL.search(cfg.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                return False
+        if d == workspace or d.parent == d or not inside(d, workspace):
+            return False
         d = d.parent
 
 

@@ -60,6 +60,15 @@ _GIT_VALUE = {"-n", "--max-count", "--since", "--until", "--after", "--before", 
               "--word-diff-regex", "-M", "-C", "--dirstat", "--untracked-files", "--ignore-submodules"}
 
 
+def git_prints_config(args: list[str]) -> bool:
+    """`git remote -v`, `git config --list/--get…`, `git remote get-url`: output that shows the
+    repository's configured URLs and headers."""
+    words = [a for a in args if not a.startswith("-")]
+    sub = words[0] if words else ""
+    return sub == "config" or (sub == "remote" and (len(words) == 1 or words[1] in ("show", "get-url"))) \
+        or (sub == "ls-remote")
+
+
 def git(args: list[str]) -> Result:
     """`git status/log/diff/show/…` with their read-only flags; `-c`, `--exec-path`, aliases ask."""
     i = 0
@@ -89,6 +98,8 @@ def git(args: list[str]) -> Result:
             return [f"git {sub} with a name creates or changes a {sub}"], []
     if sub == "config" and not ({"--get", "--get-all", "--get-regexp", "-l", "--list"} & set(rest)):
         return ["git config without --get/--list changes configuration"], []
+    if sub == "config" and {"--global", "--system", "--show-origin", "--includes"} & set(rest):
+        return ["git config of the user's or the system's files reads outside the workspace"], []
     j = 0
     after_dashes = False
     while j < len(rest):

@@ -175,3 +175,24 @@ async def test_file_search_over_proc_gives_a_clear_error(ws: Path) -> None:
     for path in ("/proc/self", "/proc", "/sys/kernel"):
         rec = await default_registry("linux").call("file_search", {"query": "env", "path": path}, ctx)
         assert not rec.ok and "ValueError" not in (rec.error or "") and "does not search" in (rec.error or ""), rec
+
+
+@pytest.mark.parametrize("where", ["repo", "user"])
+@pytest.mark.parametrize("command", ["git remote -v", "git config --list", "git remote get-url origin",
+                                     "git config --get-regexp url"])
+def test_git_printing_a_credential_from_its_config_needs_a_person(ws: Path, where: str, command: str) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    line = "https://x-access-token:ghs_FAKE0123@github.com/o/r"
+    if where == "repo":
+        (ws / ".git" / "config").write_text(f'[remote "origin"]\n\turl = {line}\n')
+    else:
+        (Path(os.environ["HOME"]) / ".gitconfig").write_text(f'[url "{line}"]\n\tinsteadOf = https://github.com/\n')
+    a = assess(command, ws)
+    assert a.verdict is Verdict.ASK and a.human_only, (command, a)
+
+
+@pytest.mark.parametrize("command", ["diff -r . /etc", "grep -r root /etc", "grep -rl x ~", "rg --hidden x /etc",
+                                     "git config --list --global", "cat /proc/1/root/etc/passwd"])
+def test_recursive_reads_over_secret_stores_and_other_scopes_ask(ws: Path, command: str) -> None:
+    (Path(os.environ["HOME"]) / ".ssh").mkdir()
+    assert assess(command, ws).verdict is not Verdict.SAFE, command
