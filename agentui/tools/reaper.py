@@ -1,6 +1,6 @@
 """Linux: run one tool command so that nothing it starts outlives it.
 
-Run as a script (`python -I -S reaper.py -- argv…`, no agentui import, so it starts fast). It makes
+Run as a script (`python -I -S reaper.py PARENT_PID -- argv…`, no agentui import, so it starts fast). It makes
 itself a child subreaper, so every process the command starts and orphans — `setsid -f …`,
 `nohup … &`, `disown`, double forks, all of which leave the command's process group — is re-parented
 to it instead of to init. When the command exits, or when the reaper gets SIGTERM/SIGHUP (agentui's
@@ -76,9 +76,10 @@ def kill_all() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] != "--":
-        print("reaper: usage: reaper.py -- PROGRAM [ARG…]", file=sys.stderr)
+    if len(argv) < 3 or argv[1] != "--" or not argv[0].isdigit():
+        print("reaper: usage: reaper.py PARENT_PID -- PROGRAM [ARG…]", file=sys.stderr)
         return 2
+    parent, argv = int(argv[0]), argv[1:]
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
@@ -88,7 +89,7 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
-    if os.getppid() == 1:  # the parent died before the death signal was armed
+    if os.getppid() != parent:  # the parent died before the death signal was armed
         return 1
     pid = os.fork()
     if pid == 0:

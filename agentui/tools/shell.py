@@ -267,7 +267,7 @@ def reaped(argv: list[str], platform: str = sys.platform) -> list[str]:
     when it ends or agentui dies; bubblewrap's PID namespace already does that, so it runs as is."""
     if not platform.startswith("linux") or (argv and os.path.basename(argv[0]) == "bwrap"):
         return list(argv)
-    return [sys.executable, "-I", "-S", str(REAPER_SCRIPT), "--", *argv]
+    return [sys.executable, "-I", "-S", str(REAPER_SCRIPT), str(os.getpid()), "--", *argv]
 
 
 def sandboxed(argv: list[str], ctx: ToolContext, *, network: bool = False) -> list[str]:
