@@ -7,10 +7,11 @@ list of what is known to be plain, per program (fail closed):
 - options before the subcommand must be on the program's list of harmless global options
   (`git --no-pager`); any other (`git -c …`, `-C dir`, `--git-dir`, `--exec-path`, `npm --prefix`,
   `cargo --config`, `+toolchain`) makes the pattern the exact command line;
-- options after the subcommand must not be on the program's list of options that take a command,
-  a config or another place to run from (`git rebase --exec`, `npm --script-shell`, `make -f`,
-  `make CC=…`, `pip --index-url`); npm-like tools read every long option as config, so only their
-  listed harmless options keep the broad pattern;
+- options after the subcommand: for git, make, cargo, pip, go and uv, none of the options listed as
+  taking a command, a config or another place to run from (`git rebase --exec`, `make -f`,
+  `make CC=…`, `cargo --config`, `pip --index-url`, `go test -exec`); for every other program
+  (npm-like tools read every long option as config) only its listed harmless options, so
+  `pytest -p plugin`, `mvn test -DargLine=…` or `npm test --script-shell=…` are exact;
 - any word carrying shell syntax (`$`, backtick, `;`, `|`, `&`, `<`, `>`, a newline) or a path
   outside the tree (`/…`, `~…`, `..`) makes it exact;
 - subcommands that configure or run arbitrary commands (`git config`, `git submodule`,
@@ -128,6 +129,24 @@ _EXACT_SUBCOMMANDS: dict[str, set[str]] = {
                 "port-forward", "plugin", "config"},
     "gh": {"api", "alias", "extension", "auth", "config", "secret", "codespace"},
 }
+# Programs without subcommands whose approval is the bare name (`pytest`): only these options keep that
+# broad pattern (anything else — `pytest -p plugin`, `-c file`, `--rootdir`, `eslint --rulesdir` — is exact).
+_PLAIN_FLAGS = {"-q", "--quiet", "-v", "-vv", "-vvv", "--verbose", "-h", "--help", "--version", "--no-color",
+                "--color=never", "--color=auto", "--color=always", "--check", "--diff", "--fix", "--json"}
+_PLAIN_BY_PROGRAM = {
+    "pytest": {"-x", "--exitfirst", "-s", "-k", "-m", "--lf", "--last-failed", "--ff", "--failed-first", "-ra", "-rA",
+               "-rf", "--no-header", "--co", "--collect-only", "--disable-warnings", "-l", "--showlocals", "-n",
+               "--sw", "--stepwise", "--new-first", "--nf", "--tb=short", "--tb=long", "--tb=line", "--tb=no",
+               "--tb=native", "--tb=auto", "--runxfail", "-rxXs", "--strict-markers", "--durations"},
+    "ruff": {"--statistics", "--show-fixes", "--unsafe-fixes", "--no-fix", "--exit-zero", "--preview"},
+    "mypy": {"--strict", "--pretty", "--no-error-summary", "--show-error-codes", "--ignore-missing-imports"},
+    "black": {"--fast", "-l", "--line-length", "-S", "--skip-string-normalization"},
+    "flake8": {"--count", "--statistics", "--show-source"}, "pylint": {"-j", "--disable", "--enable"},
+    "eslint": {"--cache", "--max-warnings", "--quiet"}, "prettier": {"--write", "-w", "--list-different", "-l"},
+    "tsc": {"--noEmit", "--watch", "-w", "--pretty", "-b", "--build"}, "jest": {"--watch", "--ci", "--coverage"},
+    "vitest": {"run", "--watch", "--coverage"}, "isort": {"--diff", "--check-only", "-c"},
+}
+_PLAIN_BY_PROGRAM["py.test"] = _PLAIN_BY_PROGRAM["pytest"]
 # npm-like `run <script>`: the script name is part of the pattern (`npm run build` is not `npm run deploy`).
 _RUN_SCRIPT = {"npm": {"run", "run-script", "rum", "urn"}, "pnpm": {"run"}, "yarn": {"run"}, "bun": {"run"}}
 _SHELL_SYNTAX = re.compile(r"[$`;|&<>\n]")
@@ -166,6 +185,10 @@ def pattern_for(name: str, args: list[str]) -> str | None:
     if any(_SHELL_SYNTAX.search(a) or _outside_path(a) for a in args):
         return exact
     if name not in SUBCOMMAND_TOOLS:
+        plain = _PLAIN_FLAGS | _PLAIN_BY_PROGRAM.get(name, set())
+        options = [a for a in args if a.startswith("-") and a != "-"]
+        if any(a not in plain and a.split("=", 1)[0] not in plain for a in options):
+            return exact  # an option not known to leave what runs alone (`pytest -p plugin`, `-c file`)
         return name
     glob_ok = _GLOBAL_OK.get(name, set())
     value_ok = _GLOBAL_VALUE_OK.get(name, set())
@@ -183,9 +206,11 @@ def pattern_for(name: str, args: list[str]) -> str | None:
     rest = args[i:]
     if any(_code_option(name, w) for w in rest):
         return exact
-    if name in _ONLY_LISTED:
+    if name in _ONLY_LISTED or name not in _CODE_OPTIONS:
+        # npm-like tools read every long option as config; tools with no list here are unknown
+        listed = _ONLY_LISTED.get(name, set()) | _PLAIN_FLAGS
         tail = rest[: rest.index("--")] if "--" in rest else rest
-        if any(w.startswith("-") and w not in _ONLY_LISTED[name] for w in tail):
+        if any(w.startswith("-") and w not in listed for w in tail):
             return exact
     if name == "make":
         if any("=" in w and not w.startswith("-") for w in rest):

@@ -160,3 +160,13 @@ async def test_an_approved_git_commit_does_not_run_an_injected_command_unattende
     ctx = ToolContext(workspace=ws, task_id="t", confirm=nobody, approvals=approvals, timeout_s=20)
     rec = await default_registry("linux").call("shell", {"command": command}, ctx)
     assert not rec.ok and asked and (ws / "victim.txt").exists(), (command, rec.error)
+
+
+@pytest.mark.parametrize(("approved", "later"), [
+    ("pytest -q", "pytest -q -p evil_plugin"), ("pytest -q", "pytest --import-mode=append -q"),
+    ("pytest -q", "pytest -q -o addopts='-p x'"), ("pytest -q", "pytest --confcutdir=. -q"),
+    ("ruff check .", "ruff check --config other.toml ."), ("eslint .", "eslint --rulesdir rules ."),
+    ("mvn test", "mvn test -DargLine=-javaagent:x.jar"), ("mvn test", "mvn -s settings.xml test"),
+])
+def test_options_of_other_programs_are_not_covered_either(ws: Path, tmp_path: Path, approved: str, later: str) -> None:
+    assert not covered(approved, later, ws, tmp_path), (approved, later, assess(later, ws).patterns)
