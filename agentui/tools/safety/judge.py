@@ -113,7 +113,7 @@ class Judge:
             if name == "find" and not read_idx:
                 self.check_read(Word("."), state, name)
             if name == "git":
-                for cwd in state.cwds or (self.ws,):
+                for cwd in self.git_dirs(texts, state):
                     why = P.repo_runs_code(cwd, self.ws)
                     if why:
                         self.need(f"git here runs commands from the repository's config ({why})", pattern)
@@ -133,6 +133,19 @@ class Judge:
             self.need(f"{name} is not on the read-only allow-list", pattern)
             return False
         return self.check_spec(name, spec, args, state)
+
+    def git_dirs(self, texts: list[str], state: State) -> list:
+        """Where git will run: each possible cwd moved by every `-C dir` before the subcommand (a
+        repository there has its own config, which may name commands)."""
+        dirs = list(state.cwds or (self.ws,))
+        i = 0
+        while i < len(texts) and texts[i].startswith("-"):
+            if texts[i] == "-C" and i + 1 < len(texts):
+                dirs = [P.resolve_logical(texts[i + 1], d) for d in dirs]
+                i += 2
+                continue
+            i += 1
+        return dirs
 
     def check_spec(self, name: str, spec: Prog, args: list[Word], state: State) -> bool:
         texts = [a.text for a in args]

@@ -330,6 +330,8 @@ _CODE_NAMES = ("Makefile", "makefile", "GNUmakefile", "*.mk", "package.json", "c
 def is_code_place(path: Path, workspace: Path) -> bool:
     if any(inside(path, workspace / p) for p in _CODE_PLACES):
         return True
+    if inside(path, workspace) and ".git" in path.relative_to(workspace).parts:
+        return True  # any repository's config, hooks or info: `git -C sub status` obeys sub/.git/config
     return inside(path, workspace) and (any(fnmatch.fnmatch(path.name, pat) for pat in _CODE_NAMES)
                                         or inside(path, workspace / ".github" / "workflows"))
 

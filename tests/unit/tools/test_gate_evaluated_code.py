@@ -5,6 +5,7 @@ shown never to be judged safe and never to run unattended through the shell tool
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -156,3 +157,18 @@ def test_options_that_take_code_files_or_the_environment_ask(ws: Path, command: 
 ])
 def test_quoting_tricks_and_file_options_do_not_hide_a_read_or_code(ws: Path, command: str) -> None:
     assert assess(command, ws).verdict is not Verdict.SAFE, command
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+@pytest.mark.parametrize("command", ["git -C sub status", "git -C sub log", "git -C . -C sub diff"])
+def test_git_C_into_a_repository_whose_config_runs_code_asks(ws: Path, command: str) -> None:
+    """`-C sub` obeys sub/.git/config (core.fsmonitor runs on status): plain git runs it, the gate asks."""
+    subprocess.run(["git", "init", "-q", str(ws / "sub")], check=True, capture_output=True)
+    (ws / "sub" / ".git" / "config").write_text("[core]\n\tfsmonitor = touch PWNED\n")
+    if command == "git -C sub status":
+        subprocess.run(["/bin/bash", "-c", command], cwd=ws, capture_output=True, timeout=20)
+        assert (ws / "sub" / "PWNED").exists()
+        (ws / "sub" / "PWNED").unlink()
+    assert assess(command, ws).verdict is not Verdict.SAFE, command
+    from agentui.tools.safety import assess_write
+    assert assess_write(ws / "sub" / ".git" / "hooks" / "pre-commit", ws).verdict is Verdict.ASK
