@@ -163,10 +163,12 @@ def builtin_problem(name: str, texts: list[str]) -> str | None:
         for i, t in enumerate(texts[:-1]):
             if t in ("-v", "-R") and not PLAIN_VAR.fullmatch(texts[i + 1]):
                 return f"{name} {t} evaluates the subscript of {texts[i + 1]!r} as code"
-        for i, t in enumerate(texts):  # `[[ ]]` evaluates these operands as arithmetic; keep `test` to numbers too
+        # `test` reads -eq operands as plain integers (bash's `[[ ]]` evaluates them as arithmetic): a
+        # `$n` is fine, but an operand that looks like a subscript or a substitution is refused all the same
+        for i, t in enumerate(texts):
             if t in _ARITH_TESTS:
                 for near in texts[max(i - 1, 0):i] + texts[i + 1:i + 2]:
-                    if re.search(r"[$`\[]", near):
+                    if re.search(r"\[|\$\(|`", near):
                         return f"{name} {t}: the operand {near!r} could carry code (a subscript or substitution)"
     if name == "wait" and any(t.startswith("-") and "p" in t[1:] for t in texts):
         return "wait -p assigns a variable named by its operand (a subscript there runs code)"

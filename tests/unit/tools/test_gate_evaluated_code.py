@@ -172,3 +172,12 @@ def test_git_C_into_a_repository_whose_config_runs_code_asks(ws: Path, command: 
     assert assess(command, ws).verdict is not Verdict.SAFE, command
     from agentui.tools.safety import assess_write
     assert assess_write(ws / "sub" / ".git" / "hooks" / "pre-commit", ws).verdict is Verdict.ASK
+
+
+def test_test_reads_its_integer_operands_without_evaluating_them(ws: Path) -> None:
+    """`[ "$n" -gt 5 ]` stays unasked: bash's `test` (unlike `[[ ]]`) parses -eq operands as plain
+    integers, so a variable holding a subscript with a substitution is an error, never code."""
+    command = "n='b[$(touch PWNED)]'; [ \"$n\" -gt 5 ]; test \"$n\" -eq 1; echo done"
+    subprocess.run(["/bin/bash", "-c", command], cwd=ws, capture_output=True, timeout=10)
+    assert not (ws / "PWNED").exists()
+    assert assess("n=$(wc -l < victim.txt); [ \"$n\" -gt 5 ] && echo big", ws).verdict is Verdict.SAFE
