@@ -80,8 +80,8 @@ _SECRET_NAMES = (".env", ".env.*", "*.env", "id_rsa*", "id_dsa*", "id_ecdsa*", "
                  "credentials.json", ".netrc", ".pgpass", "*.kdbx", "secrets.*", "*.asc", ".git-credentials",
                  "*.ppk", ".my.cnf", ".mylogin.cnf", ".s3cfg", ".boto", ".rediscli_auth", ".vault-token",
                  "credentials.toml", "credentials.tfrc.json", "*.jks", "*.keystore", "state.vscdb",
-                 "state.vscdb.backup", ".npmrc", ".pypirc", "auth.json", ".dockercfg",
-                 "*.tfstate", "*.tfstate.backup", "*.ovpn", "*.gpg", "service-account*.json", "adbkey",
+                 "state.vscdb.backup", "auth.json", ".dockercfg",
+                 "*.tfstate", "*.tfstate.backup", "*.ovpn", "service-account*.json", "adbkey",
                  "application_default_credentials.json", "access_tokens.db", "credentials.db")
 # Inside the workspace, a write here later runs code or changes what git does (ask even for new files).
 _CODE_PLACES = (".git/hooks", ".git/config", ".gitattributes", ".envrc", ".vscode", ".idea",

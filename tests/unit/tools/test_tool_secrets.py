@@ -166,7 +166,10 @@ def test_a_password_in_a_config_outside_the_workspace_is_a_secret(ws: Path, cont
 def test_placeholder_passwords_in_the_workspace_stay_readable(ws: Path) -> None:
     (ws / "docker-compose.yml").write_text("services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: example\n")
     (ws / "settings.example.ini").write_text("password=changeme\n")
-    assert assess("cat docker-compose.yml settings.example.ini", ws).verdict is Verdict.SAFE
+    (ws / ".npmrc").write_text("engine-strict=true\nregistry=https://registry.npmjs.org/\n")
+    assert assess("cat docker-compose.yml settings.example.ini .npmrc", ws).verdict is Verdict.SAFE
+    (ws / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_FAKE\n")  # a token is a secret anywhere
+    assert assess("cat .npmrc", ws).verdict is Verdict.DENY
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
