@@ -64,6 +64,7 @@ _SECRET_HOME = (
     ".zsh_sessions", ".lesshst", ".node_repl_history", ".irb_history", ".wget-hsts", ".ngrok2",
     ".config/ngrok", ".config/sops", ".sops", ".age", ".config/age", ".authinfo", ".authinfo.gpg",
 )
+_SECRET_HOME = tuple(dict.fromkeys(_SECRET_HOME))
 _SECRET_ABSOLUTE = (
     "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
     "/etc/ssl/private", "/etc/ssh", "/Library/Keychains", "/private/etc/sudoers", "/private/var/db",
