@@ -17,12 +17,14 @@ import pytest
 
 from agentui.contracts import ConfirmationChoice
 from agentui.tools import Approvals, ToolContext, default_registry
-from agentui.tools.sandbox import SandboxInfo, detect
+from agentui.tools.sandbox import SandboxInfo, _landlock_works, detect
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers and PID namespaces are Linux's")
 
 BWRAP = detect("linux") if shutil.which("bwrap") else SandboxInfo("none", None, "bwrap not installed")
 NONE = SandboxInfo("none", None, "test")
+_LL_PROBLEM = _landlock_works(sys.executable) if sys.platform.startswith("linux") else "not Linux"
+LANDLOCK = SandboxInfo("landlock", sys.executable, "test") if not _LL_PROBLEM else SandboxInfo("none", None, _LL_PROBLEM)
 
 
 def host_pids(marker: str) -> list[int]:
@@ -65,10 +67,12 @@ async def approve(_req):  # noqa: ANN001, ANN201 - a person who says yes once
 def _sandbox(kind: str) -> SandboxInfo:
     if kind == "bwrap" and not BWRAP.active:
         pytest.skip(f"no working bubblewrap here: {BWRAP.detail}")
-    return BWRAP if kind == "bwrap" else NONE
+    if kind == "landlock" and not LANDLOCK.active:
+        pytest.skip(f"no usable Landlock here: {_LL_PROBLEM}")
+    return {"bwrap": BWRAP, "landlock": LANDLOCK}.get(kind, NONE)
 
 
-@pytest.mark.parametrize("kind", ["none", "bwrap"])
+@pytest.mark.parametrize("kind", ["none", "bwrap", "landlock"])
 @pytest.mark.parametrize(("n", "form"), [
     (1, "setsid -f sleep {m} >/dev/null 2>&1; echo started"),
     (2, "nohup sleep {m} >/dev/null 2>&1 & echo started"),
@@ -77,7 +81,7 @@ def _sandbox(kind: str) -> SandboxInfo:
     (5, "setsid bash -c 'trap \"\" TERM HUP; sleep {m}' >/dev/null 2>&1 & echo started"),
 ])
 async def test_an_approved_background_process_dies_with_the_call(tmp_path: Path, kind: str, n: int, form: str) -> None:
-    marker = f"31.{n}{1 if kind == 'none' else 2}{os.getpid() % 1000:03d}"
+    marker = f"31.{n}{'nbl'.index(kind[0])}{os.getpid() % 1000:03d}"
     ws = tmp_path / "ws"
     ws.mkdir()
     ctx = ToolContext(workspace=ws, task_id="t", confirm=approve, approvals=Approvals(), timeout_s=20,
@@ -98,7 +102,8 @@ async def approve(_req):
     return ConfirmationChoice.APPROVE
 
 async def main():
-    box = detect("linux") if sys.argv[2] == "bwrap" else SandboxInfo("none", None, "test")
+    box = {"bwrap": detect("linux"), "landlock": SandboxInfo("landlock", sys.executable, "test")}.get(
+        sys.argv[2], SandboxInfo("none", None, "test"))
     ctx = ToolContext(workspace=Path(sys.argv[1]), task_id="t", confirm=approve, approvals=Approvals(),
                       timeout_s=60, sandbox=box)
     await default_registry("linux").call("shell", {"command": sys.argv[3]}, ctx)
@@ -107,10 +112,10 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize("kind", ["none", "bwrap"])
+@pytest.mark.parametrize("kind", ["none", "bwrap", "landlock"])
 async def test_nothing_survives_sigterm_of_agentui(tmp_path: Path, kind: str) -> None:
     _sandbox(kind)
-    marker = f"32.{1 if kind == 'none' else 2}{os.getpid() % 1000:03d}"
+    marker = f"32.{'nbl'.index(kind[0])}{os.getpid() % 1000:03d}"
     ws = tmp_path / "ws"
     ws.mkdir()
     command = f"setsid sleep {marker} >/dev/null 2>&1 & sleep {marker}"
