@@ -7,6 +7,9 @@ it started (SIGTERM, then SIGKILL after a grace period) and reaps it before retu
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import functools
 import os
 import signal
 import sys
@@ -48,6 +51,22 @@ def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**env, **_QUIET_ENV, **(extra or {})}
 
 
+_PR_SET_DUMPABLE = 4
+
+
+@functools.cache
+def hide_own_environ(platform: str = sys.platform) -> None:
+    """Linux: make agentui's own /proc/<pid>/environ (its API keys), mem and maps unreadable to the
+    processes it starts. With dumpable off the kernel gives those files to root, so a tool running
+    as the same user cannot read them even where no PID namespace hides agentui (Landlock, no
+    sandbox). It also turns off core dumps and same-user ptrace of agentui; children are unaffected
+    (exec makes them dumpable again)."""
+    if not platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 @dataclass
 class ProcessResult:
     returncode: int | None
@@ -65,6 +84,7 @@ async def run_process(
     env: dict[str, str] | None = None,
 ) -> ProcessResult:
     """Run `argv` in a new process group; kill the group on timeout or cancellation."""
+    hide_own_environ()
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,

@@ -199,3 +199,25 @@ def test_git_printing_a_credential_from_its_config_needs_a_person(ws: Path, wher
 def test_recursive_reads_over_secret_stores_and_other_scopes_ask(ws: Path, command: str) -> None:
     (Path(os.environ["HOME"]) / ".ssh").mkdir()
     assert assess(command, ws).verdict is not Verdict.SAFE, command
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="root needs setpriv to drop caps")
+@pytest.mark.parametrize("hidden", [True, False])
+def test_agentuis_own_environ_is_unreadable_to_the_processes_it_starts(hidden: bool) -> None:
+    """Where no PID namespace hides agentui (Landlock, no sandbox), a same-user process could read
+    /proc/<agentui>/environ; once agentui starts a tool it is not dumpable, so the kernel refuses."""
+    # as root every process could read every other: both sides run as root without capabilities instead
+    drop = ["setpriv", "--bounding-set=-all", "--inh-caps=-all"] if os.geteuid() == 0 else []
+    code = ("import sys, time, agentui.tools.shell as s\n"
+            f"{'s.hide_own_environ()' if hidden else 'pass'}\nprint('ready', flush=True)\ntime.sleep(20)\n")
+    env = {**os.environ, "AGENTUI_API_KEY": "FAKE-AGENT-KEY-10"}
+    agent = subprocess.Popen([*drop, sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env,
+                             stdin=subprocess.DEVNULL)
+    try:
+        assert agent.stdout is not None and agent.stdout.readline().strip() == "ready"
+        read = subprocess.run([*drop, "cat", f"/proc/{agent.pid}/environ"], capture_output=True, timeout=10)
+        assert (b"FAKE-AGENT-KEY-10" in read.stdout) is (not hidden), read
+    finally:
+        agent.kill()
+        agent.wait()
