@@ -12,8 +12,9 @@ list of what is known to be plain, per program (fail closed):
   `make CC=…`, `cargo --config`, `pip --index-url`, `go test -exec`); for every other program
   (npm-like tools read every long option as config) only its listed harmless options, so
   `pytest -p plugin`, `mvn test -DargLine=…` or `npm test --script-shell=…` are exact;
-- any word carrying shell syntax (`$`, backtick, `;`, `|`, `&`, `<`, `>`, a newline) or a path
-  outside the tree (`/…`, `~…`, `..`) makes it exact;
+- a word carrying `$` or a backtick has no pattern at all (`t=x; make $t` is `make nuke` next time);
+  other shell syntax (`;`, `|`, `&`, `<`, `>`, a newline) or a path outside the tree (`/…`, `~…`,
+  `..`) makes it exact;
 - subcommands that configure or run arbitrary commands (`git config`, `git submodule`,
   `npm exec`, `cargo install`…) are always exact;
 - shell builtins get no pattern at all (once only): `let`, `declare`, `printf -v`, `trap`,
@@ -179,6 +180,8 @@ def pattern_for(name: str, args: list[str]) -> str | None:
     exact = " ".join([name, *args])
     if name in SHELL_BUILTINS:
         return None
+    if any("$" in a or "`" in a for a in args):
+        return None  # a word only known at run time: even the exact text may stand for another command
     # an allow-listed reader asks only for an option that is not read-only (`sort -o`, `ps e`): that exact line
     if name in EXACT_ONLY or effects.is_interpreter(name) or name in PROGRAMS:
         return exact

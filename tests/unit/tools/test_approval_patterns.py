@@ -170,3 +170,12 @@ async def test_an_approved_git_commit_does_not_run_an_injected_command_unattende
 ])
 def test_options_of_other_programs_are_not_covered_either(ws: Path, tmp_path: Path, approved: str, later: str) -> None:
     assert not covered(approved, later, ws, tmp_path), (approved, later, assess(later, ws).patterns)
+
+
+def test_a_word_known_only_at_run_time_is_never_stored(ws: Path, tmp_path: Path) -> None:
+    """`t=all; make $t` approved for the project must not cover `t=nuke; make $t`: same text, another command."""
+    a = assess("t=all; make $t", ws)
+    assert a.verdict is Verdict.ASK and a.once_only, a
+    approvals = Approvals(tmp_path / "allow.txt", ws)
+    approvals.record(Scope.PROJECT, "t", ("make $t",))  # even if such a line were in the file
+    assert approvals.covering_scope("t2", assess("t=nuke; make $t", ws)) is None
