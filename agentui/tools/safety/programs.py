@@ -293,7 +293,7 @@ startswith stderr strflocaltime strftime strings strptime sub tan tanh test tgam
 todateiso8601 tojson tonumber tostream tostring transpose trunc truncate_stream type unique unique_by until
 utf8bytelength values walk while with_entries y0 y1 yn abs toarray pick trim ltrim rtrim have_decnum
 have_literal_numbers getpath ascii implode tojson splits isvalid error ltrimstr rtrimstr
-def as if then elif else end reduce foreach try catch label and or true false null
+def as if then elif else end reduce foreach try catch label break and or true false null
 """.split())
 _JQ_VALUE_OPTS = {"--indent": 1, "--arg": 2, "--argjson": 2}
 _JQ_FLAGS = set("rcsnejSCMaR") | {"-j"}

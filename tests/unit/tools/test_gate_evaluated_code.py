@@ -128,6 +128,8 @@ def test_jq_programs_reading_the_environment_or_files_ask(ws: Path, command: str
     "jq . victim.txt", "jq -r '.a | keys[]' victim.txt", "jq -n '[range(3)] | map(. * 2)'",
     "jq --arg n x '.[$n]' victim.txt", "jq -c 'select(.env == \"prod\")' victim.txt", "jq '.env' victim.txt",
     "jq 'def inc: . + 1; inc' victim.txt", "jq -n '\"\\(1 + 2)\"'", "jq '{a: .b}' victim.txt",
+    "jq 'label $out | foreach .[] as $i (0; . + 1; if . > 2 then ., break $out else . end)' victim.txt",
+    "jq '.[] | {name: .n, env: .e}' victim.txt", "jq '. as $x | $x.env' victim.txt",
 ])
 def test_plain_jq_programs_still_run(ws: Path, command: str) -> None:
     assert assess(command, ws).verdict is Verdict.SAFE, command
