@@ -200,7 +200,21 @@ def secret_file(path: Path, workspace: Path | None = None) -> bool:
     if _SECRET_CONTENT.search(head):
         return True
     outside = workspace is None or not inside(Path(os.path.realpath(path)), Path(os.path.realpath(workspace)))
-    return outside and not _public_example(path.name.lower()) and bool(_PASSWORD_CONTENT.search(head))
+    return outside and _config_like(path, head) and bool(_PASSWORD_CONTENT.search(head))
+
+
+# Where a `password=`/`token:` line is a credential: config formats, dotfiles and extension-less files
+# that are not scripts (`token = next(it)` in library source under /usr is code, not a secret).
+_CONFIG_SUFFIXES = {".cnf", ".conf", ".cfg", ".ini", ".properties", ".yml", ".yaml", ".toml", ".json", ".xml",
+                    ".env", ".rc", ".config", ".credentials", ".secret", ".secrets", ".txt", ".boto", ".s3cfg",
+                    ".netrc", ".pgpass", ".tfvars", ".auth", ".token", ".key"}
+
+
+def _config_like(path: Path, head: bytes) -> bool:
+    name = path.name.lower()
+    if _public_example(name) or head.startswith(b"#!"):
+        return False
+    return name.startswith(".") or path.suffix.lower() in _CONFIG_SUFFIXES or not path.suffix
 
 
 def _secret_inodes(limit: int = 2000) -> set[tuple[int, int]]:

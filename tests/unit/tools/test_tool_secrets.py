@@ -221,3 +221,12 @@ def test_agentuis_own_environ_is_unreadable_to_the_processes_it_starts(hidden: b
     finally:
         agent.kill()
         agent.wait()
+
+
+def test_source_code_outside_the_workspace_is_not_a_secret_for_its_token_variables(ws: Path) -> None:
+    lib = Path(os.environ["HOME"]) / "lib"
+    lib.mkdir()
+    (lib / "tokenize.py").write_text("def f(it):\n    token = next(it)\n    password = None\n    return token\n")
+    (lib / "run").write_text("#!/bin/sh\ntoken=$1\n")
+    a = assess_read(lib / "tokenize.py", ws)
+    assert not a.human_only and not assess_read(lib / "run", ws).human_only
