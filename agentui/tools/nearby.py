@@ -101,7 +101,7 @@ def holding(workspace: Path, root: Path, text: str, *, fold: bool = True) -> lis
             read += 1
             if fsaccess.looks_binary(data):
                 continue
-            rel = str(p.relative_to(ws))
+            rel = str(p.relative_to(ws)) if p.is_relative_to(ws) else str(p)  # a search root outside
             if needle in data:
                 exact.append(rel)
             elif fold and needle.lower() in data.lower():

@@ -191,9 +191,15 @@ def landlock_argv(python: str, policy: Policy, argv: list[str]) -> list[str]:
 
 
 def bwrap_argv(program: str, policy: Policy, argv: list[str], cwd: Path) -> list[str]:
-    """bubblewrap: the root read-only, the workspace and temp dirs writable, secrets masked."""
-    out = [program, "--die-with-parent", "--unshare-ipc", "--ro-bind", "/", "/", "--dev", "/dev",
-           "--proc", "/proc"]
+    """bubblewrap: the root read-only, the workspace and temp dirs writable, secrets masked.
+
+    `--unshare-pid` with a fresh `/proc`: the command sees only its own processes, so no other
+    process's /proc/<pid>/environ or cmdline (agentui's keys) is readable, and when the command's
+    first process ends the kernel kills every process left in the namespace (`setsid -f`, `nohup …
+    &`, `disown` die with the call); `--die-with-parent` takes it all down when agentui dies. (No
+    `--new-session`: it would move the command out of the process group agentui kills on timeout.)"""
+    out = [program, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/",
+           "--dev", "/dev", "--proc", "/proc"]
     for path in (*policy.writable, policy.workspace):
         if path.is_dir():
             out += ["--bind", str(path), str(path)]

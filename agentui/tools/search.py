@@ -62,6 +62,10 @@ class FileSearchTool(BaseTool):
         if not query:
             return self.fail(args, "empty query")
         root = resolve_in(ctx.workspace, args.get("path") or ".")
+        real = Path(os.path.realpath(root))
+        if real.parts[:2] in (("/", "proc"), ("/", "sys")):
+            return self.fail(args, f"file_search does not search {root}: it is a kernel view of processes and "
+                                   "devices, not files (use shell, e.g. ls, for a look)")
         if not root.is_dir():
             if root.is_file():
                 return await self._in_file(args, query, root, ctx)

@@ -7,8 +7,12 @@ it started (SIGTERM, then SIGKILL after a grace period) and reaps it before retu
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import functools
 import os
 import signal
+import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +42,29 @@ _UNSAFE_ENV = ("CDPATH", "BASH_ENV", "ENV", "GLOBIGNORE", "PROMPT_COMMAND", "SHE
 
 
 def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a tool process: quiet pagers, no CDPATH/BASH_ENV, no relative PATH entries,
-    none of agentui's own API keys."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in _UNSAFE_ENV and not k.startswith("BASH_FUNC_") and not envsecrets.agent_key(k)}
+    """The environment of a tool process: only the harmless variables (envsecrets.tool_environment:
+    no keys, tokens or passwords, none of agentui's own), quiet pagers, no CDPATH/BASH_ENV, no
+    relative PATH entries."""
+    env = {k: v for k, v in envsecrets.tool_environment().items()
+           if k not in _UNSAFE_ENV and not k.startswith("BASH_FUNC_")}
     env["PATH"] = ":".join(p for p in env.get("PATH", "/usr/bin:/bin").split(":") if os.path.isabs(p))
     return {**env, **_QUIET_ENV, **(extra or {})}
+
+
+_PR_SET_DUMPABLE = 4
+
+
+@functools.cache
+def hide_own_environ(platform: str = sys.platform) -> None:
+    """Linux: make agentui's own /proc/<pid>/environ (its API keys), mem and maps unreadable to the
+    processes it starts. With dumpable off the kernel gives those files to root, so a tool running
+    as the same user cannot read them even where no PID namespace hides agentui (Landlock, no
+    sandbox). It also turns off core dumps and same-user ptrace of agentui; children are unaffected
+    (exec makes them dumpable again)."""
+    if not platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 @dataclass
@@ -63,6 +84,7 @@ async def run_process(
     env: dict[str, str] | None = None,
 ) -> ProcessResult:
     """Run `argv` in a new process group; kill the group on timeout or cancellation."""
+    hide_own_environ()
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -245,15 +267,27 @@ async def execute(argv: list[str], ctx: ToolContext) -> ProcessResult:
     if host is not None and getattr(host, "terminal", False):
         from agentui.tools.hooks import HostNotStarted
 
-        clean = ["/usr/bin/env", *(x for k in _UNSAFE_ENV for x in ("-u", k)), *argv]
-        env = {**_QUIET_ENV, "PATH": tool_env()["PATH"]}
+        # `env -i`: the client's terminal starts from the client's environment; only ours, scrubbed, is kept
+        env = tool_env()
+        clean = ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv]
         try:
             got = await host.run(clean, env, ctx)
         except HostNotStarted:
             pass  # the client could not start a terminal: nothing ran, so run it here
         else:
             return ProcessResult(returncode=got.returncode, output=got.output, stderr="", timed_out=got.timed_out)
-    return await run_process(argv, cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+    return await run_process(reaped(argv), cwd=ctx.workspace, timeout_s=ctx.timeout_s)
+
+
+REAPER_SCRIPT = Path(__file__).with_name("reaper.py")
+
+
+def reaped(argv: list[str], platform: str = sys.platform) -> list[str]:
+    """On Linux, `argv` under reaper.py, so what it leaves running (`setsid -f`, `nohup … &`) is killed
+    when it ends or agentui dies; bubblewrap's PID namespace already does that, so it runs as is."""
+    if not platform.startswith("linux") or (argv and os.path.basename(argv[0]) == "bwrap"):
+        return list(argv)
+    return [sys.executable, "-I", "-S", str(REAPER_SCRIPT), str(os.getpid()), "--", *argv]
 
 
 def sandboxed(argv: list[str], ctx: ToolContext, *, network: bool = False) -> list[str]:

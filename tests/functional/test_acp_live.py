@@ -167,7 +167,9 @@ async def test_shell_runs_in_the_editors_terminal_behind_the_gate(fakellm, tmp_p
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
         await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("do it")]), 60)
     [(command, args, cwd)] = editor.created  # the denied `rm` never reached the terminal
-    assert command == "/usr/bin/env" and "BASH_ENV" in args and args[-2:] == ["-c", "echo hi from the terminal"]
+    # `env -i` with only the scrubbed variables: nothing of the client's environment (BASH_ENV, keys) reaches it
+    assert command == "/usr/bin/env" and args[0] == "-i" and args[-2:] == ["-c", "echo hi from the terminal"]
+    assert not any(a.startswith(("BASH_ENV=", "AGENTUI_")) for a in args)
     assert cwd == str(w.resolve()) or cwd == str(w)
     assert (w / "keep.txt").read_text() == "precious"
     [(perm, _)] = editor.permissions

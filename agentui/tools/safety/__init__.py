@@ -110,7 +110,7 @@ def assess_read(path: Path, workspace: Path, *, tool: str = "read_file") -> Asse
     """read_file: secrets always ask a human; outside the workspace asks; inside runs."""
     ws = Path(os.path.realpath(workspace))
     target = _paths.resolve(str(path), ws)
-    if _paths.is_secret(target, str(path)):
+    if _paths.is_secret(target, str(path), ws):
         return Assessment(Verdict.ASK, (f"{tool} reads a secret path: {target} (its content goes to the LLM)",),
                           once_only=True, human_only=True, cwd=str(ws))
     if _paths.inside(target, ws):

@@ -79,8 +79,8 @@ PROGRAMS: dict[str, Prog] = {
     "diff": _p("abBdeEfHiNnpPqrsStTuwyZ", f"{_COMMON_LONG} --brief --recursive --unified --context "
                "--ignore-all-space --ignore-space-change --ignore-case --side-by-side --new-file "
                "--report-identical-files --text --minimal --strip-trailing-cr --color --no-color",
-               "-U -C -W -x -X -I --unified --context --exclude --label --width --color "
-               "--ignore-matching-lines", numeric=True),
+               "-U -C -W -x -I --unified --context --exclude --label --width --color "
+               "--ignore-matching-lines", "-X --exclude-from", numeric=True),
     "cmp": _p("bls", f"{_COMMON_LONG} --silent --quiet --verbose --print-bytes", "-n -i --bytes"),
     "grep": _GREP, "egrep": _GREP, "fgrep": _GREP,
     "rg": _p("iSsFwxclnNouUaLHIv0.", f"{_COMMON_LONG} --ignore-case --smart-case --case-sensitive "
@@ -102,7 +102,7 @@ PROGRAMS: dict[str, Prog] = {
     "echo": _p("neE", operands="data"), "printf": _p("", operands="data"),
     "true": _p(operands="data"), "false": _p(operands="data"), ":": _p(operands="data"),
     "date": _p("uRj", f"{_COMMON_LONG} --utc --universal --rfc-email --iso-8601 --rfc-3339",
-               "-d -I -f --date --iso-8601 --rfc-3339", "-r --reference", operands="data"),
+               "-d -I --date --iso-8601 --rfc-3339", "-r --reference -f --file", operands="data"),
     "whoami": _p(operands="none"), "id": _p("gGnruz", _COMMON_LONG, operands="data"),
     "groups": _p(operands="data"), "uname": _p("asnrvmpio", f"{_COMMON_LONG} --all", operands="none"),
     "hostname": _p("fsidAI", f"{_COMMON_LONG} --fqdn --short", operands="none"),
@@ -125,7 +125,8 @@ PROGRAMS: dict[str, Prog] = {
     "md5sum": _SUMS, "sha1sum": _SUMS, "sha224sum": _SUMS, "sha256sum": _SUMS, "sha384sum": _SUMS,
     "sha512sum": _SUMS, "b2sum": _SUMS, "shasum": _SUMS, "cksum": _SUMS,
     "md5": _p("qrn", "", "-s", operands="paths"), "sum": _p("rs"),
-    "base64": _p("diwD", f"{_COMMON_LONG} --decode --ignore-garbage --wrap", "-w -b -i --wrap --input",
+    # `-i`/`--input` is a file on macOS (and GNU's -i takes none, so the next word is a file there too)
+    "base64": _p("dwD", f"{_COMMON_LONG} --decode --ignore-garbage --wrap", "-w -b --wrap", "-i --input",
                  max_operands=1),
     "xxd": _p("aEiprus", f"{_COMMON_LONG}", "-c -g -l -s -o", max_operands=1),
     "od": _p("bcdfiloxsv", _COMMON_LONG, "-A -t -N -j -w --address-radix --format --read-bytes"),

@@ -1,10 +1,12 @@
-"""Secrets in the environment (issue #14): a command that prints them hands them to the LLM.
+"""Secrets in the environment: a command that prints them hands them to the LLM.
 
-agentui's own keys (`AGENTUI_*API_KEY`) never reach a tool process. Other secret-looking
-variables (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`, `DATABASE_URL` …) may be
-needed by a command the user approves, so they stay — but expanding one (`$GITHUB_TOKEN`,
-`printenv GITHUB_TOKEN`) or dumping the whole environment (`env`, `printenv`, `set`, `export -p`)
-while one is set asks a person: never `--yes`, never a stored approval.
+Tool processes get a scrubbed environment (`tool_environment`): only variables on a list of
+harmless ones (PATH, HOME, LANG, LC_*, TERM, TMPDIR, USER, SHELL, toolchain homes …) and never a
+secret-looking one (`*_KEY`, `*_TOKEN`, `*SECRET*`, a value shaped like a credential), nor
+agentui's own keys. A user can pass more names with AGENTUI_TOOL_ENV (space separated), never a
+secret-looking one. Expanding a secret-named variable (`$GITHUB_TOKEN`) or dumping the
+environment (`env`, `printenv`, `set`, `export -p`) still asks; when a secret is in what a tool
+would see, a person must answer: never `--yes`, never a stored approval.
 """
 
 from __future__ import annotations
@@ -28,6 +30,28 @@ _SECRET_VALUE = re.compile(
     r"|^(AKIA|ASIA)[0-9A-Z]{16}$|^eyJ[A-Za-z0-9_\-]{10,}\.eyJ|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|^[a-z][a-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@",
 )
+
+
+# Variables a tool process may see: locations, locale and terminal settings, no credentials.
+_TOOL_ENV_NAMES = {
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TMP", "TEMP", "TZ",
+    "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "HOSTNAME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+    "XDG_DATA_HOME", "XDG_STATE_HOME", "VIRTUAL_ENV", "CONDA_PREFIX", "GOPATH", "GOROOT", "GOCACHE",
+    "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME", "PYENV_ROOT", "NVM_DIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy",
+    "https_proxy", "no_proxy", "SOURCE_DATE_EPOCH",
+}
+PASS_ENV = "AGENTUI_TOOL_ENV"  # extra variable names the user lets tools see (never secret-looking ones)
+
+
+def tool_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of `environ` (default: ours) a tool process may see: the harmless list, the
+    names in AGENTUI_TOOL_ENV, and none that is named or shaped like a secret."""
+    env = os.environ if environ is None else environ
+    extra = set(env.get(PASS_ENV, "").split())
+    return {k: v for k, v in env.items()
+            if (k in _TOOL_ENV_NAMES or k in extra or k.startswith("LC_"))
+            and not secret_name(k, env) and not agent_key(k)}
 
 
 def agent_key(name: str) -> bool:

@@ -101,7 +101,7 @@ class Judge:
                     self.check_read(args[i], state, name)
             return True
         checker = {"git": programs.git, "find": programs.find, "sed": programs.sed, "awk": programs.awk,
-                   "gawk": programs.awk, "mawk": programs.awk}.get(name)
+                   "gawk": programs.awk, "mawk": programs.awk, "jq": programs.jq, "ps": programs.ps}.get(name)
         if checker is not None:
             problems, read_idx = checker(texts)
             if problems:
@@ -113,10 +113,13 @@ class Judge:
             if name == "find" and not read_idx:
                 self.check_read(Word("."), state, name)
             if name == "git":
-                for cwd in state.cwds or (self.ws,):
+                for cwd in self.git_dirs(texts, state):
                     why = P.repo_runs_code(cwd, self.ws)
                     if why:
                         self.need(f"git here runs commands from the repository's config ({why})", pattern)
+                    if programs.git_prints_config(texts) and P.repo_holds_credentials(cwd, self.ws):
+                        self.need("git prints remote URLs or config holding a credential (a token in a URL, "
+                                  "an http extraheader)", human=True)
             return True
         if spec is None:
             if name in VERSION_QUERIES and len(texts) == 1 and texts[0] in VERSION_FLAGS:
@@ -130,6 +133,19 @@ class Judge:
             self.need(f"{name} is not on the read-only allow-list", pattern)
             return False
         return self.check_spec(name, spec, args, state)
+
+    def git_dirs(self, texts: list[str], state: State) -> list:
+        """Where git will run: each possible cwd moved by every `-C dir` before the subcommand (a
+        repository there has its own config, which may name commands)."""
+        dirs = list(state.cwds or (self.ws,))
+        i = 0
+        while i < len(texts) and texts[i].startswith("-"):
+            if texts[i] == "-C" and i + 1 < len(texts):
+                dirs = [P.resolve_logical(texts[i + 1], d) for d in dirs]
+                i += 2
+                continue
+            i += 1
+        return dirs
 
     def check_spec(self, name: str, spec: Prog, args: list[Word], state: State) -> bool:
         texts = [a.text for a in args]
@@ -180,6 +196,8 @@ class Judge:
         if spec.max_operands is not None and len(ops) > spec.max_operands:
             self.need(f"{name} with {len(ops)} operands writes the last one", pattern_for(name, texts))
             return False
+        for w in reads:  # `date -f FILE`, `grep -f FILE`: option values the program opens
+            self.check_read(w, state, name)
         if spec.operands == "data":
             return True
         if spec.operands == "pattern" and not has_pattern_flag:
@@ -190,12 +208,12 @@ class Judge:
             for i in ops:
                 self.check_write(args[i], state, verb=name, deleting=False, changes=changes)
             return True
-        for w in reads:
-            self.check_read(w, state, name)
         recursive = name in ("grep", "egrep", "fgrep") and bool(re.search(
             r"(^| )-\w*[rR]|--recursive|--dereference-recursive", " ".join(texts)))
         if name == "rg" and re.search(r"(^| )(--hidden|--no-ignore|-\w*u)", " ".join(texts)):
             recursive = True
+        if name == "diff" and re.search(r"(^| )(-\w*r|--recursive)", " ".join(texts)):
+            recursive = True  # `diff -r . /etc` prints every differing file below /etc
         if not ops and (name in _IMPLICIT_CWD or recursive):
             self.check_read(Word("."), state, name, recursive=recursive)
         for i in ops:

@@ -71,10 +71,12 @@ class PathChecks:
             self.need(f"{verb} reads a path only known at run time: {w.text}")
             return
         for lexical, path in self.expand(w, state, verb) or []:
-            if P.is_secret(path, lexical):
+            if P.is_secret(path, lexical, self.ws):
                 self.deny(f"{verb} reads a secret path: {path}")
             elif not P.readable_unasked(path, self.ws):
                 self.need(f"{verb} reads outside the workspace: {path}")
+            elif recursive and path.is_dir() and not P.inside(path, self.ws) and P.holds_secrets(path):
+                self.need(f"{verb} reads every file below {path}, a known secret store among them", human=True)
             elif recursive and path.is_dir():
                 found = P.secret_below(path)
                 if found:
@@ -152,7 +154,7 @@ class PathChecks:
                 lexical = os.path.expanduser(piece)
                 for cwd in state.cwds or (self.ws,):
                     path = P.resolve(lexical, cwd)
-                    if P.is_secret(path, lexical):
+                    if P.is_secret(path, lexical, self.ws):
                         self.deny(f"reads a secret path: {path}")
                         break
 

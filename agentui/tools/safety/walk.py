@@ -20,6 +20,7 @@ from agentui.tools.safety.envsecrets import (
     secret_name,
     secret_vars,
 )
+from agentui.tools.safety.evaluated import builtin_problem, evaluated_text
 from agentui.tools.safety.judge import Judge
 from agentui.tools.safety.pathchecks import PathChecks
 from agentui.tools.safety.walkstate import Need, State, pattern_for, strip_option
@@ -35,6 +36,8 @@ from agentui.tools.safety.words import (
 __all__ = ["Need", "State", "Walker", "pattern_for"]
 
 _SAFE_ENV = re.compile(r"LC_\w+|LANG|LANGUAGE|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|COLUMNS|LINES|TERM|GIT_PAGER|PAGER")
+# A pager variable names a command git and man run: only these values are known not to run anything else.
+_SAFE_PAGERS = {"", "cat", "less", "more"}
 _MAX_DEPTH = 8
 
 
@@ -68,6 +71,8 @@ class Walker(Judge, PathChecks):
             if len(self.source) > MAX_SOURCE_CHARS:
                 self.need("command is too long to check")
                 return
+            for problem in evaluated_text(self.source):  # subscripts, arithmetic, ${x@P}: code bash runs
+                self.need(problem)
             trees = parse(self.source)
             if trees is None:
                 self.need("the command could not be parsed (bashlex), so it cannot be checked")
@@ -192,8 +197,11 @@ class Walker(Judge, PathChecks):
             elif part.kind == "redirect":
                 redirects.append(part)
         for assign in assigns:
-            name = assign.split("=", 1)[0].rstrip("+")
-            if words and not _SAFE_ENV.fullmatch(name):
+            name, _eq, value = assign.partition("=")
+            name = name.rstrip("+")
+            if name in ("PAGER", "GIT_PAGER") and value.strip("'\"") not in _SAFE_PAGERS:
+                self.need(f"sets {name} to a command ({value[:40]})")
+            elif words and not _SAFE_ENV.fullmatch(name):
                 self.need(f"sets {name} in the environment of {words[0].text}")
             elif not words and not (name.islower() or _SAFE_ENV.fullmatch(name)):
                 self.need(f"sets the shell variable {name} (it can change what later commands do)")
@@ -213,6 +221,9 @@ class Walker(Judge, PathChecks):
         name = head.text if local else os.path.basename(head.text)
         self.commands.append((os.path.basename(head.text), *texts))
         self.environment_reads(name, texts)
+        problem = builtin_problem(name, texts)
+        if problem:
+            self.need(problem)
         for reason in effects.hard_denials(name, texts):
             self.deny(reason)
         if effects.is_interpreter(name) and subs_programs & effects.DOWNLOADERS:
@@ -242,10 +253,12 @@ class Walker(Judge, PathChecks):
     def environment_reads(self, name: str, texts: list[str]) -> None:
         """`env`, `printenv`, `set`, `export -p` print every variable; `printenv X` one (envsecrets.py)."""
         if dumps_environment(name, texts):
-            found = secret_vars()
+            found = secret_vars()  # agentui's own environment: stricter than the scrubbed one tools get
             if found:
                 self.need(f"{name} prints every environment variable, secrets among them: "
                           f"{', '.join(found[:4])}{' …' if len(found) > 4 else ''}", human=True)
+            else:  # what a tool sees is scrubbed, but reading the environment back is still asked
+                self.need(f"{name} prints the environment")
         elif name == "printenv":
             for var in (t for t in texts if not t.startswith("-")):
                 if secret_name(var):

@@ -6,20 +6,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentui.tools.safety import effects
+from agentui.tools.safety.patterns import pattern_for
 from agentui.tools.safety.words import Word
 
-_SUBCOMMAND_TOOLS = {
-    "git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv", "poetry", "make",
-    "brew", "apt", "apt-get", "systemctl", "gh", "terraform", "dotnet", "mvn", "gradle", "bundle", "rake",
-    "mix", "swift", "helm", "npx", "bun", "deno", "just", "task", "tox", "nox", "hatch", "pdm", "conda",
-}
-# An approval for these names alone would be a blank cheque: the stored pattern is the exact command.
-_EXACT_ONLY = (effects.DELETERS | effects.INTERPRETERS | effects.NETWORK | {
-    "dd", "chmod", "chown", "chgrp", "kill", "pkill", "killall", "find", "mv", "cp", "ln", "truncate",
-    "shred", "crontab", "launchctl", "defaults", "security", "sed", "tee", "install", "rsync", "tar",
-    "unzip", "mkfs", "diskutil", "fdisk", "parted", "mount", "umount", "shutdown", "reboot", "halt",
-})
+__all__ = ["Need", "State", "pattern_for", "strip_option"]
 
 
 @dataclass(frozen=True)
@@ -40,19 +30,6 @@ class State:
 
     def copy(self) -> State:
         return State(self.cwds, self.loop_vars)
-
-
-def pattern_for(name: str, args: list[str]) -> str:
-    """The approval pattern of a command: `git commit`, `npm test`, `pytest`; exact for risky ones."""
-    if name in _EXACT_ONLY or effects.is_interpreter(name):
-        return " ".join([name, *args])
-    if name in _SUBCOMMAND_TOOLS:
-        i = 0
-        while i < len(args) and args[i].startswith("-"):
-            i += 2 if name == "git" and args[i] in ("-C", "-c") else 1
-        return f"{name} {args[i]}" if i < len(args) else name
-    return name
-
 
 
 def strip_option(text: str) -> str:

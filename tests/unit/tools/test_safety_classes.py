@@ -75,12 +75,14 @@ def test_a_secret_under_any_variable_name_needs_a_person(ws: Path, command: str,
     assert a.verdict is Verdict.ASK and a.human_only, (command, var, a)
 
 
-def test_a_clean_environment_can_be_listed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_clean_environment_is_still_asked_for_but_not_of_a_person(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the whole environment back always asks; with no secret in it, --yes may answer."""
     for k in list(os.environ):
         if any(s in k.upper() for s in ("KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL", "SESSION", "PAT",
                                         "COOKIE", "DSN", "_URL", "_URI")):
             monkeypatch.delenv(k)
-    assert assess("env", ws).verdict is Verdict.SAFE
+    listed = assess("env", ws)
+    assert listed.verdict is Verdict.ASK and not listed.human_only
     assert assess("printenv PATH", ws).verdict is Verdict.SAFE and assess("echo $HOME $PWD", ws).verdict is Verdict.SAFE
 
 

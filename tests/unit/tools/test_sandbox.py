@@ -141,6 +141,7 @@ async def test_escalation_asks_before_running_unconfined(tmp_path: Path, monkeyp
     outside.mkdir()
     monkeypatch.setattr("agentui.tools.safety.paths.temp_roots", lambda: ())  # only the workspace is writable
     monkeypatch.setenv("OUT", str(outside))
+    monkeypatch.setenv("AGENTUI_TOOL_ENV", "OUT")  # tools see only listed variables
     command = 'echo x > "$OUT/f.txt"'  # a runtime path: the gate asks; the sandbox then blocks it
     deny_escalation = Answers(True, False)
     rec = await _shell(ws, command, deny_escalation, outside)
@@ -236,6 +237,7 @@ async def test_landlock_escalation_asks_before_running_unconfined(tmp_path: Path
     outside.mkdir()
     monkeypatch.setattr("agentui.tools.safety.paths.temp_roots", lambda: ())  # only the workspace is writable
     monkeypatch.setenv("OUT", str(outside))
+    monkeypatch.setenv("AGENTUI_TOOL_ENV", "OUT")  # tools see only listed variables
     ctx = ToolContext(workspace=ws, task_id="t", confirm=(deny := Answers(True, False)), approvals=Approvals(),
                       sandbox=LANDLOCK)
     rec = await default_registry("linux").call("shell", {"command": 'echo x > "$OUT/f.txt"'}, ctx)

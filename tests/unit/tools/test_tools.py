@@ -70,6 +70,20 @@ def alive(pid: int) -> bool:
     return True
 
 
+def host_pid(marker: str) -> int:
+    """The pid, as this process sees it, of the `sleep <marker>` a tool started. Under bubblewrap the
+    tool runs in its own PID namespace, so the `$!` it prints is not a pid out here. 0: none runs."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[:2] == [b"sleep", marker.encode()] and alive(int(entry.name)):
+                return int(entry.name)
+    return 0
+
+
 async def wait_for_file(path: Path, timeout: float = 5.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -100,12 +114,15 @@ async def test_shell_nonzero_exit_and_stderr(registry: ToolRegistry, ws: Path) -
 
 
 async def test_shell_timeout_kills_the_process_group(registry: ToolRegistry, ws: Path) -> None:
-    command = "sleep 30 & echo $! > child.pid; sleep 30"
+    command = "sleep 30.0101 & echo $! > child.pid; sleep 30"
     started = time.monotonic()
-    rec = await registry.call("shell", {"command": command}, ctx_for(ws, timeout_s=0.5))
+    task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws, timeout_s=0.5)))
+    await wait_for_file(ws / "child.pid")
+    child = host_pid("30.0101")
+    assert child and alive(child)
+    rec = await task
     assert time.monotonic() - started < 3.0
     assert not rec.ok and rec.error is not None and "timed out after 0.5s" in rec.error
-    child = int((ws / "child.pid").read_text())
     deadline = time.monotonic() + 2.0
     while alive(child) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
@@ -113,10 +130,11 @@ async def test_shell_timeout_kills_the_process_group(registry: ToolRegistry, ws:
 
 
 async def test_shell_cancellation_kills_child_within_a_second(registry: ToolRegistry, ws: Path) -> None:
-    command = "sleep 30 & echo $! > child.pid; wait"
+    command = "sleep 30.0102 & echo $! > child.pid; wait"
     task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws)))
-    child = int(await wait_for_file(ws / "child.pid"))
-    assert alive(child)
+    await wait_for_file(ws / "child.pid")
+    child = host_pid("30.0102")
+    assert child and alive(child)
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -133,7 +151,7 @@ async def test_shell_cancelled_while_spawning_leaves_no_orphan(
     registry: ToolRegistry, ws: Path, ticks: int
 ) -> None:
     """Cancelled while asyncio still connects the pipes: the group dies, not just the leader."""
-    command = "sleep 30 & echo $! > child.pid; wait"
+    command = f"sleep 30.02{ticks} & echo $! > child.pid; wait"
     task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws)))
     for _ in range(ticks):
         await asyncio.sleep(0)
@@ -143,17 +161,18 @@ async def test_shell_cancelled_while_spawning_leaves_no_orphan(
     await asyncio.sleep(0.2)  # a child forked just before the kill may still write its pid
     pid_file = ws / "child.pid"
     if pid_file.exists() and pid_file.read_text().strip():
-        child = int(pid_file.read_text())
         deadline = time.monotonic() + 1.0
-        while alive(child) and time.monotonic() < deadline:
+        while host_pid(f"30.02{ticks}") and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        assert not alive(child)
+        assert not host_pid(f"30.02{ticks}")
 
 
 async def test_shell_cancellation_with_sigterm_ignored(registry: ToolRegistry, ws: Path) -> None:
-    command = "trap '' TERM; sleep 30 & echo $! > child.pid; while :; do sleep 0.05; done"
+    command = "trap '' TERM; sleep 30.0103 & echo $! > child.pid; while :; do sleep 0.05; done"
     task = asyncio.create_task(registry.call("shell", {"command": command}, ctx_for(ws, confirm=Confirmer(True))))
-    child = int(await wait_for_file(ws / "child.pid"))
+    await wait_for_file(ws / "child.pid")
+    child = host_pid("30.0103")
+    assert child
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
