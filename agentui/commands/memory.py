@@ -210,12 +210,15 @@ def _check_out(out: str) -> None:
 
 
 def _repair(path: Any, as_json: bool) -> int:
+    """Repair and report; exit 0 when the store ends with every Megram a read before could see and
+    nothing unverified, else 1 (the damaged original stays in the backup either way)."""
     from agentui.memory.leveldb import repair
 
     rep = repair(path)
+    code = 1 if rep["lost"] or rep["salvaged"] or rep["unreadable_dropped"] or rep["damaged"] else 0
     if as_json:
         print(json.dumps(rep))
-        return 0
+        return code
     def fmt(n: int | None) -> str:
         return "could not open" if n is None else f"{n} Megrams"
 
@@ -223,9 +226,20 @@ def _repair(path: Any, as_json: bool) -> int:
           f"  before: {fmt(rep['before'])} (lenient open: {fmt(rep['lenient_before'])})\n"
           f"  after:  {fmt(rep['after'])} ({rep['index_rebuilt']} index keys rebuilt, "
           f"{rep['orphan_index_removed']} orphaned removed, {rep['unreadable_dropped']} unreadable records dropped)")
-    for log, n in rep.get("log_tail_dropped_bytes", {}).items():
-        print(f"  dropped: the last {n} bytes of {log}, not a whole record (a write cut short, or garbage)")
-    return 0
+    if rep["salvaged"]:
+        print(f"agentui memory repair: {rep['salvaged']} Megrams came back from blocks that failed their checksum, "
+              f"so their text may differ from what was written; check them with `agentui memory list` "
+              f"(the damaged original is in {rep['backup']})", file=sys.stderr)
+    for what in rep["damaged"]:
+        print(f"  damaged: {what}")
+    if rep["lost"] or rep["unreadable_dropped"]:
+        n = max(rep["lost"], rep["unreadable_dropped"])
+        print(f"agentui memory repair: {n} Megrams could not be recovered; the damaged original is in "
+              f"{rep['backup']}", file=sys.stderr)
+    elif rep["damaged"] and not rep["salvaged"]:
+        print(f"agentui memory repair: the store held damaged files, so some Megrams may be lost that no "
+              f"count shows; the damaged original is in {rep['backup']}", file=sys.stderr)
+    return code
 
 
 async def _dream(cfg: Any, mem: Any) -> Any:

@@ -36,7 +36,7 @@ class _KV:
 
 
 def _checked(path: Path, it: Iterator[Any]) -> Iterator[Any]:
-    """A LevelDB iterator whose read errors (a block failing its checksum) are MemoryDamaged."""
+    """A LevelDB scan whose read errors (a block failing its checksum) are MemoryDamaged."""
     from .leveldb import binding, classify
 
     try:
@@ -63,8 +63,9 @@ class _LevelSnap(_KV):
         return _get(self._path, self._s, key)
 
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
-        return _checked(self._path, self._s.iterator(prefix=prefix, reverse=reverse, include_key=keys,
-                                                     include_value=values, verify_checksums=True))
+        from .leveldb import scan
+
+        return _checked(self._path, scan(self._s, prefix, reverse=reverse, keys=keys, values=values))
 
     def close(self) -> None:
         self._s.close()
@@ -101,8 +102,9 @@ class _LevelKV(_KV):
         return _LevelSnap(self._db.snapshot(), self._path)
 
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
-        return _checked(self._path, self._db.iterator(prefix=prefix, reverse=reverse, include_key=keys,
-                                                      include_value=values, verify_checksums=True))
+        from .leveldb import scan
+
+        return _checked(self._path, scan(self._db, prefix, reverse=reverse, keys=keys, values=values))
 
     def close(self) -> None:
         from .leveldb import close_db

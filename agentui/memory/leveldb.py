@@ -355,8 +355,53 @@ def close_db(path: Path, db: Any) -> None:
     _OPEN.discard(os.path.realpath(path))
 
 
+def _after(prefix: bytes) -> bytes | None:
+    """The first key past every key starting with `prefix` (None: no such key)."""
+    head = prefix.rstrip(b"\xff")
+    return head[:-1] + bytes([head[-1] + 1]) if head else None
+
+
+def scan(src: Any, prefix: bytes = b"", *, reverse: bool = False, keys: bool = True, values: bool = True,
+         verify: bool = True, fill_cache: bool = True) -> Any:
+    """Iterate the keys of a DB or snapshot that start with `prefix`, as plyvel's ``iterator`` does,
+    but over LevelDB's raw iterator: plyvel's ``iterator`` never looks at the iterator's status, so
+    a block that fails its checksum (or a table that cannot be opened) ends the iteration early or
+    is skipped, and a damaged store reads as a smaller or empty one. The raw iterator raises the
+    status after every step, so a read of a damaged store is a ``CorruptionError``, never less data.
+    ``verify=False`` reads leniently (block checksums not checked: repair's salvage)."""
+    it = src.raw_iterator(verify_checksums=verify, fill_cache=fill_cache)
+    stop = _after(prefix)
+    try:
+        if reverse:
+            if stop is None:
+                it.seek_to_last()
+            else:
+                it.seek(stop)
+                if it.valid():
+                    it.prev()
+                else:
+                    it.seek_to_last()
+        else:
+            it.seek(prefix)
+        step = it.prev if reverse else it.next
+        key, value, item, valid = it.key, it.value, it.item, it.valid
+        while valid():
+            k = key()
+            if reverse and not k.startswith(prefix) or not reverse and stop is not None and k >= stop:
+                return
+            if keys and values:
+                yield item()
+            elif keys:
+                yield k
+            else:
+                yield value()
+            step()
+    finally:
+        it.close()
+
+
 def count_megrams(db: Any) -> int:
-    return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False, verify_checksums=True))
+    return sum(1 for _ in scan(db, b"megram:", values=False))
 
 
 def _count_at(path: Path, *, paranoid: bool) -> int | None:
@@ -371,8 +416,9 @@ def _count_at(path: Path, *, paranoid: bool) -> int | None:
         db = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=paranoid)
         try:
             if paranoid:  # every block must pass its checksum, as our reads demand
-                return sum(k.startswith(b"megram:") for k in db.iterator(include_value=False, verify_checksums=True))
-            return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False))
+                return sum(k.startswith(b"megram:") for k in scan(db, values=False))
+            # plyvel's iterator skips what cannot be read at all: the records a salvage can reach
+            return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False, verify_checksums=False))
         finally:
             db.close()
     except (plyvel.Error, OSError, MemoryError_):
@@ -382,11 +428,17 @@ def _count_at(path: Path, *, paranoid: bool) -> int | None:
 
 
 def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
-    """Copy `path` aside, run LevelDB's repair on it, count Megrams before and after.
+    """Copy `path` aside, run LevelDB's repair on it, add back what only a lenient read still sees,
+    count Megrams before and after.
 
-    ``before`` is what a normal open saw (None: it could not open), ``lenient_before`` what an open
-    without paranoid checks saw, ``after`` what the repaired store holds; ``log_tail_dropped_bytes``
-    the bytes per log that were no whole record (the repair drops them)."""
+    ``before`` is what a normal open saw (None: it could not open or a read failed its checksum),
+    ``lenient_before`` what an open without checks saw (unreadable blocks skipped), ``after`` what the
+    repaired store holds; ``salvaged`` the records LevelDB's repair dropped (their block failed its
+    checksum) that a lenient read of the copy still parses, written back; ``lost`` how many fewer
+    Megrams the store ends with than the better of the two reads before it; ``damaged`` what was
+    found damaged beyond those counts (a table missing, cut or failing its checks, log records
+    dropped: some records may be gone); ``log_tail_dropped_bytes`` the bytes per log that were no
+    whole record (the repair drops them)."""
     if path.exists() and not path.is_dir():
         raise MemoryUnavailable(f"{path} is a file, not a LevelDB store: nothing to repair and nothing "
                                 "changed — move it aside, and agentui makes a new store there")
@@ -412,18 +464,128 @@ def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
     cut = {log.name: n for log in sorted(backup.glob("*.log")) if (n := _log_tail_cut(log))}
     before = _count_at(backup, paranoid=True)
     lenient = _count_at(backup, paranoid=False)
+    damaged = _missing_tables(backup)
+    archived = _archived(path)
     try:
         plyvel.repair_db(str(path), paranoid_checks=True)  # checksums on: a bad block is salvaged around
+        # LevelDB's repair moves a table it could not read whole into lost/, and logs each log
+        # record it drops: both mean records may be gone that no count here can show
+        damaged += [f"table {n} failed its checks" for n in sorted(_archived(path) - archived)
+                    if n.endswith((".ldb", ".sst"))]
+        damaged += _log_drops(path / "LOG")
+        damaged += [f"log {name}: its last {n} bytes are no whole record (a write cut short, or garbage)"
+                    for name, n in cut.items()]
         db = plyvel.DB(str(path), create_if_missing=False, paranoid_checks=True)
     except plyvel.Error as e:
         raise classify(path, e) from e
     try:
+        salvaged, altered = _salvage(backup, db)
         fixed = reconcile(db)
         after = count_megrams(db)
+    except plyvel.Error as e:
+        raise classify(path, e) from e
     finally:
         db.close()
+    best = max(before or 0, lenient or 0)
     return {"path": str(path), "backup": str(backup), "before": before, "lenient_before": lenient,
-            "after": after, "log_tail_dropped_bytes": cut, **fixed}
+            "after": after, "salvaged": salvaged, "lost": max(0, best - after), "damaged": damaged,
+            "log_tail_dropped_bytes": cut, **fixed, "unreadable_dropped": fixed["unreadable_dropped"] + altered}
+
+
+def _archived(path: Path) -> set[str]:
+    try:
+        return set(os.listdir(path / "lost"))
+    except OSError:
+        return set()
+
+
+def _log_drops(log: Path) -> list[str]:
+    """The log records LevelDB's repair says it dropped (its info LOG: ``Log #N: dropping K bytes;
+    <reason>`` for a bad record, ``Log #N: ignoring <reason>`` for a batch that does not parse)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return []
+    return [f"log {int(m.group(1)):06d}.log: {m.group(2)} {m.group(3).strip()}"
+            for m in re.finditer(r"Log #(\d+): (dropping|ignoring) ([^\n]*)", text)]
+
+
+def _missing_tables(path: Path) -> list[str]:
+    """Tables the store's MANIFEST lists that are gone or not their recorded size (LevelDB's repair
+    does not read the MANIFEST, so it cannot tell their records are missing)."""
+    m = re.fullmatch(rb"(MANIFEST-\d+)\n", (path / "CURRENT").read_bytes()) if (path / "CURRENT").is_file() else None
+    live = live_tables(path / m.group(1).decode()) if m else None
+    out = []
+    for num, size in sorted((live or {}).items()):
+        table = next((t for t in (path / f"{num:06d}.ldb", path / f"{num:06d}.sst") if t.exists()), None)
+        if table is None:
+            out.append(f"table {num:06d}.ldb is missing")
+        elif table.stat().st_size != size:
+            out.append(f"table {table.name} holds {table.stat().st_size} of its {size} bytes")
+    return out
+
+
+def _salvage(backup: Path, db: Any) -> tuple[int, int]:
+    """Write into the repaired `db` every Megram a lenient read of `backup` returns that `db` lacks.
+
+    LevelDB's repair reads with checksums on and drops a whole block whose checksum fails, though
+    most of its records may still parse (a flipped byte in one value). A lenient open (no paranoid
+    checks, no checksum verification, plyvel's iterator skipping what cannot be read at all) of a
+    scratch copy gets them back. A record is taken only when its JSON parses as a Megram, its key
+    names its id, and its ``idx:`` value, if the read has one, matches the record. Returns
+    (records written back, records refused as altered)."""
+    from agentui.contracts import Megram
+
+    from .keys import _record_keys
+
+    scratch = backup.with_name(backup.name + f".salvage-{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    written = altered = 0
+    try:
+        shutil.copytree(backup, scratch)
+        try:
+            old = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=False)
+        except plyvel.Error:
+            return 0, 0  # no lenient open either: LevelDB's repair got what there is
+        try:
+            puts: list[tuple[bytes, bytes]] = []
+            for k, v in old.iterator(prefix=b"megram:", verify_checksums=False):
+                if db.get(k, verify_checksums=True) is not None:
+                    continue
+                try:
+                    m = Megram.model_validate_json(v)
+                    keys = _record_keys(m)
+                except ValueError:
+                    altered += 1
+                    continue
+                idx = old.get(keys[1][0], verify_checksums=False)
+                if keys[0][0] != k or (idx is not None and idx != keys[1][1]):
+                    altered += 1  # the key or the numbers disagree with the record: a flipped byte
+                    continue
+                puts += keys
+                for meta in (b"recall:", b"sup:"):
+                    val = old.get(meta + k[7:], verify_checksums=False)
+                    if val is not None:
+                        puts.append((meta + k[7:], val))
+                written += 1
+                if len(puts) >= 3000:
+                    _put_all(db, puts)
+                    puts = []
+            _put_all(db, puts)
+        finally:
+            old.close()
+    except OSError:
+        return written, altered
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return written, altered
+
+
+def _put_all(db: Any, puts: list[tuple[bytes, bytes]]) -> None:
+    if puts:
+        with db.write_batch(sync=True) as wb:
+            for k, v in puts:
+                wb.put(k, v)
 
 
 def reconcile(db: Any) -> dict[str, int]:
@@ -439,9 +601,9 @@ def reconcile(db: Any) -> dict[str, int]:
     puts: list[tuple[bytes, bytes]] = []
     dels: list[bytes] = []
     unreadable = 0
-    present = {k for k in db.iterator(prefix=b"idx:", include_value=False)}
-    present.update(db.iterator(prefix=b"lvl:", include_value=False))
-    for k, v in db.iterator(prefix=b"megram:"):
+    present = set(scan(db, b"idx:", values=False))
+    present.update(scan(db, b"lvl:", values=False))
+    for k, v in scan(db, b"megram:"):
         try:
             m = Megram.model_validate_json(v)
             keys = _record_keys(m)
@@ -452,9 +614,9 @@ def reconcile(db: Any) -> dict[str, int]:
         ids.add(k[7:])
         puts += [kv for kv in keys[1:] if kv[0] not in present]
     orphans = [k for k in present if k.rsplit(b":", 1)[1] not in ids]
-    orphans += [k for p in (b"recall:", b"sup:") for k in db.iterator(prefix=p, include_value=False)
+    orphans += [k for p in (b"recall:", b"sup:") for k in scan(db, p, values=False)
                 if k.split(b":", 1)[1] not in ids]
-    chunks = list(db.iterator(prefix=b"col:", include_value=False))
+    chunks = list(scan(db, b"col:", values=False))
     with db.write_batch(sync=True) as wb:
         for k in dels + orphans + chunks:
             wb.delete(k)

@@ -139,8 +139,13 @@ def test_damaged_store_stops_with_one_line_and_repair_reports_counts(pristine, t
     files = _files(store)
 
     r = _cli("memory", "repair", "--json", data=data)
-    assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
+    # exit 0 only when nothing may be missing (metadata damage); lost, dropped or unverified records,
+    # or a log tail that may be a cut write: 1
+    whole = case in RECOVERED and case != "garbage after the log"
+    assert r.returncode == (0 if whole else 1), (case, r.returncode, rep)
+    if not whole:
+        assert rep["damaged"] or rep["lost"] or rep["salvaged"], rep
     backup = Path(rep["backup"])
     assert backup.parent == data and _files(backup) == files  # the damaged original, aside
     assert rep["before"] is None or rep["before"] < FIRST + SECOND  # a normal open failed or lost some

@@ -1,0 +1,113 @@
+"""Loss is never reported as "0": a store whose tables fail their checksums is damaged, not empty;
+`memory repair` ends with every record a read could still get; bad input and a full disk end in one
+line. Every case runs the CLI on real LevelDB files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _cli(*args: str, data: Path, stdin=None, input_text: str | None = None, env=None) -> subprocess.CompletedProcess:  # noqa: ANN001
+    return subprocess.run([sys.executable, "-m", "agentui.cli", "--data-dir", str(data), *args],
+                          capture_output=True, text=True, timeout=120, stdin=stdin, input=input_text,
+                          env=env)
+
+
+def _tables(store: Path) -> list[Path]:
+    return sorted(p for p in store.iterdir() if p.suffix in (".ldb", ".sst"))
+
+
+def _files(store: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in store.iterdir()
+            if p.is_file() and p.name not in ("LOCK", "LOG", "LOG.old", "agentui.pid")}
+
+
+@pytest.fixture(scope="module")
+def two_rules(tmp_path_factory) -> Path:
+    """A store with two rules, each in its own table (the second CLI run moves the first one's log
+    into a table; the third moves the second's)."""
+    data = tmp_path_factory.mktemp("two_rules")
+    for text in ("rule one", "rule two"):
+        r = _cli("memory", "remember", text, data=data)
+        assert r.returncode == 0, r.stderr
+    r = _cli("memory", "stats", data=data)
+    assert r.stdout.startswith("2 Megrams"), r.stdout
+    store = data / "memory.leveldb"
+    assert len(_tables(store)) == 2, sorted(os.listdir(store))
+    return data
+
+
+def _copy(src: Path, tmp_path: Path) -> tuple[Path, Path]:
+    data = tmp_path / "data"
+    shutil.copytree(src, data)
+    return data, data / "memory.leveldb"
+
+
+def _flip_in_every_table(store: Path, find: bytes | None = None, at: int = 3) -> None:
+    """One byte flipped in each table: in the first literal copy of `find` (a record's text, kept
+    as is by snappy) or at offset `at` (the data block's first key)."""
+    for t in _tables(store):
+        b = bytearray(t.read_bytes())
+        i = b.find(find) if find else at
+        assert i >= 0, (t, find)
+        b[i] ^= 0x01
+        t.write_bytes(bytes(b))
+
+
+def test_a_flipped_byte_in_every_table_is_damage_and_repair_gets_the_records_back(two_rules, tmp_path) -> None:
+    data, store = _copy(two_rules, tmp_path)
+    _flip_in_every_table(store, b"rule ")  # "rule" → "sule": the records parse, the checksums fail
+    tables = {t.name: t.read_bytes() for t in _tables(store)}
+
+    r = _cli("memory", "stats", data=data)
+    assert "0 Megrams" not in r.stdout and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "is damaged (Corruption: block checksum mismatch)" in r.stderr, (r.returncode, r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and "agentui memory repair" in r.stderr
+
+    r = _cli("doctor", data=data)
+    line = next(ln for ln in r.stdout.splitlines() if "leveldb" in ln)
+    assert "✓" not in line and "✗" in line and "damaged" in line, r.stdout
+    assert r.returncode == 2
+    r = _cli("memory", "list", data=data)
+    assert r.returncode == 2 and "no Megrams match" not in r.stdout
+
+    assert {t.name: t.read_bytes() for t in _tables(store)} == tables  # reads changed no table
+    damaged = _files(store)
+    r = _cli("memory", "repair", data=data)
+    assert "Traceback" not in r.stderr
+    assert r.returncode == 1, (r.stdout, r.stderr)  # the records are back, but unverified
+    assert "before: could not open (lenient open: 2 Megrams)" in r.stdout, r.stdout
+    assert "after:  2 Megrams" in r.stdout, r.stdout
+    assert "2 Megrams came back from blocks that failed their checksum" in r.stderr, r.stderr
+    backups = sorted(data.glob("memory.leveldb.backup-*"))
+    assert len(backups) == 1 and _files(backups[0]) == damaged  # the damaged original, untouched
+
+    r = _cli("memory", "list", "--json", data=data)
+    assert r.returncode == 0, r.stderr
+    assert sorted(m["content"] for m in json.loads(r.stdout)) == ["sule one", "sule two"]
+    r = _cli("doctor", "--json", data=data)
+    assert [c for c in json.loads(r.stdout)["checks"] if c["name"] == "leveldb"][0]["ok"]
+
+
+def test_repair_of_tables_nothing_can_read_says_records_may_be_lost(two_rules, tmp_path) -> None:
+    data, store = _copy(two_rules, tmp_path)
+    _flip_in_every_table(store, at=3)  # inside the first key: no read gets a record out of the block
+    r = _cli("memory", "repair", "--json", data=data)
+    rep = json.loads(r.stdout)
+    assert r.returncode == 1, rep
+    assert rep["before"] is None and rep["after"] >= (rep["lenient_before"] or 0)
+    assert sorted(rep["damaged"]) == [f"table {t.name} failed its checks" for t in _tables(Path(rep["backup"]))]
+    r = _cli("memory", "repair", data=tmp_path / "again")
+    assert r.returncode == 2 and "no memory store" in r.stderr  # nothing there: one line, no traceback
+    data2, store2 = _copy(two_rules, tmp_path / "second")
+    _flip_in_every_table(store2, at=3)
+    r = _cli("memory", "repair", data=data2)
+    assert r.returncode == 1 and "some Megrams may be lost" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
