@@ -14,6 +14,7 @@ being lost silently (#15):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -22,6 +23,7 @@ import shutil
 import struct
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -152,11 +154,13 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
         return _in_use(path, e)
     code = _strerror_errno(msg)
     if code in (errno.EAGAIN, errno.EACCES) and msg.startswith("IO error: lock ") and path is not None:
+        # LevelDB words a failed fcntl lock "lock <file>" (a failed open of the file has no such
+        # word): held elsewhere, and perhaps let go since (processes started together) — unless our
+        # probe cannot even open the file, a permission / file-system problem
         probe = _lock_state(path)
-        if probe is not None and probe > 0:  # the lock call itself failed: held elsewhere
+        if probe is None or probe > 0:
             return _in_use(path, e)
-        if probe is not None and probe < 0:
-            code = -probe
+        code = -probe
     if code not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EAGAIN) and (
         _DAMAGE_FILE.search(msg)
     ):  # a store file is missing or unreadable (truncated table: EINVAL on read): damage
@@ -281,9 +285,40 @@ def live_tables(manifest: Path) -> dict[int, int] | None:
     return live
 
 
+@contextlib.contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the store's parent directory while the store is checked and opened.
+
+    LevelDB creates a store file by file (LOCK, MANIFEST, then CURRENT): a second process looking
+    in between sees LevelDB files without a CURRENT, which is what a damaged store looks like.
+    Checks and opens that hold this lock never see a store half-created. The lock is on the
+    directory itself (no file is added to the data dir) and lasts only for the open, not for the
+    session; if the parent cannot be opened, the open goes on without it and reports the problem."""
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(parent, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without flock: go on unserialised
+            pass
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
 def precheck(path: Path) -> None:
     """Cheap checks before LevelDB sees `path` (the TUI runs them before its screen opens):
     a file in its place, or an existing store whose CURRENT / MANIFEST is gone or garbled."""
+    with _opening(path):
+        _precheck(path)
+
+
+def _precheck(path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise MemoryUnavailable(describe_os_error(errno.ENOTDIR, path, "not a directory"))
     if not is_store(path):
@@ -329,24 +364,37 @@ def precheck(path: Path) -> None:
                                 f"that are not a whole record, which LevelDB would drop silently); {_REPAIR_HINT}")
 
 
-def open_db(path: Path, **options: Any) -> Any:
+LOCK_WAIT_S = 10.0  # how long an open waits for another process to let go of the store
+
+
+def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
     """Open (or create, if `path` holds no store yet) the LevelDB at `path` with paranoid checks.
+    While another process holds the store's lock, retry for up to `wait` seconds (processes started
+    together each hold it for a moment), then raise :class:`MemoryInUse` naming its PID.
     Close it with :func:`close_db`."""
     key = os.path.realpath(path)
     if key in _OPEN:  # a failed second open in this process would drop the first one's fcntl lock
         raise _in_use(path, OSError(errno.EAGAIN, "already open in this process"))
-    precheck(path)
-    existing = is_store(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise MemoryUnavailable(describe_os_error(e.errno, path, e.strerror or str(e))) from e
-    try:
-        db = plyvel.DB(str(path), create_if_missing=not existing, paranoid_checks=True, **options)
-    except plyvel.Error as e:
-        raise classify(path, e) from e
-    _OPEN.add(key)
-    return db
+    deadline = time.monotonic() + wait
+    while True:
+        with _opening(path):
+            _precheck(path)
+            existing = is_store(path)
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise MemoryUnavailable(describe_os_error(e.errno, path, e.strerror or str(e))) from e
+            try:
+                db = plyvel.DB(str(path), create_if_missing=not existing, paranoid_checks=True, **options)
+            except plyvel.Error as e:
+                err = classify(path, e)
+                err.__cause__ = e
+            else:
+                _OPEN.add(key)
+                return db
+        if not isinstance(err, MemoryInUse) or time.monotonic() >= deadline:
+            raise err
+        time.sleep(0.05)
 
 
 def close_db(path: Path, db: Any) -> None:
@@ -412,7 +460,7 @@ def _count_at(path: Path, *, paranoid: bool) -> int | None:
     try:
         shutil.copytree(path, scratch, ignore=shutil.ignore_patterns("LOCK", PID_FILE))
         if paranoid:
-            precheck(scratch)  # our open refuses what LevelDB would drop silently (a cut log tail)
+            _precheck(scratch)  # our open refuses what LevelDB would drop silently (a cut log tail)
         db = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=paranoid)
         try:
             if paranoid:  # every block must pass its checksum, as our reads demand

@@ -241,7 +241,7 @@ def test_lock_held_by_a_process_without_our_pid_file_names_its_pid(pristine, tmp
         assert f"memory is in use by PID {holder.pid} (" in r.stderr and "PID ?" not in r.stderr, r.stderr
         r = _cli("doctor", "--json", data=data)
         check = [c for c in json.loads(r.stdout)["checks"] if c["name"] == "leveldb"][0]
-        assert not check["ok"] and f"PID {holder.pid}" in check["detail"], check
+        assert check["ok"] and f"PID {holder.pid}" in check["detail"], check
     finally:
         holder.kill()
         holder.wait()

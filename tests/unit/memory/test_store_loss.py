@@ -111,3 +111,64 @@ def test_repair_of_tables_nothing_can_read_says_records_may_be_lost(two_rules, t
     r = _cli("memory", "repair", data=data2)
     assert r.returncode == 1 and "some Megrams may be lost" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+GATED = """
+import os, sys, time
+gate = sys.argv[1]
+while not os.path.exists(gate):
+    time.sleep(0.001)
+from agentui.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _together(n: int, gate: Path, *argv: str) -> list[subprocess.CompletedProcess]:
+    """`n` CLI processes, imported and waiting, released at the same moment."""
+    procs = [subprocess.Popen([sys.executable, "-c", GATED, str(gate), *argv], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    import time
+
+    time.sleep(1.5)  # every child has started its interpreter and waits on the gate
+    gate.touch()
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=120)
+        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return out
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_processes_started_together_on_a_fresh_data_dir_all_open_it(tmp_path, trial) -> None:
+    """Creating a store is no damage: LevelDB writes it file by file, and a process looking in
+    between used to report it "damaged … run `agentui memory repair`" (or "in use" for a moment)."""
+    data = tmp_path / "fresh"
+    runs = _together(8, tmp_path / "gate", "--data-dir", str(data), "memory", "remember", f"trial {trial}")
+    for r in runs:
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (r.returncode, r.stderr)
+        assert r.stdout.startswith("remembered ")
+    r = _cli("memory", "stats", "--json", data=data)
+    assert json.loads(r.stdout)["total"] == 8
+
+
+def test_a_store_held_open_is_reported_in_use_with_the_pid_after_a_bounded_wait(two_rules, tmp_path) -> None:
+    import time
+
+    data, store = _copy(two_rules, tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom agentui.memory.leveldb import open_db\nfrom pathlib import Path\n"
+         f"db = open_db(Path({str(store)!r}))\nprint('open', flush=True)\ntime.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        t = time.monotonic()
+        r = _cli("memory", "stats", data=data)
+        waited = time.monotonic() - t
+        assert r.returncode == 2 and f"in use by PID {holder.pid}" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and waited < 30
+        r = _cli("doctor", data=data)  # doctor notes the holder instead of failing the check
+        line = next(ln for ln in r.stdout.splitlines() if "leveldb" in ln)
+        assert "✓" in line and f"in use by PID {holder.pid}" in line, r.stdout
+    finally:
+        holder.kill()
+        holder.wait()
