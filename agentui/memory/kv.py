@@ -107,9 +107,10 @@ class _LevelKV(_KV):
         return _checked(self._path, scan(self._db, prefix, reverse=reverse, keys=keys, values=values))
 
     def close(self) -> None:
-        from .leveldb import close_db
+        from .leveldb import close_db, flush_log
 
         if not self._db.closed:
+            flush_log(self._db)
             close_db(self._path, self._db)
             with contextlib.suppress(OSError):
                 self._pid_file.unlink()

@@ -247,11 +247,24 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
 def live_tables(manifest: Path) -> dict[int, int] | None:
     """{file number: size} of the tables the MANIFEST says the store holds (VersionEdit tags:
     6 deleted file, 7 new file), or None when it cannot be read that far (LevelDB then decides)."""
+    read = _read_manifest(manifest)
+    return None if read is None else read[0]
+
+
+def current_log(manifest: Path) -> int | None:
+    """The number of the log the MANIFEST says holds the writes not yet in a table (tag 2, the
+    last one recorded), or None when it cannot be read that far."""
+    read = _read_manifest(manifest)
+    return None if read is None else read[1]
+
+
+def _read_manifest(manifest: Path) -> tuple[dict[int, int], int | None] | None:
     try:
         records = _log_records(manifest.read_bytes())
     except OSError:
         return None
     live: dict[int, int] = {}
+    log: int | None = None
     try:
         for rec in records:
             i = 0
@@ -260,7 +273,9 @@ def live_tables(manifest: Path) -> dict[int, int] | None:
                 if tag == 1:  # comparator name
                     n, i = _varint(rec, i)
                     i += n
-                elif tag in (2, 3, 4, 9):  # log number, next file, last sequence, prev log number
+                elif tag == 2:  # log number
+                    log, i = _varint(rec, i)
+                elif tag in (3, 4, 9):  # next file, last sequence, prev log number
                     _, i = _varint(rec, i)
                 elif tag == 5:  # compact pointer: level, internal key
                     _, i = _varint(rec, i)
@@ -282,7 +297,7 @@ def live_tables(manifest: Path) -> dict[int, int] | None:
                     return None
     except IndexError:
         return None
-    return live
+    return live, log
 
 
 @contextlib.contextmanager
@@ -357,6 +372,12 @@ def _precheck(path: Path) -> None:
         if have != size:
             raise MemoryDamaged(f"the memory store {path} is damaged (its table {table.name} holds {have} of its "
                                 f"{size} bytes); {_REPAIR_HINT}")
+    log_num = current_log(path / m.group(1).decode())
+    if log_num is not None and not (path / f"{log_num:06d}.log").is_file():
+        # LevelDB keeps the log the MANIFEST names and opens without it, silently: the writes it
+        # held since the last table (a session that did not close) would be gone without a word
+        raise MemoryDamaged(f"the memory store {path} is damaged (its log {log_num:06d}.log is missing, so "
+                            f"writes since the store was last closed may be lost); {_REPAIR_HINT}")
     for log in sorted(path.glob("*.log")):
         cut = _log_tail_cut(log)
         if cut:
@@ -395,6 +416,17 @@ def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
         if not isinstance(err, MemoryInUse) or time.monotonic() >= deadline:
             raise err
         time.sleep(0.05)
+
+
+def flush_log(db: Any) -> None:
+    """Move the writes held in the log into a table (fsync'd, and named in the MANIFEST).
+
+    LevelDB keeps the writes since its last table only in the log and replays it at the next open;
+    a log deleted or emptied in between (a cleanup script, a sync tool, a crash of the file system)
+    takes them with it, and nothing says so. Compacting an empty key range flushes the memtable
+    and no table: the cost of one small table, which the next open would write anyway."""
+    with contextlib.suppress(plyvel.Error):  # a full disk: the writes stay in the log, as before
+        db.compact_range(start=b"\x00", stop=b"\x00")
 
 
 def close_db(path: Path, db: Any) -> None:

@@ -172,3 +172,49 @@ def test_a_store_held_open_is_reported_in_use_with_the_pid_after_a_bounded_wait(
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize("how", ["emptied", "deleted"])
+def test_a_lost_log_never_takes_an_acknowledged_record_silently(two_rules, tmp_path, how) -> None:
+    """`memory remember` said "remembered": after a clean close the record is in a table, so an
+    emptied log loses nothing; a missing log is reported, and repair gets every record back."""
+    data, store = _copy(two_rules, tmp_path)
+    r = _cli("memory", "remember", "rule three", data=data)
+    assert r.returncode == 0
+    for log in store.glob("*.log"):
+        log.write_bytes(b"") if how == "emptied" else log.unlink()
+    r = _cli("memory", "stats", "--json", data=data)
+    if how == "emptied":
+        assert r.returncode == 0 and json.loads(r.stdout)["total"] == 3, (r.stdout, r.stderr)
+        return
+    assert r.returncode == 2 and "log" in r.stderr and "is missing" in r.stderr, (r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = _cli("memory", "repair", "--json", data=data)
+    assert r.returncode == 0 and json.loads(r.stdout)["after"] == 3, (r.stdout, r.stderr)
+    r = _cli("memory", "list", "--json", data=data)
+    assert sorted(m["content"] for m in json.loads(r.stdout)) == ["rule one", "rule three", "rule two"]
+
+
+def test_a_missing_log_after_a_writer_died_is_reported_not_silent(two_rules, tmp_path) -> None:
+    """A writer killed after an acknowledged (fsync'd) write leaves it only in the log: deleting
+    the log must not make the store open one record short without a word."""
+    import signal
+
+    data, store = _copy(two_rules, tmp_path)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom agentui.clock import SystemClock\nfrom agentui.ids import UuidIds\n"
+         "from agentui.memory import LevelDBMemory\n"
+         f"m = LevelDBMemory({str(store)!r}, SystemClock(), UuidIds())\n"
+         "print(m.remember('acknowledged', space='user').id, flush=True)\ntime.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        mid = child.stdout.readline().strip()
+        assert mid
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    for log in store.glob("*.log"):
+        log.unlink()
+    r = _cli("memory", "stats", data=data)
+    assert r.returncode == 2 and "is missing" in r.stderr and "memory repair" in r.stderr, (r.stdout, r.stderr)
+    assert "Megrams in" not in r.stdout
