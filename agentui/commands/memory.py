@@ -55,6 +55,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
 
 
+#: actions that only read: they work on a full or read-only disk (from a copy of the store)
+READ_ONLY = frozenset({"stats", "list", "show", "export"})
+
+
 def _row(m: Any) -> dict[str, Any]:
     return m.model_dump(mode="json")
 
@@ -79,16 +83,19 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
     action = getattr(args, "action", None) or "stats"
     as_json = bool(getattr(args, "json", False))
     layout = DataLayout(cfg.data_path())
-    layout.check()
+    reading = action in READ_ONLY
+    layout.check(writable=not reading)  # a full or read-only disk can still be read
     if action == "repair":
         return _repair(layout.memory_db, as_json)
     if action == "export" and args.out:
         _check_out(args.out)
     try:
-        mem = open_memory(layout.memory_db, SystemClock(), UuidIds())
+        mem = open_memory(layout.memory_db, SystemClock(), UuidIds(), read_only=reading)
     except MemoryInUse as e:
         print(f"agentui memory: {e}; close the other agentui first", file=sys.stderr)
         return 2  # the store cannot be used here, like a damaged one (#15)
+    if getattr(mem, "note", ""):
+        print(f"agentui memory: note: {mem.note}", file=sys.stderr)
     try:
         if action == "stats":
             st = mem.stats()
@@ -145,7 +152,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
         if action == "forget":
             m = mem.get(args.id)
             if not args.yes and not as_json:
-                if not sys.stdin.isatty():
+                if sys.stdin is None or not sys.stdin.isatty():  # None: started with stdin closed
                     print(f"agentui memory forget: would delete {m.id}; pass --yes to confirm", file=sys.stderr)
                     return 2
                 ans = input(f"delete {m.id} ({m.content[:60]!r})? [y/N] ").strip().lower()

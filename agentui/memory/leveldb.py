@@ -168,7 +168,7 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
     if path is None:
         return MemoryUnavailable(f"{store} failed: {msg}")
     if code is not None:
-        return MemoryUnavailable(describe_os_error(code, path, msg))
+        return MemoryUnavailable(describe_os_error(code, path, msg), code)
     return MemoryUnavailable(f"cannot open the memory store {path}: {msg}")
 
 
@@ -404,7 +404,7 @@ def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
             try:
                 path.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise MemoryUnavailable(describe_os_error(e.errno, path, e.strerror or str(e))) from e
+                raise MemoryUnavailable(describe_os_error(e.errno, path, e.strerror or str(e)), e.errno) from e
             try:
                 db = plyvel.DB(str(path), create_if_missing=not existing, paranoid_checks=True, **options)
             except plyvel.Error as e:
@@ -416,6 +416,53 @@ def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
         if not isinstance(err, MemoryInUse) or time.monotonic() >= deadline:
             raise err
         time.sleep(0.05)
+
+
+# an open that fails for want of space or write access: a store that can still be read from a copy
+NO_WRITE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def open_copy(path: Path, cause: MemoryUnavailable) -> tuple[Any, Path]:
+    """Open a scratch copy of the store at `path` in the temp dir, for reading only.
+
+    Every LevelDB open writes (a new log and MANIFEST), so a store on a full or read-only disk
+    cannot be opened in place, yet its records are all there. The copy is taken under the store's
+    own lock (no writer changes it meanwhile) and removed by :func:`close_copy`. Raises `cause`
+    when the store is in use, is no store, or the copy cannot be made (the temp dir is full too)."""
+    import tempfile
+
+    if not is_store(path):
+        raise cause
+    _precheck(path)
+    scratch = Path(tempfile.mkdtemp(prefix="agentui-memory-read-")) / "memory.leveldb"
+    try:
+        fd = os.open(path / "LOCK", os.O_RDWR)
+    except OSError:
+        fd = None  # a read-only LOCK file: nobody can hold it to write either
+    try:
+        if fd is not None:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                raise _in_use(path, e) from e
+        shutil.copytree(path, scratch, ignore=shutil.ignore_patterns("LOCK", PID_FILE))
+    except OSError as e:
+        shutil.rmtree(scratch.parent, ignore_errors=True)
+        raise cause from e
+    finally:
+        if fd is not None:
+            os.close(fd)
+    try:
+        return plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=True), scratch
+    except plyvel.Error as e:
+        shutil.rmtree(scratch.parent, ignore_errors=True)
+        raise classify(path, e) from e
+
+
+def close_copy(db: Any, scratch: Path) -> None:
+    if not db.closed:
+        db.close()
+    shutil.rmtree(scratch.parent, ignore_errors=True)
 
 
 def flush_log(db: Any) -> None:

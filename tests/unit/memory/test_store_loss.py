@@ -218,3 +218,73 @@ def test_a_missing_log_after_a_writer_died_is_reported_not_silent(two_rules, tmp
     r = _cli("memory", "stats", data=data)
     assert r.returncode == 2 and "is missing" in r.stderr and "memory repair" in r.stderr, (r.stdout, r.stderr)
     assert "Megrams in" not in r.stdout
+
+
+def _closed_stdin(*argv: str) -> subprocess.CompletedProcess:
+    """The CLI started the way `agentui … <&-` starts it: file descriptor 0 closed."""
+    return subprocess.run(["bash", "-c", 'exec "$@" <&-', "_", sys.executable, "-m", "agentui.cli", *argv],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_task_with_a_nul_byte_is_one_line_of_bad_input(fakellm_env, tmp_path) -> None:
+    r = _cli("run", "-", data=tmp_path / "data", input_text="list\0the files")
+    assert "Traceback" not in r.stderr + r.stdout
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr)
+    assert r.stderr.strip() == "agentui run: the task contains a NUL byte (at offset 4); remove it, e.g. tr -d '\\000'"
+
+
+def test_run_with_stdin_closed_is_one_line_of_bad_input(fakellm_env, tmp_path) -> None:
+    r = _closed_stdin("--data-dir", str(tmp_path / "data"), "run", "-")
+    assert "Traceback" not in r.stderr and "AttributeError" not in r.stderr
+    assert r.returncode == 2 and "stdin is closed" in r.stderr, (r.returncode, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1
+    # a task given as an argument does not need stdin: the run goes on (and asks nothing)
+    r = _closed_stdin("--data-dir", str(tmp_path / "data"), "run", "say hello")
+    assert "AttributeError" not in r.stderr and "unexpected error" not in r.stderr, r.stderr
+    assert "/tasks/" in r.stdout, (r.stdout[-800:], r.stderr)  # the task ran: its log is named
+    r = _closed_stdin("--data-dir", str(tmp_path / "data"), "memory", "forget", "nosuch")
+    assert r.returncode == 2 and "no megram 'nosuch'" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.fixture
+def full_disk(tmp_path) -> Path:
+    """A 1 MiB tmpfs, filled up once the test has written its store (root only)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({r.stderr.strip()})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_read_only_commands_work_on_a_full_disk(full_disk, tmp_path) -> None:
+    data = full_disk / "data"
+    for text in ("rule one", "rule two"):
+        assert _cli("memory", "remember", text, data=data).returncode == 0
+    fd = os.open(full_disk / "filler", os.O_WRONLY | os.O_CREAT)  # fill the disk to the last block
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    assert os.statvfs(full_disk).f_bavail == 0
+    before = sorted(os.listdir(data / "memory.leveldb"))
+
+    r = _cli("memory", "stats", "--json", data=data)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["total"] == 2
+    assert "is full" in r.stderr and "read from a copy" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = _cli("memory", "list", "--json", data=data)
+    assert r.returncode == 0 and sorted(m["content"] for m in json.loads(r.stdout)) == ["rule one", "rule two"]
+    r = _cli("memory", "remember", "rule three", data=data)  # a write: one line, exit 2
+    assert r.returncode == 2 and "is full" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert {n for n in os.listdir(data / "memory.leveldb")} >= set(before)
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("agentui-memory-read-*/memory.leveldb/CURRENT"))
+    (full_disk / "filler").unlink()
+    r = _cli("memory", "stats", "--json", data=data)
+    assert r.returncode == 0 and json.loads(r.stdout)["total"] == 2 and not r.stderr, r.stderr
