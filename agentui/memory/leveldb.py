@@ -410,10 +410,13 @@ def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
             except plyvel.Error as e:
                 err = classify(path, e)
                 err.__cause__ = e
+                # held in this process (another thread): each failed try would close a descriptor
+                # of the LOCK file and so drop the holder's fcntl lock; no retry
+                mine = "already held by process" in str(e)
             else:
                 _OPEN.add(key)
                 return db
-        if not isinstance(err, MemoryInUse) or time.monotonic() >= deadline:
+        if not isinstance(err, MemoryInUse) or mine or time.monotonic() >= deadline:
             raise err
         time.sleep(0.05)
 
@@ -638,11 +641,14 @@ def _log_drops(log: Path) -> list[str]:
 
 
 def _missing_tables(path: Path) -> list[str]:
-    """Tables the store's MANIFEST lists that are gone or not their recorded size (LevelDB's repair
-    does not read the MANIFEST, so it cannot tell their records are missing)."""
+    """The log and the tables the store's MANIFEST names that are gone or not their recorded size
+    (LevelDB's repair does not read the MANIFEST, so it cannot tell their records are missing)."""
     m = re.fullmatch(rb"(MANIFEST-\d+)\n", (path / "CURRENT").read_bytes()) if (path / "CURRENT").is_file() else None
     live = live_tables(path / m.group(1).decode()) if m else None
     out = []
+    log = current_log(path / m.group(1).decode()) if m else None
+    if log is not None and not (path / f"{log:06d}.log").is_file():
+        out.append(f"log {log:06d}.log is missing (writes since the store was last closed cleanly may be gone with it)")
     for num, size in sorted((live or {}).items()):
         table = next((t for t in (path / f"{num:06d}.ldb", path / f"{num:06d}.sst") if t.exists()), None)
         if table is None:
