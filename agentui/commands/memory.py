@@ -227,7 +227,7 @@ def _repair(path: Any, as_json: bool) -> int:
         print(json.dumps(rep))
         return code
     def fmt(n: int | None) -> str:
-        return "could not open" if n is None else f"{n} Megrams"
+        return "could not be read" if n is None else f"{n} Megrams"
 
     print(f"memory repair: {path}\n  copy of the damaged store: {rep['backup']}\n"
           f"  before: {fmt(rep['before'])} (lenient open: {fmt(rep['lenient_before'])})\n"

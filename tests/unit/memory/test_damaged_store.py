@@ -28,12 +28,15 @@ def _build(path: Path, clock) -> None:
     store.close_sync()
     store = LevelDBMemory(path, clock, SeededIds(42))  # reopen: the first batch moves to a table
     store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:log") for _ in range(SECOND)], sync=True)
-    # let go of the store as a process that dies does: a clean close would move the second batch
-    # into a table too, and the log cases need it in the log
-    from agentui.memory.leveldb import close_db
+    # close without moving the log into a table, as a process that dies leaves it: a clean close
+    # would put the second batch in a table too, and the log cases need it in the log
+    from agentui.memory import leveldb
 
-    close_db(path, store._kv._db)
-    (path / "agentui.pid").unlink()
+    flush, leveldb.flush_log = leveldb.flush_log, lambda db: None
+    try:
+        store.close_sync()
+    finally:
+        leveldb.flush_log = flush
 
 
 @pytest.fixture(scope="module")

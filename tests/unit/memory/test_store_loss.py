@@ -83,7 +83,7 @@ def test_a_flipped_byte_in_every_table_is_damage_and_repair_gets_the_records_bac
     r = _cli("memory", "repair", data=data)
     assert "Traceback" not in r.stderr
     assert r.returncode == 1, (r.stdout, r.stderr)  # the records are back, but unverified
-    assert "before: could not open (lenient open: 2 Megrams)" in r.stdout, r.stdout
+    assert "before: could not be read (lenient open: 2 Megrams)" in r.stdout, r.stdout
     assert "after:  2 Megrams" in r.stdout, r.stdout
     assert "2 Megrams came back from blocks that failed their checksum" in r.stderr, r.stderr
     backups = sorted(data.glob("memory.leveldb.backup-*"))
