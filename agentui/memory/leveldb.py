@@ -386,12 +386,28 @@ def _precheck(path: Path) -> None:
 
 
 LOCK_WAIT_S = 10.0  # how long an open waits for another process to let go of the store
+SETTLED_S = 3.0  # a holder whose pid file is older than this is a session (the TUI, a run), not a peer
+
+
+def _settled_holder(path: Path) -> bool:
+    """True if the process holding the store has had it open for a while: its pid file (written
+    right after its open) is older than SETTLED_S and names the lock's holder. Such a holder is a
+    session that will not let go in seconds, so waiting for it only delays the message; processes
+    started together are younger than that."""
+    try:
+        pid_file = path / PID_FILE
+        age = time.time() - pid_file.stat().st_mtime
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    return age > SETTLED_S and lock_holder(path) == pid
 
 
 def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
     """Open (or create, if `path` holds no store yet) the LevelDB at `path` with paranoid checks.
     While another process holds the store's lock, retry for up to `wait` seconds (processes started
-    together each hold it for a moment), then raise :class:`MemoryInUse` naming its PID.
+    together each hold it for a moment), then raise :class:`MemoryInUse` naming its PID — at once
+    when the holder is a session that has had it open for a while.
     Close it with :func:`close_db`."""
     key = os.path.realpath(path)
     if key in _OPEN:  # a failed second open in this process would drop the first one's fcntl lock
@@ -416,7 +432,7 @@ def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
             else:
                 _OPEN.add(key)
                 return db
-        if not isinstance(err, MemoryInUse) or mine or time.monotonic() >= deadline:
+        if not isinstance(err, MemoryInUse) or mine or time.monotonic() >= deadline or _settled_holder(path):
             raise err
         time.sleep(0.05)
 

@@ -291,3 +291,53 @@ def test_read_only_commands_work_on_a_full_disk(full_disk, tmp_path) -> None:
     (full_disk / "filler").unlink()
     r = _cli("memory", "stats", "--json", data=data)
     assert r.returncode == 0 and json.loads(r.stdout)["total"] == 2 and not r.stderr, r.stderr
+
+
+def test_the_checked_scan_reads_what_plyvels_iterator_reads_on_a_sound_store(tmp_path) -> None:
+    """Reads moved from plyvel's iterator (which ignores the iterator's status) to the raw iterator:
+    on a sound store both return the same keys and values, forwards and backwards, for any prefix."""
+    from agentui.memory.leveldb import binding, scan
+
+    db = binding().DB(str(tmp_path / "db"), create_if_missing=True)
+    keys = [b"a", b"a:1", b"a:2", b"ab", b"b\xff", b"b\xff\x00", b"b\xff\xff", b"c", b"\xff", b"\xff\xff"]
+    for k in keys:
+        db.put(k, k[::-1])
+    try:
+        for prefix in (b"", b"a", b"a:", b"b\xff", b"\xff", b"zz"):
+            for reverse in (False, True):
+                want = list(db.iterator(prefix=prefix, reverse=reverse))
+                assert list(scan(db, prefix, reverse=reverse)) == want, (prefix, reverse)
+                assert list(scan(db, prefix, reverse=reverse, values=False)) == [k for k, _ in want]
+                assert list(scan(db, prefix, reverse=reverse, keys=False)) == [v for _, v in want]
+        with db.snapshot() as snap:
+            assert list(scan(snap, b"a")) == list(db.iterator(prefix=b"a"))
+    finally:
+        db.close()
+
+
+def test_a_session_holding_the_store_is_reported_without_the_wait(two_rules, tmp_path) -> None:
+    """A holder that has had the store open for a while (the TUI, a long run) will not let go in
+    seconds: the open says "in use" at once instead of waiting for it."""
+    import time
+
+    data, store = _copy(two_rules, tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time\nfrom agentui.clock import SystemClock\nfrom agentui.ids import UuidIds\n"
+         "from agentui.memory import LevelDBMemory\n"
+         f"m = LevelDBMemory({str(store)!r}, SystemClock(), UuidIds())\nprint('open', flush=True)\ntime.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        pid_file = store / "agentui.pid"
+        old = time.time() - 60
+        os.utime(pid_file, (old, old))  # opened a minute ago
+        from agentui.memory import MemoryInUse
+        from agentui.memory.leveldb import LOCK_WAIT_S, open_db
+
+        t = time.monotonic()
+        with pytest.raises(MemoryInUse, match=f"in use by PID {holder.pid}"):
+            open_db(store)
+        assert time.monotonic() - t < LOCK_WAIT_S / 2
+    finally:
+        holder.kill()
+        holder.wait()
