@@ -86,7 +86,7 @@ class _LevelKV(_KV):
                 raise
             self._db, self._copy = open_copy(path, e)
             self.note = (f"{str(e).split(';')[0]}: read from a copy of the store; nothing can be written "
-                         "until there is space (or use a writable --data-dir)")
+                         "to it until that changes (or use a writable --data-dir)")
             return
         self.note = ""
         try:
