@@ -197,9 +197,42 @@ def _one_line(e: BaseException) -> tuple[str, int]:
             "please report it)"), EXIT_FAIL
 
 
+_CLOSED_STDIO: set[int] = set()  # the standard descriptors that were closed when agentui started
+
+
+def _guard_stdio() -> None:
+    """Stand /dev/null in for a standard stream the caller closed (`<&-`, `>&-`).
+
+    Python leaves sys.stdin (stdout, stderr) None then, so code asking ``sys.stdin.isatty()``
+    raised AttributeError; and while the descriptor stays free, the next file agentui opens (a
+    LevelDB table, the audit log) takes its number, and a tool's output written to "stdout" would
+    land in it. A descriptor something has reused since start-up is left to its owner."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is not None:
+            continue
+        _CLOSED_STDIO.add(fd)
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            if null != fd:  # the lowest free number is `fd` unless a lower one is free too
+                os.dup2(null, fd)
+                os.close(null)
+        setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115 - lives as long as the process
+
+
+def stdin_closed() -> bool:
+    """True if agentui started with its standard input closed (nothing can be read from it). Asked
+    of the stream itself: `python -m agentui.cli` runs this file as __main__, a second copy of
+    this module whose _CLOSED_STDIO the commands never see; the stand-in opened by
+    :func:`_guard_stdio` is the one stdin named after /dev/null (an inherited stdin is "<stdin>")."""
+    return 0 in _CLOSED_STDIO or sys.stdin is None or getattr(sys.stdin, "name", None) == os.devnull
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from agentui.config import ConfigError
 
+    _guard_stdio()
     raw = list(sys.argv[1:] if argv is None else argv)
     bad = _bad_utf8(raw)
     if bad:

@@ -49,19 +49,19 @@ def _check_leveldb(path: Path, data_dir_ok: bool) -> Check:
         return Check("leveldb", False, f"{path}: not checked, the data dir is unusable (see above)")
     try:
         from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable
-        from agentui.memory.leveldb import binding, binding_name, classify, close_db, open_db
+        from agentui.memory.leveldb import binding, binding_name, classify, close_db, open_db, scan
     except ImportError as e:
         return Check("leveldb", False, f"the LevelDB binding is not installed ({e}); run `make install`")
     try:
-        db = open_db(path)
+        db = open_db(path, wait=2.0)
     except MemoryInUse as e:  # told apart from a permission problem by the OS error (leveldb.classify)
-        # another agentui (the UI, most often) has it open: a note, not a failure
-        return Check("leveldb", True, f"{e}: open in another agentui (the UI?), not read now; `run` meanwhile "
-                                      "uses a temporary memory")
+        # another agentui (the TUI, a run) has it open: that is the store working, not failing
+        return Check("leveldb", True, f"{e}: not read here while it is open; `run` uses a temporary "
+                                      "memory until that process closes it")
     except (MemoryDamaged, MemoryUnavailable) as e:
         return Check("leveldb", False, str(e))
-    try:  # read every block with checksums: a truncated table opens fine and fails here
-        n = sum(1 for _ in db.iterator(verify_checksums=True, fill_cache=False))
+    try:  # read every block with checksums: a table with a flipped byte opens fine and fails here
+        n = sum(1 for _ in scan(db, values=False, fill_cache=False))
     except binding().Error as e:
         return Check("leveldb", False, str(classify(path, e)))
     finally:

@@ -55,6 +55,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
 
 
+#: actions that only read: they work on a full or read-only disk (from a copy of the store)
+READ_ONLY = frozenset({"stats", "list", "show", "export"})
+
+
 def _row(m: Any) -> dict[str, Any]:
     return m.model_dump(mode="json")
 
@@ -79,16 +83,19 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
     action = getattr(args, "action", None) or "stats"
     as_json = bool(getattr(args, "json", False))
     layout = DataLayout(cfg.data_path())
-    layout.check()
+    reading = action in READ_ONLY
+    layout.check(writable=not reading)  # a full or read-only disk can still be read
     if action == "repair":
         return _repair(layout.memory_db, as_json)
     if action == "export" and args.out:
         _check_out(args.out)
     try:
-        mem = open_memory(layout.memory_db, SystemClock(), UuidIds())
+        mem = open_memory(layout.memory_db, SystemClock(), UuidIds(), read_only=reading)
     except MemoryInUse as e:
         print(f"agentui memory: {e}; close the other agentui first", file=sys.stderr)
         return 2  # the store cannot be used here, like a damaged one (#15)
+    if getattr(mem, "note", ""):
+        print(f"agentui memory: note: {mem.note}", file=sys.stderr)
     try:
         if action == "stats":
             st = mem.stats()
@@ -145,7 +152,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
         if action == "forget":
             m = mem.get(args.id)
             if not args.yes and not as_json:
-                if not sys.stdin.isatty():
+                if sys.stdin is None or not sys.stdin.isatty():  # None: started with stdin closed
                     print(f"agentui memory forget: would delete {m.id}; pass --yes to confirm", file=sys.stderr)
                     return 2
                 ans = input(f"delete {m.id} ({m.content[:60]!r})? [y/N] ").strip().lower()
@@ -210,22 +217,36 @@ def _check_out(out: str) -> None:
 
 
 def _repair(path: Any, as_json: bool) -> int:
+    """Repair and report; exit 0 when the store ends with every Megram a read before could see and
+    nothing unverified, else 1 (the damaged original stays in the backup either way)."""
     from agentui.memory.leveldb import repair
 
     rep = repair(path)
+    code = 1 if rep["lost"] or rep["salvaged"] or rep["unreadable_dropped"] or rep["damaged"] else 0
     if as_json:
         print(json.dumps(rep))
-        return 0
+        return code
     def fmt(n: int | None) -> str:
-        return "could not open" if n is None else f"{n} Megrams"
+        return "could not be read" if n is None else f"{n} Megrams"
 
     print(f"memory repair: {path}\n  copy of the damaged store: {rep['backup']}\n"
           f"  before: {fmt(rep['before'])} (lenient open: {fmt(rep['lenient_before'])})\n"
           f"  after:  {fmt(rep['after'])} ({rep['index_rebuilt']} index keys rebuilt, "
           f"{rep['orphan_index_removed']} orphaned removed, {rep['unreadable_dropped']} unreadable records dropped)")
-    for log, n in rep.get("log_tail_dropped_bytes", {}).items():
-        print(f"  dropped: the last {n} bytes of {log}, not a whole record (a write cut short, or garbage)")
-    return 0
+    if rep["salvaged"]:
+        print(f"agentui memory repair: {rep['salvaged']} Megrams came back from blocks that failed their checksum, "
+              f"so their text may differ from what was written; check them with `agentui memory list` "
+              f"(the damaged original is in {rep['backup']})", file=sys.stderr)
+    for what in rep["damaged"]:
+        print(f"  damaged: {what}")
+    if rep["lost"] or rep["unreadable_dropped"]:
+        n = max(rep["lost"], rep["unreadable_dropped"])
+        print(f"agentui memory repair: {n} Megrams could not be recovered; the damaged original is in "
+              f"{rep['backup']}", file=sys.stderr)
+    elif rep["damaged"] and not rep["salvaged"]:
+        print(f"agentui memory repair: the store held damaged files, so some Megrams may be lost that no "
+              f"count shows; the damaged original is in {rep['backup']}", file=sys.stderr)
+    return code
 
 
 async def _dream(cfg: Any, mem: Any) -> Any:

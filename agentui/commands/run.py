@@ -65,17 +65,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _task_text(args: argparse.Namespace) -> str | None:
-    if args.task == ["-"]:
-        from agentui.cli import UsageError
+    from agentui.cli import UsageError, stdin_closed
 
-        raw = sys.stdin.buffer.read()
+    if args.task == ["-"]:
+        if stdin_closed():
+            raise UsageError('agentui run: "-" reads the task from stdin, but stdin is closed; pipe the task in '
+                             '(echo "TASK" | agentui run -) or give it as an argument')
         try:
-            return raw.decode("utf-8").strip() or None
+            raw = sys.stdin.buffer.read()
+        except OSError as e:
+            raise UsageError(f"agentui run: the task cannot be read from stdin ({e.strerror or e}); "
+                             "give it as an argument") from None
+        try:
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise UsageError(f"agentui run: the task on stdin is not valid UTF-8 text (byte 0x{raw[e.start]:02x} "
                              f"at offset {e.start}); convert it, e.g. iconv -t UTF-8") from None
-    text = " ".join(args.task).strip()
-    return text or None
+    else:
+        text = " ".join(args.task)
+    if "\0" in text:  # no tool argument, file name or log line can carry it: bad input, said once
+        raise UsageError(f"agentui run: the task contains a NUL byte (at offset {text.index(chr(0))}); "
+                         "remove it, e.g. tr -d '\\000'")
+    return text.strip() or None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -188,7 +199,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         err.print(f"agentui run: {escape(str(e))}")
         return EXIT_USAGE
 
-    interactive = sys.stdin.isatty() and not args.json
+    interactive = sys.stdin is not None and sys.stdin.isatty() and not args.json
 
     async def confirm(req):  # noqa: ANN001, ANN202
         from agentui.tools.answers import Answer, auto, parse_tty, tty_menu, why_not_auto

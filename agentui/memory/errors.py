@@ -25,4 +25,9 @@ class MemoryDamaged(MemoryError_):
 
 
 class MemoryUnavailable(MemoryError_):
-    """The store cannot be opened here: not a directory, no permission, read-only, disk full."""
+    """The store cannot be opened here: not a directory, no permission, read-only, disk full.
+    ``errno`` is the OS error behind it, when there is one."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno

@@ -36,7 +36,7 @@ class _KV:
 
 
 def _checked(path: Path, it: Iterator[Any]) -> Iterator[Any]:
-    """A LevelDB iterator whose read errors (a block failing its checksum) are MemoryDamaged."""
+    """A LevelDB scan whose read errors (a block failing its checksum) are MemoryDamaged."""
     from .leveldb import binding, classify
 
     try:
@@ -63,22 +63,32 @@ class _LevelSnap(_KV):
         return _get(self._path, self._s, key)
 
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
-        return _checked(self._path, self._s.iterator(prefix=prefix, reverse=reverse, include_key=keys,
-                                                     include_value=values, verify_checksums=True))
+        from .leveldb import scan
+
+        return _checked(self._path, scan(self._s, prefix, reverse=reverse, keys=keys, values=values))
 
     def close(self) -> None:
         self._s.close()
 
 
 class _LevelKV(_KV):
-    def __init__(self, path: Path) -> None:
-        from .leveldb import open_db
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        from .leveldb import NO_WRITE, open_copy, open_db
 
-        # bloom filters: point lookups that miss (recall:, sup:) skip SST reads
-        self._db = open_db(path, bloom_filter_bits=10, lru_cache_size=64 << 20)
         self._path = path
-        pid_file = path / PID_FILE
-        self._pid_file = pid_file
+        self._pid_file = pid_file = path / PID_FILE
+        self._copy: Path | None = None  # read_only on a full / read-only disk: a scratch copy
+        try:
+            # bloom filters: point lookups that miss (recall:, sup:) skip SST reads
+            self._db = open_db(path, bloom_filter_bits=10, lru_cache_size=64 << 20)
+        except MemoryUnavailable as e:
+            if not read_only or e.errno not in NO_WRITE:
+                raise
+            self._db, self._copy = open_copy(path, e)
+            self.note = (f"{str(e).split(';')[0]}: read from a copy of the store; nothing can be written "
+                         "to it until that changes (or use a writable --data-dir)")
+            return
+        self.note = ""
         try:
             pid_file.write_text(f"{os.getpid()}\n")
         except OSError as e:  # LevelDB opened, yet a small file cannot be written: disk full
@@ -88,6 +98,8 @@ class _LevelKV(_KV):
             raise MemoryUnavailable(describe_os_error(e.errno, path, str(e))) from e
 
     def write(self, puts, deletes=(), sync=False) -> None:  # type: ignore[no-untyped-def]
+        if self._copy is not None:
+            raise MemoryUnavailable(self.note)
         with self._db.write_batch(sync=sync) as wb:  # one atomic batch
             for k in deletes:
                 wb.delete(k)
@@ -101,13 +113,17 @@ class _LevelKV(_KV):
         return _LevelSnap(self._db.snapshot(), self._path)
 
     def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
-        return _checked(self._path, self._db.iterator(prefix=prefix, reverse=reverse, include_key=keys,
-                                                      include_value=values, verify_checksums=True))
+        from .leveldb import scan
+
+        return _checked(self._path, scan(self._db, prefix, reverse=reverse, keys=keys, values=values))
 
     def close(self) -> None:
-        from .leveldb import close_db
+        from .leveldb import close_copy, close_db, flush_log
 
-        if not self._db.closed:
+        if self._copy is not None:
+            close_copy(self._db, self._copy)
+        elif not self._db.closed:
+            flush_log(self._db)
             close_db(self._path, self._db)
             with contextlib.suppress(OSError):
                 self._pid_file.unlink()

@@ -14,6 +14,7 @@ being lost silently (#15):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -22,6 +23,7 @@ import shutil
 import struct
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -152,11 +154,13 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
         return _in_use(path, e)
     code = _strerror_errno(msg)
     if code in (errno.EAGAIN, errno.EACCES) and msg.startswith("IO error: lock ") and path is not None:
+        # LevelDB words a failed fcntl lock "lock <file>" (a failed open of the file has no such
+        # word): held elsewhere, and perhaps let go since (processes started together) — unless our
+        # probe cannot even open the file, a permission / file-system problem
         probe = _lock_state(path)
-        if probe is not None and probe > 0:  # the lock call itself failed: held elsewhere
+        if probe is None or probe > 0:
             return _in_use(path, e)
-        if probe is not None and probe < 0:
-            code = -probe
+        code = -probe
     if code not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EAGAIN) and (
         _DAMAGE_FILE.search(msg)
     ):  # a store file is missing or unreadable (truncated table: EINVAL on read): damage
@@ -164,7 +168,7 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
     if path is None:
         return MemoryUnavailable(f"{store} failed: {msg}")
     if code is not None:
-        return MemoryUnavailable(describe_os_error(code, path, msg))
+        return MemoryUnavailable(describe_os_error(code, path, msg), code)
     return MemoryUnavailable(f"cannot open the memory store {path}: {msg}")
 
 
@@ -243,11 +247,24 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
 def live_tables(manifest: Path) -> dict[int, int] | None:
     """{file number: size} of the tables the MANIFEST says the store holds (VersionEdit tags:
     6 deleted file, 7 new file), or None when it cannot be read that far (LevelDB then decides)."""
+    read = _read_manifest(manifest)
+    return None if read is None else read[0]
+
+
+def current_log(manifest: Path) -> int | None:
+    """The number of the log the MANIFEST says holds the writes not yet in a table (tag 2, the
+    last one recorded), or None when it cannot be read that far."""
+    read = _read_manifest(manifest)
+    return None if read is None else read[1]
+
+
+def _read_manifest(manifest: Path) -> tuple[dict[int, int], int | None] | None:
     try:
         records = _log_records(manifest.read_bytes())
     except OSError:
         return None
     live: dict[int, int] = {}
+    log: int | None = None
     try:
         for rec in records:
             i = 0
@@ -256,7 +273,9 @@ def live_tables(manifest: Path) -> dict[int, int] | None:
                 if tag == 1:  # comparator name
                     n, i = _varint(rec, i)
                     i += n
-                elif tag in (2, 3, 4, 9):  # log number, next file, last sequence, prev log number
+                elif tag == 2:  # log number
+                    log, i = _varint(rec, i)
+                elif tag in (3, 4, 9):  # next file, last sequence, prev log number
                     _, i = _varint(rec, i)
                 elif tag == 5:  # compact pointer: level, internal key
                     _, i = _varint(rec, i)
@@ -278,12 +297,43 @@ def live_tables(manifest: Path) -> dict[int, int] | None:
                     return None
     except IndexError:
         return None
-    return live
+    return live, log
+
+
+@contextlib.contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the store's parent directory while the store is checked and opened.
+
+    LevelDB creates a store file by file (LOCK, MANIFEST, then CURRENT): a second process looking
+    in between sees LevelDB files without a CURRENT, which is what a damaged store looks like.
+    Checks and opens that hold this lock never see a store half-created. The lock is on the
+    directory itself (no file is added to the data dir) and lasts only for the open, not for the
+    session; if the parent cannot be opened, the open goes on without it and reports the problem."""
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(parent, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # a file system without flock: go on unserialised
+            pass
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
 
 
 def precheck(path: Path) -> None:
     """Cheap checks before LevelDB sees `path` (the TUI runs them before its screen opens):
     a file in its place, or an existing store whose CURRENT / MANIFEST is gone or garbled."""
+    with _opening(path):
+        _precheck(path)
+
+
+def _precheck(path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise MemoryUnavailable(describe_os_error(errno.ENOTDIR, path, "not a directory"))
     if not is_store(path):
@@ -322,6 +372,12 @@ def precheck(path: Path) -> None:
         if have != size:
             raise MemoryDamaged(f"the memory store {path} is damaged (its table {table.name} holds {have} of its "
                                 f"{size} bytes); {_REPAIR_HINT}")
+    log_num = current_log(path / m.group(1).decode())
+    if log_num is not None and not (path / f"{log_num:06d}.log").is_file():
+        # LevelDB keeps the log the MANIFEST names and opens without it, silently: the writes it
+        # held since the last table (a session that did not close) would be gone without a word
+        raise MemoryDamaged(f"the memory store {path} is damaged (its log {log_num:06d}.log is missing, so "
+                            f"writes since the store was last closed may be lost); {_REPAIR_HINT}")
     for log in sorted(path.glob("*.log")):
         cut = _log_tail_cut(log)
         if cut:
@@ -329,24 +385,114 @@ def precheck(path: Path) -> None:
                                 f"that are not a whole record, which LevelDB would drop silently); {_REPAIR_HINT}")
 
 
-def open_db(path: Path, **options: Any) -> Any:
+LOCK_WAIT_S = 10.0  # how long an open waits for another process to let go of the store
+SETTLED_S = 3.0  # a holder whose pid file is older than this is a session (the TUI, a run), not a peer
+
+
+def _settled_holder(path: Path) -> bool:
+    """True if the process holding the store has had it open for a while: its pid file (written
+    right after its open) is older than SETTLED_S and names the lock's holder. Such a holder is a
+    session that will not let go in seconds, so waiting for it only delays the message; processes
+    started together are younger than that."""
+    try:
+        pid_file = path / PID_FILE
+        age = time.time() - pid_file.stat().st_mtime
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    return age > SETTLED_S and lock_holder(path) == pid
+
+
+def open_db(path: Path, *, wait: float = LOCK_WAIT_S, **options: Any) -> Any:
     """Open (or create, if `path` holds no store yet) the LevelDB at `path` with paranoid checks.
+    While another process holds the store's lock, retry for up to `wait` seconds (processes started
+    together each hold it for a moment), then raise :class:`MemoryInUse` naming its PID — at once
+    when the holder is a session that has had it open for a while.
     Close it with :func:`close_db`."""
     key = os.path.realpath(path)
     if key in _OPEN:  # a failed second open in this process would drop the first one's fcntl lock
         raise _in_use(path, OSError(errno.EAGAIN, "already open in this process"))
-    precheck(path)
-    existing = is_store(path)
+    deadline = time.monotonic() + wait
+    while True:
+        with _opening(path):
+            _precheck(path)
+            existing = is_store(path)
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise MemoryUnavailable(describe_os_error(e.errno, path, e.strerror or str(e)), e.errno) from e
+            try:
+                db = plyvel.DB(str(path), create_if_missing=not existing, paranoid_checks=True, **options)
+            except plyvel.Error as e:
+                err = classify(path, e)
+                err.__cause__ = e
+                # held in this process (another thread): each failed try would close a descriptor
+                # of the LOCK file and so drop the holder's fcntl lock; no retry
+                mine = "already held by process" in str(e)
+            else:
+                _OPEN.add(key)
+                return db
+        if not isinstance(err, MemoryInUse) or mine or time.monotonic() >= deadline or _settled_holder(path):
+            raise err
+        time.sleep(0.05)
+
+
+# an open that fails for want of space or write access: a store that can still be read from a copy
+NO_WRITE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+
+
+def open_copy(path: Path, cause: MemoryUnavailable) -> tuple[Any, Path]:
+    """Open a scratch copy of the store at `path` in the temp dir, for reading only.
+
+    Every LevelDB open writes (a new log and MANIFEST), so a store on a full or read-only disk
+    cannot be opened in place, yet its records are all there. The copy is taken under the store's
+    own lock (no writer changes it meanwhile) and removed by :func:`close_copy`. Raises `cause`
+    when the store is in use, is no store, or the copy cannot be made (the temp dir is full too)."""
+    import tempfile
+
+    if not is_store(path):
+        raise cause
+    _precheck(path)
+    scratch = Path(tempfile.mkdtemp(prefix="agentui-memory-read-")) / "memory.leveldb"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path / "LOCK", os.O_RDWR)
+    except OSError:
+        fd = None  # a read-only LOCK file: nobody can hold it to write either
+    try:
+        if fd is not None:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                raise _in_use(path, e) from e
+        shutil.copytree(path, scratch, ignore=shutil.ignore_patterns("LOCK", PID_FILE))
     except OSError as e:
-        raise MemoryUnavailable(describe_os_error(e.errno, path, e.strerror or str(e))) from e
+        shutil.rmtree(scratch.parent, ignore_errors=True)
+        raise cause from e
+    finally:
+        if fd is not None:
+            os.close(fd)
     try:
-        db = plyvel.DB(str(path), create_if_missing=not existing, paranoid_checks=True, **options)
+        return plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=True), scratch
     except plyvel.Error as e:
+        shutil.rmtree(scratch.parent, ignore_errors=True)
         raise classify(path, e) from e
-    _OPEN.add(key)
-    return db
+
+
+def close_copy(db: Any, scratch: Path) -> None:
+    if not db.closed:
+        db.close()
+    shutil.rmtree(scratch.parent, ignore_errors=True)
+
+
+def flush_log(db: Any) -> None:
+    """Move the writes held in the log into a table (fsync'd, and named in the MANIFEST).
+
+    LevelDB keeps the writes since its last table only in the log and replays it at the next open;
+    a log deleted or emptied in between (a cleanup script, a sync tool, a crash of the file system)
+    takes them with it, and nothing says so. Compacting an empty key range flushes the memtable
+    and no table: the cost of one small table, which the next open would write anyway."""
+    with contextlib.suppress(plyvel.Error):  # a full disk: the writes stay in the log, as before
+        db.compact_range(start=b"\x00", stop=b"\x00")
 
 
 def close_db(path: Path, db: Any) -> None:
@@ -355,8 +501,53 @@ def close_db(path: Path, db: Any) -> None:
     _OPEN.discard(os.path.realpath(path))
 
 
+def _after(prefix: bytes) -> bytes | None:
+    """The first key past every key starting with `prefix` (None: no such key)."""
+    head = prefix.rstrip(b"\xff")
+    return head[:-1] + bytes([head[-1] + 1]) if head else None
+
+
+def scan(src: Any, prefix: bytes = b"", *, reverse: bool = False, keys: bool = True, values: bool = True,
+         verify: bool = True, fill_cache: bool = True) -> Any:
+    """Iterate the keys of a DB or snapshot that start with `prefix`, as plyvel's ``iterator`` does,
+    but over LevelDB's raw iterator: plyvel's ``iterator`` never looks at the iterator's status, so
+    a block that fails its checksum (or a table that cannot be opened) ends the iteration early or
+    is skipped, and a damaged store reads as a smaller or empty one. The raw iterator raises the
+    status after every step, so a read of a damaged store is a ``CorruptionError``, never less data.
+    ``verify=False`` reads leniently (block checksums not checked: repair's salvage)."""
+    it = src.raw_iterator(verify_checksums=verify, fill_cache=fill_cache)
+    stop = _after(prefix)
+    try:
+        if reverse:
+            if stop is None:
+                it.seek_to_last()
+            else:
+                it.seek(stop)
+                if it.valid():
+                    it.prev()
+                else:
+                    it.seek_to_last()
+        else:
+            it.seek(prefix)
+        step = it.prev if reverse else it.next
+        key, value, item, valid = it.key, it.value, it.item, it.valid
+        while valid():
+            k = key()
+            if reverse and not k.startswith(prefix) or not reverse and stop is not None and k >= stop:
+                return
+            if keys and values:
+                yield item()
+            elif keys:
+                yield k
+            else:
+                yield value()
+            step()
+    finally:
+        it.close()
+
+
 def count_megrams(db: Any) -> int:
-    return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False, verify_checksums=True))
+    return sum(1 for _ in scan(db, b"megram:", values=False))
 
 
 def _count_at(path: Path, *, paranoid: bool) -> int | None:
@@ -367,12 +558,13 @@ def _count_at(path: Path, *, paranoid: bool) -> int | None:
     try:
         shutil.copytree(path, scratch, ignore=shutil.ignore_patterns("LOCK", PID_FILE))
         if paranoid:
-            precheck(scratch)  # our open refuses what LevelDB would drop silently (a cut log tail)
+            _precheck(scratch)  # our open refuses what LevelDB would drop silently (a cut log tail)
         db = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=paranoid)
         try:
             if paranoid:  # every block must pass its checksum, as our reads demand
-                return sum(k.startswith(b"megram:") for k in db.iterator(include_value=False, verify_checksums=True))
-            return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False))
+                return sum(k.startswith(b"megram:") for k in scan(db, values=False))
+            # plyvel's iterator skips what cannot be read at all: the records a salvage can reach
+            return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False, verify_checksums=False))
         finally:
             db.close()
     except (plyvel.Error, OSError, MemoryError_):
@@ -382,11 +574,17 @@ def _count_at(path: Path, *, paranoid: bool) -> int | None:
 
 
 def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
-    """Copy `path` aside, run LevelDB's repair on it, count Megrams before and after.
+    """Copy `path` aside, run LevelDB's repair on it, add back what only a lenient read still sees,
+    count Megrams before and after.
 
-    ``before`` is what a normal open saw (None: it could not open), ``lenient_before`` what an open
-    without paranoid checks saw, ``after`` what the repaired store holds; ``log_tail_dropped_bytes``
-    the bytes per log that were no whole record (the repair drops them)."""
+    ``before`` is what a normal open saw (None: it could not open or a read failed its checksum),
+    ``lenient_before`` what an open without checks saw (unreadable blocks skipped), ``after`` what the
+    repaired store holds; ``salvaged`` the records LevelDB's repair dropped (their block failed its
+    checksum) that a lenient read of the copy still parses, written back; ``lost`` how many fewer
+    Megrams the store ends with than the better of the two reads before it; ``damaged`` what was
+    found damaged beyond those counts (a table missing, cut or failing its checks, log records
+    dropped: some records may be gone); ``log_tail_dropped_bytes`` the bytes per log that were no
+    whole record (the repair drops them)."""
     if path.exists() and not path.is_dir():
         raise MemoryUnavailable(f"{path} is a file, not a LevelDB store: nothing to repair and nothing "
                                 "changed — move it aside, and agentui makes a new store there")
@@ -412,18 +610,131 @@ def repair(path: Path, *, now: float | None = None) -> dict[str, Any]:
     cut = {log.name: n for log in sorted(backup.glob("*.log")) if (n := _log_tail_cut(log))}
     before = _count_at(backup, paranoid=True)
     lenient = _count_at(backup, paranoid=False)
+    damaged = _missing_tables(backup)
+    archived = _archived(path)
     try:
         plyvel.repair_db(str(path), paranoid_checks=True)  # checksums on: a bad block is salvaged around
+        # LevelDB's repair moves a table it could not read whole into lost/, and logs each log
+        # record it drops: both mean records may be gone that no count here can show
+        damaged += [f"table {n} failed its checks" for n in sorted(_archived(path) - archived)
+                    if n.endswith((".ldb", ".sst"))]
+        damaged += _log_drops(path / "LOG")
+        damaged += [f"log {name}: its last {n} bytes are no whole record (a write cut short, or garbage)"
+                    for name, n in cut.items()]
         db = plyvel.DB(str(path), create_if_missing=False, paranoid_checks=True)
     except plyvel.Error as e:
         raise classify(path, e) from e
     try:
+        salvaged, altered = _salvage(backup, db)
         fixed = reconcile(db)
         after = count_megrams(db)
+    except plyvel.Error as e:
+        raise classify(path, e) from e
     finally:
         db.close()
+    best = max(before or 0, lenient or 0)
     return {"path": str(path), "backup": str(backup), "before": before, "lenient_before": lenient,
-            "after": after, "log_tail_dropped_bytes": cut, **fixed}
+            "after": after, "salvaged": salvaged, "lost": max(0, best - after), "damaged": damaged,
+            "log_tail_dropped_bytes": cut, **fixed, "unreadable_dropped": fixed["unreadable_dropped"] + altered}
+
+
+def _archived(path: Path) -> set[str]:
+    try:
+        return set(os.listdir(path / "lost"))
+    except OSError:
+        return set()
+
+
+def _log_drops(log: Path) -> list[str]:
+    """The log records LevelDB's repair says it dropped (its info LOG: ``Log #N: dropping K bytes;
+    <reason>`` for a bad record, ``Log #N: ignoring <reason>`` for a batch that does not parse)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return []
+    return [f"log {int(m.group(1)):06d}.log: {m.group(2)} {m.group(3).strip()}"
+            for m in re.finditer(r"Log #(\d+): (dropping|ignoring) ([^\n]*)", text)]
+
+
+def _missing_tables(path: Path) -> list[str]:
+    """The log and the tables the store's MANIFEST names that are gone or not their recorded size
+    (LevelDB's repair does not read the MANIFEST, so it cannot tell their records are missing)."""
+    m = re.fullmatch(rb"(MANIFEST-\d+)\n", (path / "CURRENT").read_bytes()) if (path / "CURRENT").is_file() else None
+    live = live_tables(path / m.group(1).decode()) if m else None
+    out = []
+    log = current_log(path / m.group(1).decode()) if m else None
+    if log is not None and not (path / f"{log:06d}.log").is_file():
+        out.append(f"log {log:06d}.log is missing (writes since the store was last closed cleanly may be gone with it)")
+    for num, size in sorted((live or {}).items()):
+        table = next((t for t in (path / f"{num:06d}.ldb", path / f"{num:06d}.sst") if t.exists()), None)
+        if table is None:
+            out.append(f"table {num:06d}.ldb is missing")
+        elif table.stat().st_size != size:
+            out.append(f"table {table.name} holds {table.stat().st_size} of its {size} bytes")
+    return out
+
+
+def _salvage(backup: Path, db: Any) -> tuple[int, int]:
+    """Write into the repaired `db` every Megram a lenient read of `backup` returns that `db` lacks.
+
+    LevelDB's repair reads with checksums on and drops a whole block whose checksum fails, though
+    most of its records may still parse (a flipped byte in one value). A lenient open (no paranoid
+    checks, no checksum verification, plyvel's iterator skipping what cannot be read at all) of a
+    scratch copy gets them back. A record is taken only when its JSON parses as a Megram, its key
+    names its id, and its ``idx:`` value, if the read has one, matches the record. Returns
+    (records written back, records refused as altered)."""
+    from agentui.contracts import Megram
+
+    from .keys import _record_keys
+
+    scratch = backup.with_name(backup.name + f".salvage-{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    written = altered = 0
+    try:
+        shutil.copytree(backup, scratch)
+        try:
+            old = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=False)
+        except plyvel.Error:
+            return 0, 0  # no lenient open either: LevelDB's repair got what there is
+        try:
+            puts: list[tuple[bytes, bytes]] = []
+            for k, v in old.iterator(prefix=b"megram:", verify_checksums=False):
+                if db.get(k, verify_checksums=True) is not None:
+                    continue
+                try:
+                    m = Megram.model_validate_json(v)
+                    keys = _record_keys(m)
+                except ValueError:
+                    altered += 1
+                    continue
+                idx = old.get(keys[1][0], verify_checksums=False)
+                if keys[0][0] != k or (idx is not None and idx != keys[1][1]):
+                    altered += 1  # the key or the numbers disagree with the record: a flipped byte
+                    continue
+                puts += keys
+                for meta in (b"recall:", b"sup:"):
+                    val = old.get(meta + k[7:], verify_checksums=False)
+                    if val is not None:
+                        puts.append((meta + k[7:], val))
+                written += 1
+                if len(puts) >= 3000:
+                    _put_all(db, puts)
+                    puts = []
+            _put_all(db, puts)
+        finally:
+            old.close()
+    except OSError:
+        return written, altered
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return written, altered
+
+
+def _put_all(db: Any, puts: list[tuple[bytes, bytes]]) -> None:
+    if puts:
+        with db.write_batch(sync=True) as wb:
+            for k, v in puts:
+                wb.put(k, v)
 
 
 def reconcile(db: Any) -> dict[str, int]:
@@ -439,9 +750,9 @@ def reconcile(db: Any) -> dict[str, int]:
     puts: list[tuple[bytes, bytes]] = []
     dels: list[bytes] = []
     unreadable = 0
-    present = {k for k in db.iterator(prefix=b"idx:", include_value=False)}
-    present.update(db.iterator(prefix=b"lvl:", include_value=False))
-    for k, v in db.iterator(prefix=b"megram:"):
+    present = set(scan(db, b"idx:", values=False))
+    present.update(scan(db, b"lvl:", values=False))
+    for k, v in scan(db, b"megram:"):
         try:
             m = Megram.model_validate_json(v)
             keys = _record_keys(m)
@@ -452,9 +763,9 @@ def reconcile(db: Any) -> dict[str, int]:
         ids.add(k[7:])
         puts += [kv for kv in keys[1:] if kv[0] not in present]
     orphans = [k for k in present if k.rsplit(b":", 1)[1] not in ids]
-    orphans += [k for p in (b"recall:", b"sup:") for k in db.iterator(prefix=p, include_value=False)
+    orphans += [k for p in (b"recall:", b"sup:") for k in scan(db, p, values=False)
                 if k.split(b":", 1)[1] not in ids]
-    chunks = list(db.iterator(prefix=b"col:", include_value=False))
+    chunks = list(scan(db, b"col:", values=False))
     with db.write_batch(sync=True) as wb:
         for k in dels + orphans + chunks:
             wb.delete(k)

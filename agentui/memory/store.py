@@ -301,9 +301,11 @@ class LevelDBMemory(_Store):
     """Production store on LevelDB (plyvel). One process at a time: a second opener gets
     :class:`MemoryInUse` naming the PID in ``<path>/agentui.pid``."""
 
-    def __init__(self, path: str | os.PathLike[str], clock: Clock, ids: IdFactory, queue_size: int = 1024) -> None:
+    def __init__(self, path: str | os.PathLike[str], clock: Clock, ids: IdFactory, queue_size: int = 1024,
+                 *, read_only: bool = False) -> None:
         self.path = Path(path)
-        kv = _LevelKV(self.path)
+        kv = _LevelKV(self.path, read_only=read_only)
+        self.note = kv.note  # read_only: why a copy was read, if one was
         try:
             super().__init__(kv, clock, ids, queue_size)
         except Exception as e:  # the first reads found a damaged table: say so, close, never a traceback
@@ -324,9 +326,11 @@ class InMemoryMemory(_Store):
 
 
 def open_memory(
-    path: str | os.PathLike[str] | None, clock: Clock, ids: IdFactory, queue_size: int = 1024
+    path: str | os.PathLike[str] | None, clock: Clock, ids: IdFactory, queue_size: int = 1024,
+    *, read_only: bool = False,
 ) -> LevelDBMemory | InMemoryMemory:
-    """LevelDB at `path`, or an in-memory store when `path` is None."""
+    """LevelDB at `path`, or an in-memory store when `path` is None. `read_only`: on a full or
+    read-only disk, read a scratch copy instead of failing (its writes raise MemoryUnavailable)."""
     if path is None:
         return InMemoryMemory(clock, ids, queue_size)
-    return LevelDBMemory(path, clock, ids, queue_size)
+    return LevelDBMemory(path, clock, ids, queue_size, read_only=read_only)

@@ -28,7 +28,15 @@ def _build(path: Path, clock) -> None:
     store.close_sync()
     store = LevelDBMemory(path, clock, SeededIds(42))  # reopen: the first batch moves to a table
     store.write_many([mg(store, MacroState.ABANDON, "tool:t", "path:log") for _ in range(SECOND)], sync=True)
-    store.close_sync()
+    # close without moving the log into a table, as a process that dies leaves it: a clean close
+    # would put the second batch in a table too, and the log cases need it in the log
+    from agentui.memory import leveldb
+
+    flush, leveldb.flush_log = leveldb.flush_log, lambda db: None
+    try:
+        store.close_sync()
+    finally:
+        leveldb.flush_log = flush
 
 
 @pytest.fixture(scope="module")
@@ -139,8 +147,13 @@ def test_damaged_store_stops_with_one_line_and_repair_reports_counts(pristine, t
     files = _files(store)
 
     r = _cli("memory", "repair", "--json", data=data)
-    assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
+    # exit 0 only when nothing may be missing (metadata damage); lost, dropped or unverified records,
+    # or a log tail that may be a cut write: 1
+    whole = case in RECOVERED and case != "garbage after the log"
+    assert r.returncode == (0 if whole else 1), (case, r.returncode, rep)
+    if not whole:
+        assert rep["damaged"] or rep["lost"] or rep["salvaged"], rep
     backup = Path(rep["backup"])
     assert backup.parent == data and _files(backup) == files  # the damaged original, aside
     assert rep["before"] is None or rep["before"] < FIRST + SECOND  # a normal open failed or lost some
