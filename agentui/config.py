@@ -236,6 +236,8 @@ class McpConfig(_Section):
 class AcpConfig(_Section):
     permission_timeout_s: float = Field(300.0, ge=0, description="an editor's unanswered permission "
                                         "request is a denial after this; 0 waits until the turn is cancelled")
+    context_window: int = Field(0, ge=0, description="the model's context window in tokens, for an editor's "
+                                "context meter; 0 reads it from the endpoint")
 
 
 class Config(_Section):
