@@ -31,6 +31,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--allow", action="append", default=[], metavar="TOOL",
                      help="a tool that runs without asking (repeatable)")
     add.add_argument("--timeout", type=positive_float, metavar="S", help="seconds per call")
+    add.add_argument("--startup-timeout", type=positive_float, metavar="S",
+                     help="seconds the server may take to start and list its tools (default 15; "
+                          "`npx -y` servers fetched on first use may need 60)")
     rm = sub.add_parser("remove", help="remove a server from the config file")
     rm.add_argument("name")
 
@@ -83,7 +86,8 @@ def _add(args: argparse.Namespace, file: Path) -> int:
             return EXIT_USAGE
         headers[item[:cut].strip()] = item[cut + 1:].strip()
     entry = {"command": cmd[0] if cmd else None, "args": cmd[1:], "url": args.url, "env": env,
-             "headers": headers, "allow": list(args.allow), "timeout_s": args.timeout}
+             "headers": headers, "allow": list(args.allow), "timeout_s": args.timeout,
+             "startup_timeout_s": args.startup_timeout}
     try:
         add_server(file, args.name, entry)
     except (ConfigEditError, OSError) as e:

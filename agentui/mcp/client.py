@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentui.config import McpServerConfig
@@ -28,23 +30,29 @@ MAX_DESCRIPTION = 1000
 STDERR_KEEP = 4000  # bytes of a stdio server's stderr kept for error messages
 
 
+# the server whose connection is running the code that logs: set by each connection's owner task,
+# inherited by the tasks the SDK starts inside it, so a log record names the server it is about
+_SERVER: contextvars.ContextVar[str] = contextvars.ContextVar("agentui_mcp_server", default="")
+
+
 class _SdkLog(logging.Handler):
     """The MCP SDK's log records, kept as one line each instead of printed with a traceback on
-    stderr (which would also scribble over the TUI); a connection's error cites the last one."""
+    stderr (which would also scribble over the TUI); a connection's error cites the last one that
+    was logged while that connection's code ran — never another server's."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.lines: deque[tuple[int, str]] = deque(maxlen=20)
+        self.lines: deque[tuple[int, str, str]] = deque(maxlen=50)
         self.seq = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         exc = record.exc_info[1] if record.exc_info else None
         text = record.getMessage() + (f": {type(exc).__name__}" if exc else "")
         self.seq += 1
-        self.lines.append((self.seq, " ".join(text.split())[:200]))
+        self.lines.append((self.seq, _SERVER.get(), " ".join(text.split())[:200]))
 
-    def since(self, seq: int) -> str:
-        return next((line for n, line in reversed(self.lines) if n > seq), "")
+    def since(self, seq: int, server: str) -> str:
+        return next((line for n, who, line in reversed(self.lines) if n > seq and who == server), "")
 
 
 SDK_LOG = _SdkLog()
@@ -52,6 +60,12 @@ for _name in ("mcp", "client"):  # the SDK's loggers ("client" is its session's)
     _logger = logging.getLogger(_name)
     _logger.addHandler(SDK_LOG)
     _logger.propagate = False
+
+
+def _owner_context(key: str) -> contextvars.Context:
+    ctx = contextvars.copy_context()
+    ctx.run(_SERVER.set, key)
+    return ctx
 
 
 class McpUnavailable(Exception):
@@ -93,6 +107,15 @@ def expand_headers(headers: dict[str, str], source: dict[str, str] | None = None
             if any(c in src[var] for c in "\r\n\0"):
                 raise McpUnavailable(f"header {name}: ${{{var}}} has a line break or NUL in its value")
     return expand_env(headers, src)
+
+
+def client_identity() -> Any:
+    """How agentui introduces itself to a server (`clientInfo`), instead of the SDK's `mcp 0.1.0`."""
+    from mcp.types import Implementation
+
+    from agentui import __version__
+
+    return Implementation(name="agentui", title="agentui", version=__version__)
 
 
 def sdk_version() -> str:
@@ -149,7 +172,8 @@ class McpConnection:
         self.http_status = ""  # the last HTTP error status of a `url` server
         self.skipped: list[str] = []  # listed tools left out (bad or repeated names, over MAX_TOOLS)
         self.invalid: list[tuple[str, str]] = []  # (tool, why): left out, the SDK would reject them
-        self._log_seq = 0  # SDK log lines after this one are about this connection (mostly)
+        self._log_seq = 0  # SDK log lines after this one, logged under `_log_key`, are this connection's
+        self._log_key = f"{self.name}#{id(self)}"
 
     @property
     def alive(self) -> bool:
@@ -166,7 +190,7 @@ class McpConnection:
         if self.http_status:  # the SDK's message does not say which HTTP error it was
             hint = " (check its `headers`)" if self.http_status.startswith(("HTTP 401", "HTTP 403")) else ""
             return f"{base}; the server answered {self.http_status}{hint}"
-        said = SDK_LOG.since(self._log_seq)
+        said = SDK_LOG.since(self._log_seq, self._log_key)
         if said:  # e.g. "Failed to parse JSONRPC message from server" (its stdout is not JSON-RPC)
             base = f"{base} ({said})"
         tail = self.stderr_tail()
@@ -213,10 +237,13 @@ class McpConnection:
         timeout_s = timeout_s or self.config.startup_timeout_s
         self._log_seq = SDK_LOG.seq
         self._ready = asyncio.get_running_loop().create_future()
-        self._owner = asyncio.create_task(self._own(), name=f"mcp:{self.name}")
+        self._owner = asyncio.create_task(self._own(), name=f"mcp:{self.name}",
+                                          context=_owner_context(self._log_key))
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), timeout_s)
         except TimeoutError:
+            # the owner may still fail after this: its exception is read here, not left unretrieved
+            self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
             await self.close()
             self.error = self._why(f"did not answer within {timeout_s:g} s")
             raise McpUnavailable(self.error) from None
@@ -243,7 +270,9 @@ class McpConnection:
                 # one tool with an invalid schema must not fail the whole listing (#18); the
                 # in-process server (tests) is served without JSON-RPC, and validates its own tools
                 listing = None if self.inproc is not None else ToolListFilter(transport, version)
-                client = await stack.enter_async_context(Client(listing or transport, read_timeout_seconds=None))
+                client = await stack.enter_async_context(Client(
+                    listing or transport, read_timeout_seconds=None, client_info=client_identity(),
+                    list_roots_callback=self._roots))
                 tools: dict[str, ToolInfo] = {}
                 cursor: str | None = None
                 for _page in range(MAX_PAGES):
@@ -271,6 +300,16 @@ class McpConnection:
         finally:
             self._dead = True
             self._client = None
+
+    async def _roots(self, _context: Any) -> Any:
+        """`roots/list`: agentui's workspace (else the server's configured cwd)."""
+        from mcp.types import ListRootsResult, Root
+
+        where = self.cwd or self.config.cwd
+        if not where:
+            return ListRootsResult(roots=[])
+        path = Path(os.path.realpath(where))
+        return ListRootsResult(roots=[Root(uri=path.as_uri(), name=path.name or str(path))])
 
     def _keep(self, tools: dict[str, ToolInfo], t: Any) -> None:
         """A listed tool joins unless its name is unusable, repeated, or over the cap (then it is

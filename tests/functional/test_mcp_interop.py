@@ -1,0 +1,82 @@
+"""agentui as an MCP client, against real server processes: it introduces itself as agentui with
+its version and declares roots, answers `roots/list` with the workspace, keeps one server's SDK log
+line out of another server's error, and `mcp add --startup-timeout` sets a server's start budget."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from agentui import __version__
+from agentui.config import McpServerConfig
+from agentui.mcp import McpHub
+from agentui.tools import default_registry
+
+ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def raw(*extra: str, **kw) -> McpServerConfig:  # noqa: ANN003
+    return McpServerConfig(command=sys.executable, args=["-m", "tests.mcpserver.raw", *extra], cwd=ROOT, **kw)
+
+
+def recorded(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+async def test_the_client_names_itself_declares_roots_and_answers_them_with_the_workspace(tmp_path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    log = tmp_path / "seen.jsonl"
+    hub = McpHub({"r": raw("--record", str(log))}, cwd=str(ws))
+    assert await asyncio.wait_for(hub.attach(default_registry()), 30) == []
+    try:
+        for _ in range(100):  # the server asks roots/list once initialized; the answer comes back
+            if any(m.get("id") == "roots-1" for m in recorded(log)):
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await hub.aclose()
+    seen = recorded(log)
+    [init] = [m for m in seen if m.get("method") == "initialize"]
+    assert init["params"]["clientInfo"]["name"] == "agentui"
+    assert init["params"]["clientInfo"]["version"] == __version__
+    assert "roots" in init["params"]["capabilities"]
+    [roots] = [m for m in seen if m.get("id") == "roots-1"]
+    assert roots["result"]["roots"] == [{"uri": ws.resolve().as_uri(), "name": "ws"}]
+
+
+async def test_one_servers_sdk_log_line_stays_out_of_anothers_error(tmp_path) -> None:
+    hub = McpHub({"noisy": raw("--log-and-crash", "this is not json-rpc"),
+                  "quiet": raw("--exit-after", "1.5")})
+    problems = await asyncio.wait_for(hub.attach(default_registry()), 30)
+    await hub.aclose()
+    noisy = next(p for p in problems if "'noisy'" in p)
+    quiet = next(p for p in problems if "'quiet'" in p)
+    assert "exiting as told" in quiet
+    assert "parse" in noisy.lower() or "json" in noisy.lower()
+    assert "parse" not in quiet.lower() and "json" not in quiet.lower(), quiet
+
+
+def test_mcp_add_writes_the_startup_timeout(tmp_path) -> None:
+    import subprocess
+
+    from agentui.config import load_config
+
+    f = tmp_path / "c.toml"
+    f.write_text("")
+    p = subprocess.run([sys.executable, "-m", "agentui.cli", "--config", str(f), "mcp", "add", "--startup-timeout",
+                        "90", "slow", "--", "npx", "-y", "some-server"], capture_output=True, text=True, timeout=60,
+                       cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert load_config(f).config.mcp.servers["slow"].startup_timeout_s == 90
+
+
+async def test_a_server_gets_its_own_startup_timeout(tmp_path) -> None:
+    hub = McpHub({"slow": raw("--exit-after", "5", startup_timeout_s=0.5), "fine": raw()})
+    reg = default_registry()
+    problems = await asyncio.wait_for(hub.attach(reg), 30)
+    await hub.aclose()
+    [slow] = problems
+    assert "'slow' did not answer within 0.5 s" in slow and "fine.echo" in reg
