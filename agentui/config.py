@@ -201,6 +201,8 @@ class McpServerConfig(_Section):
     headers: dict[str, str] = Field(default_factory=dict,
                                     description="HTTP headers sent to `url` (auth); ${VAR} is expanded")
     allow: list[str] = Field(default_factory=list, description="tools that run without asking")
+    trust_read_only: bool = Field(False, description="tools the server marks readOnlyHint run without "
+                                  "asking (a destructiveHint always asks)")
     timeout_s: float | None = Field(None, gt=0, description="per call; [tools] timeout_s when unset")
     startup_timeout_s: float = Field(15.0, gt=0)
     enabled: bool = True

@@ -31,6 +31,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--allow", action="append", default=[], metavar="TOOL",
                      help="a tool that runs without asking (repeatable)")
     add.add_argument("--timeout", type=positive_float, metavar="S", help="seconds per call")
+    add.add_argument("--trust-read-only", action="store_true",
+                     help="tools the server marks read-only run without asking (destructive ones always ask)")
     add.add_argument("--startup-timeout", type=positive_float, metavar="S",
                      help="seconds the server may take to start and list its tools (default 15; "
                           "`npx -y` servers fetched on first use may need 60)")
@@ -87,7 +89,7 @@ def _add(args: argparse.Namespace, file: Path) -> int:
         headers[item[:cut].strip()] = item[cut + 1:].strip()
     entry = {"command": cmd[0] if cmd else None, "args": cmd[1:], "url": args.url, "env": env,
              "headers": headers, "allow": list(args.allow), "timeout_s": args.timeout,
-             "startup_timeout_s": args.startup_timeout}
+             "startup_timeout_s": args.startup_timeout, "trust_read_only": args.trust_read_only or None}
     try:
         add_server(file, args.name, entry)
     except (ConfigEditError, OSError) as e:
@@ -129,7 +131,8 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
                      "headers": sorted(cfg.headers),  # names only: values may be secrets
                      "ok": None if r is None else r.ok, "tools": [] if r is None else r.tools,
                      "latency_s": None if r is None else round(r.latency_s, 3),
-                     "detail": "" if r is None else r.detail, "warnings": [] if r is None else r.warnings})
+                     "detail": "" if r is None else r.detail, "warnings": [] if r is None else r.warnings,
+                     "trust_read_only": cfg.trust_read_only, "labels": _labels(name, cfg, r)})
     if args.json:
         print(json.dumps({"file": str(loaded.file), "servers": rows}, ensure_ascii=False))
     else:
@@ -142,9 +145,21 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
             for w in row["warnings"]:  # tools left out (#18)
                 print(f"  warning: {w}")
             for t in row["tools"]:
-                mark = "runs without asking" if t in row["allow"] else "asks first"
-                print(f"  {row['name']}.{t} — {mark}")
+                print(f"  {row['name']}.{t} — {row['labels'].get(t, 'asks first')}")
     return EXIT_FAIL if any(r["ok"] is False for r in rows) else EXIT_OK
+
+
+def _labels(name: str, cfg, report) -> dict[str, str]:  # noqa: ANN001
+    """Each tool's "runs without asking" / "asks first" / "always asks (destructive)", as the gate decides."""
+    from agentui.mcp.annotations import Hints, decide, label
+
+    if report is None:
+        return {}
+    out = {}
+    for t in report.tools:
+        hints = report.hints.get(t, Hints())
+        out[t] = label(hints, decide(t, name, hints, allowed=t in cfg.allow, trust_read_only=cfg.trust_read_only))
+    return out
 
 
 async def _probe(servers):  # noqa: ANN001, ANN202

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentui.config import McpServerConfig
+from agentui.mcp.annotations import Hints, hints_of
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -81,6 +82,7 @@ class ToolInfo:
     name: str
     description: str
     input_schema: dict[str, Any]
+    hints: Hints = field(default_factory=Hints)  # the server's readOnlyHint / destructiveHint
 
 
 @dataclass
@@ -319,7 +321,7 @@ class McpConnection:
             self.skipped.append(name.encode("unicode_escape").decode("ascii")[:60] or "''")  # shown escaped
             return
         schema = t.input_schema if isinstance(t.input_schema, dict) else {}
-        tools[name] = ToolInfo(name, (t.description or t.title or "")[:MAX_DESCRIPTION], dict(schema))
+        tools[name] = ToolInfo(name, (t.description or t.title or "")[:MAX_DESCRIPTION], dict(schema), hints_of(t))
 
     async def call(self, tool: str, args: dict[str, Any], timeout_s: float) -> CallOutcome:
         client = self._client

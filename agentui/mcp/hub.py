@@ -12,13 +12,14 @@ import asyncio
 import contextlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentui.config import McpServerConfig
 from agentui.contracts import ToolCallRecord
+from agentui.mcp.annotations import Hints, decide
 from agentui.tools.registry import BaseTool, ToolContext, gate
-from agentui.tools.safety import assess_call
+from agentui.tools.safety import SAFE, assess_call
 
 
 @dataclass
@@ -29,6 +30,7 @@ class ServerReport:
     latency_s: float
     detail: str
     warnings: list[str] = field(default_factory=list)  # one line per tool left out for its definition
+    hints: dict[str, Hints] = field(default_factory=dict)  # tool → the server's annotations
 
 
 def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -49,17 +51,21 @@ def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 class McpTool(BaseTool):
-    """One MCP server tool. Every call asks first unless the server's `allow` lists it (#18)."""
+    """One MCP server tool. A call asks first unless the server's `allow` lists it or its read-only
+    hint is trusted; a destructive hint always asks (annotations.py)."""
 
     def __init__(self, conn: Any, tool: str, description: str, schema: dict[str, Any], *,
-                 allowed: bool, timeout_s: float | None) -> None:
+                 allowed: bool, timeout_s: float | None, hints: Hints | None = None,
+                 trust_read_only: bool = False) -> None:
         self.conn = conn
         self.server = conn.name
         self.remote_name = tool
         self.name = f"{conn.name}.{tool}"
         self.description = f"[MCP {conn.name}] {description}".strip()
         self.parameters = normalise_schema(schema)
-        self.allowed = allowed
+        self.hints = hints or Hints()
+        self.decision = decide(tool, conn.name, self.hints, allowed=allowed, trust_read_only=trust_read_only)
+        self.allowed = not self.decision.ask
         self.timeout_s = timeout_s
 
     @property
@@ -77,16 +83,18 @@ class McpTool(BaseTool):
             # "not available" is an environmental signature for R4a (agent_validator.ENV_PATTERNS)
             return self.fail(args, f"MCP server '{self.server}' is not available (not running): "
                                    f"{self.conn.error or 'stopped'}")
-        if not self.allowed:
-            shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
-            why = (f"calls a tool of the external MCP server '{self.server}' "
-                   f"(add \"{self.remote_name}\" to [mcp.servers.{self.server}] allow to skip this)")
-            # the scoped gate entry point for non-shell tools (#14): arguments shown, pattern = tool name
-            # never "sandboxed": the server process runs outside our OS sandbox, so `--yes` cannot approve it
-            denial = await gate(ctx, self.name, f"{self.name} {shown}", assess_call(self.name, args, reason=why),
-                                confined=False)
-            if denial is not None:
-                return self.fail(args, denial)
+        shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+        if self.decision.ask:
+            assessment = assess_call(self.name, args, reason=self.decision.why)
+            if self.decision.once_only:  # a destructive tool: never an approval stored for later calls
+                assessment = replace(assessment, once_only=True, patterns=())
+        else:  # runs unasked, but through the gate: remembered never:/ask: rules still apply
+            assessment = SAFE
+        # the scoped gate entry point for non-shell tools (#14): arguments shown, pattern = tool name
+        # never "sandboxed": the server process runs outside our OS sandbox, so `--yes` cannot approve it
+        denial = await gate(ctx, self.name, f"{self.name} {shown}", assessment, confined=False)
+        if denial is not None:
+            return self.fail(args, denial)
         timeout = self.timeout_s or ctx.timeout_s
         try:
             out = await self.conn.call(self.remote_name, args, timeout)
@@ -129,7 +137,7 @@ class McpHub:
             warnings += [f"MCP server '{name}': tool '{t}' left out: {why}" for t, why in conn.invalid]
             return ServerReport(name, True, names, time.monotonic() - started,
                                 "; ".join([f"{len(names)} tools, protocol {conn.protocol_version or '?'}", *left]),
-                                warnings)
+                                warnings, {t.name: t.hints for t in conn.tools})
 
         self.reports = list(await asyncio.gather(*(one(n, c) for n, c in self.servers.items())))
         return self.reports
@@ -141,7 +149,8 @@ class McpHub:
             cfg = self.servers[name]
             for t in conn.tools:
                 tool = McpTool(conn, t.name, t.description, t.input_schema,
-                               allowed=t.name in cfg.allow, timeout_s=cfg.timeout_s)
+                               allowed=t.name in cfg.allow, timeout_s=cfg.timeout_s, hints=t.hints,
+                               trust_read_only=cfg.trust_read_only)
                 if tool.name in registry:
                     continue
                 registry.register(tool)

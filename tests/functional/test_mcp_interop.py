@@ -80,3 +80,48 @@ async def test_a_server_gets_its_own_startup_timeout(tmp_path) -> None:
     await hub.aclose()
     [slow] = problems
     assert "'slow' did not answer within 0.5 s" in slow and "fine.echo" in reg
+
+
+async def test_annotations_are_a_hint_read_only_runs_only_if_trusted_and_destructive_always_asks(tmp_path) -> None:
+    from agentui.contracts import ConfirmationChoice
+    from agentui.tools import ToolContext
+
+    asked: list[str] = []
+
+    async def approve(req):  # noqa: ANN001, ANN202
+        asked.append(req.tool)
+        return ConfirmationChoice.APPROVE
+
+    async def rules(tool: str) -> list[str]:  # a remembered rule still binds an unasked tool
+        return ["never: *forbidden*"] if tool == "t.peek" else []
+
+    hub = McpHub({"t": raw("--annotated", allow=["wipe"], trust_read_only=True),
+                  "u": raw("--annotated")})
+    reg = default_registry()
+    assert await asyncio.wait_for(hub.attach(reg), 30) == []
+    try:
+        ctx = ToolContext(workspace=tmp_path, timeout_s=20, confirm=approve, rules=rules)
+        rec = await reg.call("t.peek", {"text": "x"}, ctx)
+        assert rec.ok and rec.evidence == "peek: x" and asked == []  # read-only, the server trusted
+        rec = await reg.call("t.peek", {"text": "forbidden"}, ctx)
+        assert not rec.ok and "refused" in rec.error and asked == []
+        assert (await reg.call("t.wipe", {"text": "x"}, ctx)).ok and asked == ["t.wipe"]  # allow-listed, yet asks
+        assert (await reg.call("t.lying", {"text": "x"}, ctx)).ok and asked[-1] == "t.lying"
+        assert (await reg.call("t.echo", {"text": "x"}, ctx)).ok and asked[-1] == "t.echo"
+        assert (await reg.call("u.peek", {"text": "x"}, ctx)).ok and asked[-1] == "u.peek"  # hints not trusted
+    finally:
+        await hub.aclose()
+
+
+def test_mcp_list_says_which_tools_ask_by_their_annotations(tmp_path) -> None:
+    import subprocess
+
+    f = tmp_path / "c.toml"
+    f.write_text(f"[mcp.servers.t]\ncommand = {json.dumps(sys.executable)}\n"
+                 f"args = ['-m', 'tests.mcpserver.raw', '--annotated']\ncwd = {json.dumps(ROOT)}\n"
+                 "trust_read_only = true\nallow = ['wipe']\n")
+    p = subprocess.run([sys.executable, "-m", "agentui.cli", "--config", str(f), "mcp", "list"],
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "t.peek — runs without asking [read-only]" in p.stdout
+    assert "t.wipe — always asks (destructive)" in p.stdout and "t.echo — asks first" in p.stdout
