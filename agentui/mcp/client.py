@@ -176,6 +176,9 @@ class McpConnection:
         self.invalid: list[tuple[str, str]] = []  # (tool, why): left out, the SDK would reject them
         self._log_seq = 0  # SDK log lines after this one, logged under `_log_key`, are this connection's
         self._log_key = f"{self.name}#{id(self)}"
+        self._refresh_task: asyncio.Future[None] | None = None
+        self.refreshes = 0  # tool lists re-read after a `tools/list_changed`
+        self.on_change: Any = None  # called after each re-read (the hub registers new tools)
 
     @property
     def alive(self) -> bool:
@@ -274,17 +277,8 @@ class McpConnection:
                 listing = None if self.inproc is not None else ToolListFilter(transport, version)
                 client = await stack.enter_async_context(Client(
                     listing or transport, read_timeout_seconds=None, client_info=client_identity(),
-                    list_roots_callback=self._roots))
-                tools: dict[str, ToolInfo] = {}
-                cursor: str | None = None
-                for _page in range(MAX_PAGES):
-                    page = await client.list_tools(cursor=cursor)
-                    for t in page.tools:
-                        self._keep(tools, t)
-                    cursor = page.next_cursor
-                    if not cursor:
-                        break
-                self.tools = list(tools.values())
+                    list_roots_callback=self._roots, message_handler=self._on_message))
+                self.tools = await self._list_tools(client)
                 self.invalid = list(listing.dropped) if listing is not None else []
                 self.protocol_version = str(client.protocol_version or "")
                 self._client = client
@@ -302,6 +296,44 @@ class McpConnection:
         finally:
             self._dead = True
             self._client = None
+
+    async def _list_tools(self, client: Any) -> list[ToolInfo]:
+        tools: dict[str, ToolInfo] = {}
+        self.skipped = []
+        cursor: str | None = None
+        for _page in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            for t in page.tools:
+                self._keep(tools, t)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return list(tools.values())
+
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications: `tools/list_changed` re-lists the tools (on a task of its own: the
+        SDK's receive loop, which runs this, must stay free to read the answer)."""
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification) and self._client is not None:
+            if self._refresh_task is None or self._refresh_task.done():
+                self._refresh_task = asyncio.ensure_future(self._refresh())
+
+    async def _refresh(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            self.tools = await asyncio.wait_for(self._list_tools(client), self.config.startup_timeout_s)
+        except Exception:  # noqa: BLE001 - the old list stays; the next change tries again
+            return
+        self.refreshes += 1
+        if self.on_change is not None:
+            with contextlib.suppress(Exception):
+                self.on_change()
+
+    def has_tool(self, name: str) -> bool:
+        return any(t.name == name for t in self.tools)
 
     async def _roots(self, _context: Any) -> Any:
         """`roots/list`: agentui's workspace (else the server's configured cwd)."""
@@ -347,6 +379,8 @@ class McpConnection:
 
     async def close(self) -> None:
         self._stop.set()
+        if self._refresh_task is not None:
+            self._refresh_task.cancel()
         owner = self._owner
         if owner is not None and not owner.done():
             try:

@@ -70,7 +70,8 @@ class McpTool(BaseTool):
 
     @property
     def available(self) -> bool:  # type: ignore[override]
-        return bool(self.conn.alive)
+        # a tool the server dropped from its list (after `tools/list_changed`) is no longer offered
+        return bool(self.conn.alive) and self.conn.has_tool(self.remote_name)
 
     def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
         first = super().target(args, ctx)
@@ -143,9 +144,18 @@ class McpHub:
         return self.reports
 
     def register(self, registry: Any) -> list[str]:
-        """Add every started server's tools to `registry`; returns the names added."""
+        """Add every started server's tools to `registry`; returns the names added. A server that
+        later says its tool list changed has its new tools added the same way."""
         added: list[str] = []
         for name, conn in sorted(self.connections.items()):
+            conn.on_change = lambda n=name: self._register_one(registry, n)
+            added += self._register_one(registry, name)
+        return added
+
+    def _register_one(self, registry: Any, name: str) -> list[str]:
+        added: list[str] = []
+        conn = self.connections.get(name)
+        if conn is not None:
             cfg = self.servers[name]
             for t in conn.tools:
                 tool = McpTool(conn, t.name, t.description, t.input_schema,

@@ -125,3 +125,24 @@ def test_mcp_list_says_which_tools_ask_by_their_annotations(tmp_path) -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     assert "t.peek — runs without asking [read-only]" in p.stdout
     assert "t.wipe — always asks (destructive)" in p.stdout and "t.echo — asks first" in p.stdout
+
+
+async def test_a_tools_list_changed_notification_adds_the_new_tools(tmp_path) -> None:
+    from agentui.tools import ToolContext
+
+    hub = McpHub({"t": raw("--list-changed", allow=["grow", "grown"])})
+    reg = default_registry()
+    assert await asyncio.wait_for(hub.attach(reg), 30) == []
+    try:
+        assert "t.grown" not in reg
+        ctx = ToolContext(workspace=tmp_path, timeout_s=20)
+        assert (await reg.call("t.grow", {"text": "x"}, ctx)).ok
+        for _ in range(100):
+            if "t.grown" in reg:
+                break
+            await asyncio.sleep(0.05)
+        rec = await reg.call("t.grown", {"text": "y"}, ctx)
+        assert rec.ok and rec.evidence == "grown: y"
+        assert any(s["name"] == "t.grown" for s in reg.specs())  # offered to new plans
+    finally:
+        await hub.aclose()
