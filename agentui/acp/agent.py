@@ -96,6 +96,7 @@ class Session:
     models: dict[str, str] = field(default_factory=dict)  # tier → model chosen by the editor
     stale: bool = False  # a config option changed: the runtime is rebuilt before the next task
     mcp_servers: list[Any] | None = None  # the editor's MCP servers, kept for a rebuild
+    mcp_ready: asyncio.Future[None] | None = None  # the MCP servers starting in the background
 
     @property
     def id(self) -> str:
@@ -292,6 +293,13 @@ class AgentuiAcpAgent:
             if command is not None:
                 await self._send(s, message_text(await self._command(s, *command)))
                 return PromptResponse(stop_reason="end_turn")
+            if s.mcp_ready is not None and not s.mcp_ready.done():  # a task needs the servers' tools
+                await self._send(s, message_text("Waiting for the MCP servers to start…\n"))
+                with contextlib.suppress(Exception):
+                    await s.mcp_ready
+            for note in s.notices:  # e.g. a server that failed to start
+                await self._send(s, message_text(f"warning: {note}\n"))
+            s.notices.clear()
             if s.error or not text:
                 await self._send(s, message_text(s.error or "Type a goal in plain language."))
                 return PromptResponse(stop_reason="end_turn")
@@ -444,8 +452,19 @@ class AgentuiAcpAgent:
                 return preset
             return await ask_permission(self.conn, s, req, cfg.acp.permission_timeout_s)
 
+        from agentui.tools import default_registry
+
+        tools = default_registry()
         rt = Runtime(cfg, workspace=rec.cwd, data_dir=self.layout.root, clock=self.clock, ids=self.ids,
-                     pool=pool, memory=self._memory_store(), clarify=clarify, confirm=confirm)
+                     pool=pool, memory=self._memory_store(), clarify=clarify, confirm=confirm, tools=tools)
+        if cfg.mcp.servers:
+            # the MCP servers start in the background: the session is ready at once, and the first
+            # task waits for them (an `npx -y` server can take a minute); the runtime stops them
+            from agentui.mcp import McpHub
+
+            hub = McpHub(cfg.mcp.servers, cwd=rec.cwd)
+            rt.mcp = hub
+            s.mcp_ready = asyncio.ensure_future(self._attach(s, hub, tools))
         await rt.start()
         s.runtime = rt
         s.notices.extend(rt.problems)
@@ -464,6 +483,14 @@ class AgentuiAcpAgent:
                 rt.tools.host = host
         s.stream.start(f"acp:{rec.session_id}")
         return s
+
+    async def _attach(self, s: Session, hub: Any, tools: Any) -> None:
+        try:
+            s.notices.extend(await hub.attach(tools))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a hub failure is a notice, never a dead session
+            s.notices.append(f"MCP servers could not start: {e}")
 
     async def _rebuild(self, s: Session) -> Session:
         """The session's runtime again, on the models the editor chose; mode and denials are kept."""
@@ -487,6 +514,10 @@ class AgentuiAcpAgent:
             await self.conn.session_update(session_id=s.id, update=update)
 
     async def _close(self, s: Session) -> None:
+        if s.mcp_ready is not None and not s.mcp_ready.done():
+            s.mcp_ready.cancel()
+            with contextlib.suppress(BaseException):
+                await s.mcp_ready
         if s.runtime is not None:
             with contextlib.suppress(Exception):
                 await s.runtime.stop()

@@ -124,6 +124,8 @@ def help_text() -> str:
 def mcp_text(runtime: Any) -> str:
     hub = getattr(runtime, "mcp", None)
     reports = getattr(hub, "reports", None) or []
+    if hub is not None and not getattr(hub, "ready", True):
+        return "MCP servers still starting: " + ", ".join(sorted(hub.servers))
     if not reports:
         return "No MCP servers in this session (add one: agentui mcp add NAME -- COMMAND …)."
     lines = []

@@ -255,6 +255,10 @@ class McpConnection:
         except McpUnavailable:
             await self.close()
             raise
+        except asyncio.CancelledError:  # the caller gave up (a session closed while it started)
+            self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
+            await asyncio.shield(self.close())
+            raise
 
     async def _own(self) -> None:
         from mcp import Client

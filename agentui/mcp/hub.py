@@ -115,6 +115,7 @@ class McpHub:
         self.cwd = cwd
         self.inproc = inproc or {}  # name → SDK server object served in-process (tests)
         self.connections: dict[str, Any] = {}
+        self.starting: dict[str, Any] = {}  # connections still starting (closed by aclose too)
         self.reports: list[ServerReport] = []
 
     async def start(self) -> list[ServerReport]:
@@ -123,10 +124,13 @@ class McpHub:
         async def one(name: str, cfg: McpServerConfig) -> ServerReport:
             conn = McpConnection(name, cfg, cwd=self.cwd, inproc=self.inproc.get(name))
             started = time.monotonic()
+            self.starting[name] = conn
             try:
                 await conn.start()
             except McpUnavailable as exc:
                 return ServerReport(name, False, [], time.monotonic() - started, str(exc))
+            finally:
+                self.starting.pop(name, None)
             self.connections[name] = conn
             names = [t.name for t in conn.tools]
             left = [f"{len(conn.skipped)} tools left out (names must be letters, digits, _ . - and "
@@ -174,8 +178,13 @@ class McpHub:
         return [line for r in reports for line in (
             r.warnings if r.ok else [f"MCP server '{r.name}' {r.detail} (its tools are unavailable)"])]
 
+    @property
+    def ready(self) -> bool:
+        """Every server has started or failed (`reports` is complete)."""
+        return not self.starting and len(self.reports) == len(self.servers)
+
     async def aclose(self) -> None:
-        for conn in list(self.connections.values()):
+        for conn in [*self.connections.values(), *self.starting.values()]:
             with contextlib.suppress(Exception):
                 await conn.close()
         self.connections.clear()

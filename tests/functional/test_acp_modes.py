@@ -125,3 +125,33 @@ async def test_an_unanswered_permission_is_said_as_such_and_no_advice_names_a_fl
     assert "did not answer the permission request within 1 s" in error and "denied by user" not in error
     final = client.texts("agent_message_chunk")[-1]
     assert final.startswith("abandon") and "--yes" not in final and "You denied" not in final
+
+
+async def test_mcp_servers_start_in_the_background_and_the_first_task_waits_for_them(fakellm, tmp_path):
+    import sys
+    import time
+
+    from acp.schema import McpServerStdio
+
+    from tests.functional.test_acp import ROOT
+
+    fakellm.script("perceiver", [perceive("echo through the server")])
+    fakellm.script("planner", [plan(["hello is echoed"], sub("echo hello", "hello is shown", tools=["slow.echo"]))])
+    fakellm.script("executor", [call("slow.echo", text="hello"), finish("hello")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="hello")])
+    fakellm.script("meta_validator", [merge("hello", "pass", summary="echoed hello")])
+    client = Client(answers=["approve"])
+    srv = McpServerStdio(name="slow", command=sys.executable, args=["-m", "tests.mcpserver.raw", "--slow-start", "6"],
+                         env=[])
+    async with agent(fakellm, tmp_path, client) as conn:
+        started = time.monotonic()
+        s = await asyncio.wait_for(conn.new_session(cwd=str(ROOT), mcp_servers=[srv]), 30)
+        assert time.monotonic() - started < 5  # not held up by the server's 6 s start
+        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("/mcp")]), 10)
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("echo hello")]), 60)
+    assert resp.stop_reason == "end_turn"
+    said = client.texts("agent_message_chunk")
+    assert said[0].startswith("MCP servers still starting: slow")
+    assert any("Waiting for the MCP servers" in t for t in said)
+    [done] = client.of("tool_call_update")
+    assert done.status == "completed" and done.content[0].content.text == "hello"

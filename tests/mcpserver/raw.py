@@ -8,7 +8,8 @@ and the client's side of the handshake. Tools: `echo(text)` (valid); with `--bad
 `--record FILE` appends every message the client sends (one JSON a line); after `initialized` the
 server asks `roots/list` when the client declared roots, and records the answer too.
 `--log-and-crash TEXT` answers `initialize` with TEXT, a non-JSON line (the SDK logs it), then
-exits; `--exit-after S` waits S seconds, says so on stderr and exits before any answer."""
+exits; `--exit-after S` waits S seconds, says so on stderr and exits before any answer;
+`--slow-start S` waits S seconds before it serves."""
 
 from __future__ import annotations
 
@@ -61,6 +62,8 @@ def main() -> None:
         time.sleep(float(wait))
         print("raw test server: exiting as told", file=sys.stderr, flush=True)
         sys.exit(6)
+    if (slow := _arg("--slow-start")) is not None:
+        time.sleep(float(slow))
     for line in sys.stdin:
         if not line.strip():
             continue
