@@ -198,6 +198,8 @@ class McpServerConfig(_Section):
     env: dict[str, str] = Field(default_factory=dict, description="extra env; ${VAR} is expanded")
     cwd: str | None = Field(None, description="working directory; the workspace when unset")
     url: str | None = Field(None, description="Streamable HTTP endpoint instead of a command")
+    transport: Literal["streamable-http", "sse"] = Field(
+        "streamable-http", description="for a `url`: Streamable HTTP, or the legacy HTTP+SSE transport")
     headers: dict[str, str] = Field(default_factory=dict,
                                     description="HTTP headers sent to `url` (auth); ${VAR} is expanded")
     allow: list[str] = Field(default_factory=list, description="tools that run without asking")
@@ -212,6 +214,8 @@ class McpServerConfig(_Section):
     def _command_xor_url(self) -> McpServerConfig:
         if bool(self.command) == bool(self.url):
             raise ValueError("give exactly one of `command` (stdio) or `url` (Streamable HTTP)")
+        if self.transport != "streamable-http" and not self.url:
+            raise ValueError("`transport` applies to a `url` server only")
         if self.headers and not self.url:
             raise ValueError("`headers` are sent to a `url` server only; a stdio server takes `env`")
         for name, value in self.headers.items():

@@ -147,7 +147,7 @@ class AgentuiAcpAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=True, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          resume=SessionResumeCapabilities(),
                                                          close=SessionCloseCapabilities())),
@@ -401,7 +401,9 @@ class AgentuiAcpAgent:
             url = getattr(srv, "url", None)
             try:
                 if url:
-                    extra[name] = McpServerConfig(url=url, headers={x.name: x.value for x in (srv.headers or [])})
+                    extra[name] = McpServerConfig(url=url, headers={x.name: x.value for x in (srv.headers or [])},
+                                                  transport="sse" if getattr(srv, "type", "") == "sse"
+                                                  else "streamable-http")
                 elif getattr(srv, "command", None):
                     extra[name] = McpServerConfig(command=srv.command, args=list(srv.args or []),
                                                   env={e.name: e.value for e in (srv.env or [])})

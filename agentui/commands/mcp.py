@@ -23,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add.add_argument("server_command", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS…]",
                      help="the stdio server's command line")
     add.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+    add.add_argument("--sse", action="store_true", help="the --url server speaks the legacy HTTP+SSE transport")
     add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                      help="environment for the server (repeatable; ${VAR} takes VAR from yours)")
     add.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
@@ -89,7 +90,8 @@ def _add(args: argparse.Namespace, file: Path) -> int:
         headers[item[:cut].strip()] = item[cut + 1:].strip()
     entry = {"command": cmd[0] if cmd else None, "args": cmd[1:], "url": args.url, "env": env,
              "headers": headers, "allow": list(args.allow), "timeout_s": args.timeout,
-             "startup_timeout_s": args.startup_timeout, "trust_read_only": args.trust_read_only or None}
+             "startup_timeout_s": args.startup_timeout, "trust_read_only": args.trust_read_only or None,
+             "transport": "sse" if args.sse else None}
     try:
         add_server(file, args.name, entry)
     except (ConfigEditError, OSError) as e:

@@ -120,6 +120,16 @@ def client_identity() -> Any:
     return Implementation(name="agentui", title="agentui", version=__version__)
 
 
+_METADATA = re.compile(r'resource_metadata\s*=\s*"([^"]*)"|resource_metadata\s*=\s*([^\s,]+)')
+
+
+def resource_metadata(www_authenticate: str) -> str:
+    """The `resource_metadata` URL of a 401's WWW-Authenticate header (RFC 9728), or ""."""
+    m = _METADATA.search(www_authenticate or "")
+    url = (m.group(1) or m.group(2)) if m else ""
+    return url if url.startswith(("https://", "http://")) and len(url) <= 500 else ""
+
+
 def sdk_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -172,6 +182,7 @@ class McpConnection:
         self._tail_transport: Any = None
         self._dead = False
         self.http_status = ""  # the last HTTP error status of a `url` server
+        self.auth_metadata = ""  # a 401's `WWW-Authenticate: Bearer resource_metadata="…"` URL
         self.skipped: list[str] = []  # listed tools left out (bad or repeated names, over MAX_TOOLS)
         self.invalid: list[tuple[str, str]] = []  # (tool, why): left out, the SDK would reject them
         self._log_seq = 0  # SDK log lines after this one, logged under `_log_key`, are this connection's
@@ -194,6 +205,9 @@ class McpConnection:
     def _why(self, base: str) -> str:
         if self.http_status:  # the SDK's message does not say which HTTP error it was
             hint = " (check its `headers`)" if self.http_status.startswith(("HTTP 401", "HTTP 403")) else ""
+            if self.auth_metadata:  # an OAuth server: reported, not followed
+                hint = (f"; it asks for OAuth (resource metadata: {self.auth_metadata}), which agentui does not "
+                        "do: put a token in the server's `headers`")
             return f"{base}; the server answered {self.http_status}{hint}"
         said = SDK_LOG.since(self._log_seq, self._log_key)
         if said:  # e.g. "Failed to parse JSONRPC message from server" (its stdout is not JSON-RPC)
@@ -217,14 +231,24 @@ class McpConnection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            http = await stack.enter_async_context(
-                create_mcp_http_client(headers=self._values(cfg.headers, expand_headers) or None))
+            headers = self._values(cfg.headers, expand_headers) or None
 
             async def status(response: Any) -> None:
                 if response.status_code >= 400:
                     self.http_status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+                    if response.status_code == 401:
+                        self.auth_metadata = resource_metadata(response.headers.get("www-authenticate", ""))
 
-            http.event_hooks["response"].append(status)
+            def client(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+                http = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+                http.event_hooks["response"].append(status)
+                return http
+
+            if cfg.transport == "sse":  # the legacy HTTP+SSE transport (protocol 2024-11-05)
+                from mcp.client.sse import sse_client
+
+                return sse_client(cfg.url, headers=headers, httpx_client_factory=client)
+            http = await stack.enter_async_context(client(headers=headers))
             return streamable_http_client(cfg.url, http_client=http)
         # the child's stderr goes to a pipe of which only the last few KB are kept (a server that
         # floods stderr cannot fill a disk or our memory)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
 from agentui import __version__
@@ -146,3 +147,54 @@ async def test_a_tools_list_changed_notification_adds_the_new_tools(tmp_path) ->
         assert any(s["name"] == "t.grown" for s in reg.specs())  # offered to new plans
     finally:
         await hub.aclose()
+
+
+def _http_server(tmp_path: Path, *extra: str):  # noqa: ANN202
+    """A tests.mcpserver HTTP process behind an auth header; yields its base URL."""
+    import contextlib
+    import subprocess
+
+    @contextlib.contextmanager
+    def running():  # noqa: ANN202
+        port_file = tmp_path / f"port{len(extra)}"
+        proc = subprocess.Popen([sys.executable, "-m", "tests.mcpserver", "--http", str(port_file),
+                                 "--require-header", "Authorization: Bearer tok", *extra],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(600):
+                if port_file.exists() or proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert port_file.exists(), "the HTTP MCP server did not start"
+            yield f"http://127.0.0.1:{port_file.read_text()}"
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+    return running()
+
+
+async def test_a_401_naming_its_oauth_metadata_is_reported_not_followed(tmp_path) -> None:
+    with _http_server(tmp_path) as base:
+        hub = McpHub({"web": McpServerConfig(url=base + "/mcp", headers={"Authorization": "Bearer wrong"},
+                                             startup_timeout_s=20)})
+        problems = await asyncio.wait_for(hub.attach(default_registry()), 30)
+        await hub.aclose()
+    [p] = problems
+    assert "HTTP 401" in p and f"resource metadata: {base}/.well-known/oauth-protected-resource" in p
+    assert "put a token in the server's `headers`" in p
+
+
+async def test_the_legacy_sse_transport_with_an_auth_header(tmp_path) -> None:
+    from agentui.tools import ToolContext
+
+    with _http_server(tmp_path, "--sse") as base:
+        hub = McpHub({"old": McpServerConfig(url=base + "/sse", transport="sse", allow=["add"],
+                                             headers={"Authorization": "Bearer tok"}, startup_timeout_s=20)})
+        reg = default_registry()
+        try:
+            assert await asyncio.wait_for(hub.attach(reg), 30) == []
+            rec = await reg.call("old.add", {"a": 2, "b": 40}, ToolContext(workspace=tmp_path, timeout_s=20))
+            assert rec.ok and rec.evidence == "42"
+        finally:
+            await hub.aclose()

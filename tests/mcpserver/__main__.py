@@ -4,7 +4,9 @@ Tools: `echo(text)`, `add(a, b)`, `fail(message)` (a tool error, `is_error`), `b
 output), `sleep(seconds)`, `die(code)` (the process exits mid-call), `env(name)` (one variable of
 the server's environment, to check what the client passes). `--crash-on-start` exits before the
 handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
-HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given.
+HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given (a
+401 names its resource metadata in WWW-Authenticate, as an OAuth-protected server does); with
+`--sse` the legacy HTTP+SSE transport at /sse.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ def guarded(app, header: str):  # noqa: ANN001, ANN201
 
     async def asgi(scope, receive, send):  # noqa: ANN001, ANN202
         if scope["type"] == "http" and (want[0], want[1]) not in list(scope["headers"]):
+            meta = f'Bearer resource_metadata="http://127.0.0.1:{scope["server"][1]}/.well-known/oauth-protected-resource"'
             await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"text/plain")]})
+                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", meta.encode())]})
             await send({"type": "http.response.body", "body": b"missing or wrong auth header"})
             return
         await app(scope, receive, send)
@@ -82,15 +85,16 @@ def guarded(app, header: str):  # noqa: ANN001, ANN201
     return asgi
 
 
-def serve_http(server: MCPServer, port_file: str, header: str | None) -> None:
-    """Streamable HTTP on 127.0.0.1 at a free port, written to `port_file` once listening."""
+def serve_http(server: MCPServer, port_file: str, header: str | None, sse: bool = False) -> None:
+    """Streamable HTTP (or with `sse`, the legacy HTTP+SSE transport at /sse) on 127.0.0.1 at a
+    free port, written to `port_file` once listening."""
     import socket
 
     import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    app = server.streamable_http_app()
+    app = server.sse_app() if sse else server.streamable_http_app()
     config = uvicorn.Config(guarded(app, header) if header else app, log_level="warning", lifespan="on")
     userver = uvicorn.Server(config)
 
@@ -112,6 +116,7 @@ def main() -> None:
     p.add_argument("--marker")
     p.add_argument("--http", metavar="PORT_FILE", help="serve Streamable HTTP; the port is written here")
     p.add_argument("--require-header", metavar="NAME: VALUE")
+    p.add_argument("--sse", action="store_true", help="with --http: the legacy HTTP+SSE transport at /sse")
     p.add_argument("--flood-stderr", type=int, metavar="MB", help="write MB megabytes to stderr, then exit 4")
     args = p.parse_args()
     if args.flood_stderr:
@@ -125,7 +130,7 @@ def main() -> None:
         print("test server: configured to crash on start", file=sys.stderr)
         sys.exit(4)
     if args.http:
-        serve_http(build(args.marker), args.http, args.require_header)
+        serve_http(build(args.marker), args.http, args.require_header, args.sse)
         return
     build(args.marker).run("stdio")
 
