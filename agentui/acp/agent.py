@@ -47,14 +47,18 @@ from agentui.acp.modes import (
     ASK,
     MODE_IDS,
     TIERS,
+    attach_resources,
     commands,
     config_options,
     help_text,
+    mcp_prompts,
     mcp_text,
     memory_text,
     mode_state,
     parse_command,
     preset_answer,
+    prompt_call,
+    resources_text,
     usage_text,
 )
 from agentui.acp.permission import ask_permission
@@ -258,7 +262,8 @@ class AgentuiAcpAgent:
         async def later() -> None:
             await asyncio.sleep(0)
             await self._send(s, AvailableCommandsUpdate(session_update="available_commands_update",
-                                                        available_commands=commands()))
+                                                        available_commands=commands(
+                                                            mcp_prompts(getattr(s.runtime, "mcp", None)))))
             if s.record.title:
                 await self._send(s, self._info(s))
 
@@ -300,6 +305,11 @@ class AgentuiAcpAgent:
             for note in s.notices:  # e.g. a server that failed to start
                 await self._send(s, message_text(f"warning: {note}\n"))
             s.notices.clear()
+            said = text
+            if not s.error and text:
+                text = await self._mcp_text(s, text)
+                if text is None:  # an MCP prompt that could not be got: said why
+                    return PromptResponse(stop_reason="end_turn")
             if s.error or not text:
                 await self._send(s, message_text(s.error or "Type a goal in plain language."))
                 return PromptResponse(stop_reason="end_turn")
@@ -311,7 +321,7 @@ class AgentuiAcpAgent:
                 tid = await rt.submit(text)
                 s.active = tid
                 s.record.task_ids.append(tid)
-                s.record.title = s.record.title or " ".join(text.split())[:200]
+                s.record.title = s.record.title or " ".join(said.split())[:200]
             s.record.updated_at = iso(self.clock.now())
             self.store.save(s.record)
             await self._send(s, self._info(s))
@@ -493,6 +503,31 @@ class AgentuiAcpAgent:
             raise
         except Exception as e:  # noqa: BLE001 - a hub failure is a notice, never a dead session
             s.notices.append(f"MCP servers could not start: {e}")
+        if mcp_prompts(hub):  # the servers' prompts join the commands
+            await self._send(s, AvailableCommandsUpdate(session_update="available_commands_update",
+                                                        available_commands=commands(mcp_prompts(hub))))
+
+    async def _mcp_text(self, s: Session, text: str) -> str | None:
+        """The prompt with MCP in it resolved: `/<server>.<prompt> args` becomes the prompt's text,
+        and each `@<server>:<uri>` has the resource's text attached. None: a prompt failed (said)."""
+        hub = getattr(s.runtime, "mcp", None)
+        if hub is None:
+            return text
+        call = prompt_call(text, mcp_prompts(hub))
+        if call is not None:
+            (server, prompt), args = call
+            if isinstance(args, str):  # which arguments are missing or unknown
+                await self._send(s, message_text(args))
+                return None
+            try:
+                text = await hub.connections[server].get_prompt(prompt.name, args)
+            except Exception as e:  # noqa: BLE001 - said, and the turn ends
+                await self._send(s, message_text(f"/{server}.{prompt.name}: {e}"))
+                return None
+        attached, problems = await attach_resources(text, hub.connections)
+        for p in problems:
+            await self._send(s, message_text(f"warning: {p}\n"))
+        return attached
 
     async def _rebuild(self, s: Session) -> Session:
         """The session's runtime again, on the models the editor chose; mode and denials are kept."""
@@ -503,6 +538,8 @@ class AgentuiAcpAgent:
         return new
 
     async def _command(self, s: Session, name: str, arg: str) -> str:
+        if name == "mcp" and arg == "resources":
+            return resources_text(getattr(s.runtime, "mcp", None))
         if name == "mcp":
             return mcp_text(s.runtime)
         if name == "memory":

@@ -20,6 +20,7 @@ without starting a task.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from acp.schema import (
@@ -49,7 +50,8 @@ TIERS = ("brain", "tool")  # config option ids: "<tier>_model"
 
 COMMANDS = {
     "help": ("List agentui's commands", None),
-    "mcp": ("The MCP servers of this session and their tools", None),
+    "mcp": ("The MCP servers of this session and their tools (`/mcp resources`: what @server:uri attaches)",
+            "resources"),
     "memory": ("What agentui remembers (most recent first)", "how many (default 10)"),
     "usage": ("Tokens used in this session, by task", None),
 }
@@ -100,10 +102,90 @@ def config_options(models: dict[str, str], known: list[str]) -> list[SessionConf
     return out
 
 
-def commands() -> list[AvailableCommand]:
-    return [AvailableCommand(name=name, description=desc,
-                             input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None)
-            for name, (desc, hint) in COMMANDS.items()]
+def commands(prompts: list[tuple[str, Any]] | None = None) -> list[AvailableCommand]:
+    """agentui's verbs, then each MCP server's prompts as `<server>.<prompt>`."""
+    out = [AvailableCommand(name=name, description=desc,
+                            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None)
+           for name, (desc, hint) in COMMANDS.items()]
+    for server, p in prompts or []:
+        hint = " ".join(f"{a}=…" if req else f"[{a}=…]" for a, req in p.arguments)
+        out.append(AvailableCommand(
+            name=f"{server}.{p.name}", description=f"[MCP {server}] {p.description or 'a prompt'}"[:300],
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None))
+    return out
+
+
+def mcp_prompts(hub: Any) -> list[tuple[str, Any]]:
+    """(server, PromptInfo) of every running server of the session's hub."""
+    conns = getattr(hub, "connections", None) or {}
+    return [(name, p) for name, conn in sorted(conns.items()) for p in getattr(conn, "prompts", [])]
+
+
+def prompt_call(text: str, prompts: list[tuple[str, Any]]) -> tuple[tuple[str, Any], dict[str, str] | str] | None:
+    """`/<server>.<prompt> …` → ((server, prompt), its arguments), or the reason they are wrong as
+    a string; None when the text calls no prompt. Arguments are `name=value` words (quote a value
+    with spaces); a prompt with one argument also takes the whole rest as its value."""
+    import shlex
+
+    if not text.startswith("/"):
+        return None
+    head, _, rest = text[1:].partition(" ")
+    found = next(((srv, p) for srv, p in prompts if f"{srv}.{p.name}" == head), None)
+    if found is None:
+        return None
+    names = [a for a, _req in found[1].arguments]
+    rest = rest.strip()
+    try:
+        words = shlex.split(rest)
+    except ValueError as e:
+        return found, f"/{head}: {e}"
+    args: dict[str, str] = {}
+    if len(names) == 1 and rest and not all("=" in w for w in words):
+        args = {names[0]: rest}
+    else:
+        for w in words:
+            key, sep, value = w.partition("=")
+            if not sep or key not in names:
+                return found, f"/{head} takes {', '.join(f'{n}=…' for n in names) or 'no arguments'}; got {w!r}"
+            args[key] = value
+    missing = [a for a, req in found[1].arguments if req and a not in args]
+    if missing:
+        return found, f"/{head} needs {', '.join(f'{n}=…' for n in missing)}"
+    return found, args
+
+
+_ATTACH = re.compile(r"(?<!\S)@([A-Za-z0-9_-]{1,40}):(\S+)")  # `@server:uri`
+MAX_ATTACHED = 20_000  # characters of one resource attached to a prompt
+
+
+async def attach_resources(text: str, connections: dict[str, Any]) -> tuple[str, list[str]]:
+    """`@<server>:<uri>` words of a running server: the resource's text is attached below the prompt
+    (capped); one problem line for each that could not be read. Other `@` words stay as they are."""
+    parts: list[str] = []
+    problems: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for m in _ATTACH.finditer(text):
+        server, uri = m.group(1), m.group(2).rstrip(".,;:!?)")
+        conn = connections.get(server)
+        if conn is None or (server, uri) in seen:
+            continue
+        seen.add((server, uri))
+        try:
+            body = await conn.read_resource(uri)
+        except Exception as e:  # noqa: BLE001 - the prompt still runs, without it
+            problems.append(f"@{server}:{uri} could not be read: {e}")
+            continue
+        cut = body if len(body) <= MAX_ATTACHED else body[:MAX_ATTACHED] + f"\n[… cut at {MAX_ATTACHED} characters]"
+        parts.append(f"[resource @{server}:{uri}]\n{cut}")
+    return ("\n\n".join([text, *parts]) if parts else text), problems
+
+
+def resources_text(hub: Any) -> str:
+    conns = getattr(hub, "connections", None) or {}
+    lines = [f"@{name}:{r.uri}" + (" (template: fill in the {…})" if r.template else "")
+             + (f" — {r.description or r.name}" if (r.description or r.name) else "")
+             for name, conn in sorted(conns.items()) for r in getattr(conn, "resources", [])]
+    return "\n".join(lines) if lines else "No MCP resources in this session."
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -117,6 +199,8 @@ def parse_command(text: str) -> tuple[str, str] | None:
 def help_text() -> str:
     lines = ["agentui commands:"]
     lines += [f"/{name} — {desc}" for name, (desc, _h) in COMMANDS.items()]
+    lines.append("/<server>.<prompt> name=value … — an MCP server's prompt, run as the goal")
+    lines.append("@<server>:<uri> in a goal attaches that MCP resource's text")
     lines.append("Anything else is a goal: agentui plans it and runs it.")
     return "\n".join(lines)
 

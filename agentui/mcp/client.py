@@ -86,6 +86,21 @@ class ToolInfo:
 
 
 @dataclass
+class PromptInfo:
+    name: str
+    description: str
+    arguments: list[tuple[str, bool]]  # (name, required)
+
+
+@dataclass
+class ResourceInfo:
+    uri: str  # a resource's URI, or a template's `uriTemplate`
+    name: str
+    description: str
+    template: bool = False
+
+
+@dataclass
 class CallOutcome:
     ok: bool
     text: str
@@ -189,6 +204,8 @@ class McpConnection:
         self._log_key = f"{self.name}#{id(self)}"
         self._refresh_task: asyncio.Future[None] | None = None
         self.refreshes = 0  # tool lists re-read after a `tools/list_changed`
+        self.prompts: list[PromptInfo] = []  # offered as `/<server>.<prompt>` commands in an editor
+        self.resources: list[ResourceInfo] = []  # attached with `@<server>:<uri>`
         self.on_change: Any = None  # called after each re-read (the hub registers new tools)
 
     @property
@@ -307,6 +324,7 @@ class McpConnection:
                     listing or transport, read_timeout_seconds=None, client_info=client_identity(),
                     list_roots_callback=self._roots, message_handler=self._on_message))
                 self.tools = await self._list_tools(client)
+                await self._list_extras(client)
                 self.invalid = list(listing.dropped) if listing is not None else []
                 self.protocol_version = str(client.protocol_version or "")
                 self._client = client
@@ -337,6 +355,65 @@ class McpConnection:
             if not cursor:
                 break
         return list(tools.values())
+
+    async def _list_extras(self, client: Any) -> None:
+        """The server's prompts and resources (and resource templates), when it offers them; a
+        failure here costs only these lists, never the server's tools."""
+        caps = None
+        with contextlib.suppress(Exception):
+            caps = client.server_capabilities
+        if getattr(caps, "prompts", None) is not None:
+            with contextlib.suppress(Exception):
+                listed = await asyncio.wait_for(client.list_prompts(), 10)
+                self.prompts = [PromptInfo(p.name, (p.description or p.title or "")[:MAX_DESCRIPTION],
+                                           [(a.name, bool(a.required)) for a in (p.arguments or [])])
+                                for p in listed.prompts[:MAX_TOOLS] if _TOOL_NAME.match(p.name or "")]
+        if getattr(caps, "resources", None) is not None:
+            with contextlib.suppress(Exception):
+                listed = await asyncio.wait_for(client.list_resources(), 10)
+                self.resources = [ResourceInfo(str(r.uri), r.name or "", (r.description or "")[:300])
+                                  for r in listed.resources[:MAX_TOOLS]]
+            with contextlib.suppress(Exception):
+                listed = await asyncio.wait_for(client.list_resource_templates(), 10)
+                self.resources += [ResourceInfo(str(t.uri_template), t.name or "", (t.description or "")[:300], True)
+                                   for t in listed.resource_templates[:MAX_TOOLS]]
+
+    async def read_resource(self, uri: str, timeout_s: float = 30) -> str:
+        """A resource's text (a binary one is described); raises McpUnavailable or ValueError."""
+        client = self._client
+        if client is None or self._dead:
+            raise McpUnavailable(self.error or "not running")
+        try:
+            result = await asyncio.wait_for(client.read_resource(uri), timeout_s)
+        except TimeoutError:
+            raise ValueError(f"no answer within {timeout_s:g} s") from None
+        except Exception as exc:  # noqa: BLE001 - the SDK's errors become one clear line
+            raise ValueError(_reason(exc)) from None
+        parts = []
+        for c in result.contents:
+            text = getattr(c, "text", None)
+            parts.append(text if text is not None else f"[binary {getattr(c, 'mime_type', None) or '?'} resource {c.uri}]")
+        return "\n".join(parts)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout_s: float = 30) -> str:
+        """A prompt's messages as one text (what the user would have typed); raises like read_resource."""
+        client = self._client
+        if client is None or self._dead:
+            raise McpUnavailable(self.error or "not running")
+        try:
+            result = await asyncio.wait_for(client.get_prompt(name, arguments), timeout_s)
+        except TimeoutError:
+            raise ValueError(f"no answer within {timeout_s:g} s") from None
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(_reason(exc)) from None
+        parts = []
+        for m in result.messages:
+            c = m.content
+            text = getattr(c, "text", None)
+            if text is None and getattr(c, "type", "") == "resource":
+                text = getattr(c.resource, "text", None)
+            parts.append(text if text is not None else f"[{getattr(c, 'type', 'content')}]")
+        return "\n\n".join(p for p in parts if p)
 
     async def _on_message(self, message: Any) -> None:
         """Server notifications: `tools/list_changed` re-lists the tools (on a task of its own: the

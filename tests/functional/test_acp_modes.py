@@ -155,3 +155,33 @@ async def test_mcp_servers_start_in_the_background_and_the_first_task_waits_for_
     assert any("Waiting for the MCP servers" in t for t in said)
     [done] = client.of("tool_call_update")
     assert done.status == "completed" and done.content[0].content.text == "hello"
+
+
+async def test_mcp_prompts_are_commands_and_at_server_uri_attaches_a_resource(fakellm, tmp_path):
+    import sys
+
+    from acp.schema import McpServerStdio
+
+    from tests.functional.test_acp import ROOT
+
+    fakellm.responder("perceiver", lambda _r: perceive("answer"))
+    fakellm.responder("planner", lambda _r: plan(["answered"], sub("answer", "answered")))
+    fakellm.responder("executor", lambda _r: finish("done"))
+    fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="done"))
+    fakellm.responder("meta_validator", lambda _r: merge("done", "pass", summary="done"))
+    client = Client()
+    srv = McpServerStdio(name="t", command=sys.executable, args=["-m", "tests.mcpserver"], env=[])
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(ROOT), mcp_servers=[srv])
+        for text in ("/t.review file=app.py", "what should I buy? @t:note://today", "/t.review",
+                     "/mcp resources"):
+            resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block(text)]), 60)
+            assert resp.stop_reason == "end_turn"
+    names = {c.name for u in client.of("available_commands_update") for c in u.available_commands}
+    assert "t.review" in names and "help" in names
+    goals = [c["messages"][-1]["content"] for c in fakellm.calls("perceiver")]
+    assert any("Review app.py and list its problems." in g for g in goals)
+    assert any("what should I buy?" in g and "[resource @t:note://today]\nremember the milk" in g for g in goals)
+    said = client.texts("agent_message_chunk")
+    assert any(t == "/t.review needs file=…" for t in said)
+    assert any("@t:note://today" in t and "@t:note://{day} (template" in t for t in said)

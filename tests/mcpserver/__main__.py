@@ -2,7 +2,8 @@
 
 Tools: `echo(text)`, `add(a, b)`, `fail(message)` (a tool error, `is_error`), `big(n)` (n chars of
 output), `sleep(seconds)`, `die(code)` (the process exits mid-call), `env(name)` (one variable of
-the server's environment, to check what the client passes). `--crash-on-start` exits before the
+the server's environment, to check what the client passes); a resource `note://today`, a template
+`note://{day}` and a prompt `review(file)`. `--crash-on-start` exits before the
 handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
 HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given (a
 401 names its resource metadata in WWW-Authenticate, as an OAuth-protected server does); with
@@ -64,6 +65,19 @@ def build(marker: str | None = None) -> MCPServer:
     def env(name: str) -> str:
         mark("env")
         return os.environ.get(name, "<unset>")
+
+    @server.resource("note://today", description="Today's note.")
+    def today() -> str:
+        mark("resource")
+        return "remember the milk"
+
+    @server.resource("note://{day}", description="The note of a day.")
+    def note(day: str) -> str:
+        return f"the note of {day}"
+
+    @server.prompt(description="Ask for a review of one file.")
+    def review(file: str) -> str:
+        return f"Review {file} and list its problems."
 
     return server
 
