@@ -198,3 +198,38 @@ async def test_the_legacy_sse_transport_with_an_auth_header(tmp_path) -> None:
             assert rec.ok and rec.evidence == "42"
         finally:
             await hub.aclose()
+
+
+async def test_the_reference_time_server_read_only_tools_run_unasked_once_its_hints_are_trusted(tmp_path) -> None:
+    """`mcp-server-time` from PyPI marks its tools readOnlyHint: they ask by default, and run
+    without asking once the server's read-only hints are trusted."""
+    import importlib.util
+
+    import pytest
+
+    from agentui.contracts import ConfirmationChoice
+    from agentui.tools import ToolContext
+
+    if importlib.util.find_spec("mcp_server_time") is None:
+        pytest.skip("mcp-server-time is not installed (make install)")
+    asked: list[str] = []
+
+    async def deny(req):  # noqa: ANN001, ANN202
+        asked.append(req.tool)
+        return ConfirmationChoice.DENY
+
+    def time_server(**kw) -> McpServerConfig:  # noqa: ANN003
+        return McpServerConfig(command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"],
+                               startup_timeout_s=30, **kw)
+
+    hub = McpHub({"time": time_server(trust_read_only=True), "plain": time_server()})
+    reg = default_registry()
+    assert await asyncio.wait_for(hub.attach(reg), 60) == []
+    try:
+        ctx = ToolContext(workspace=tmp_path, timeout_s=20, confirm=deny)
+        rec = await reg.call("time.get_current_time", {"timezone": "Europe/London"}, ctx)
+        assert rec.ok and "Europe/London" in rec.evidence and asked == []
+        rec = await reg.call("plain.get_current_time", {"timezone": "Europe/London"}, ctx)
+        assert not rec.ok and asked == ["plain.get_current_time"]  # not trusted: asked, and denied
+    finally:
+        await hub.aclose()
