@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp import helpers as h
 from acp.schema import (
     AgentCapabilities,
     AvailableCommandsUpdate,
@@ -69,6 +70,7 @@ from agentui.config import Config, McpServerConfig
 from agentui.contracts import ClarificationRequest, ConfirmationChoice, ConfirmationRequest
 from agentui.paths import DataLayout
 from agentui.tools.answers import Answer
+from agentui.tools.safety import sanitize
 
 
 class _SharedMemory:
@@ -488,6 +490,15 @@ class AgentuiAcpAgent:
         host = AcpHost(self.conn, rec.session_id, self.client_caps, None)
         s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop))
         s.stream.mapper.window = self._models.window
+        if rt.mcp is not None:  # an MCP server's progress notifications, shown in its live tool call
+            stream = s.stream
+
+            def progress(call_id: str, line: str) -> None:
+                if call_id in stream.started:  # a late notification never overwrites a call's result
+                    stream.push(h.update_tool_call(call_id, status="in_progress", content=[
+                        h.tool_content(h.text_block(sanitize(f"progress {line}")))]))
+
+            rt.mcp.on_progress = progress
         host.stream = s.stream
         if rt.tools is not None:
             rt.tools.watchers.append(s.stream.watch)  # each tool call, live (#18)

@@ -460,12 +460,20 @@ class McpConnection:
         schema = t.input_schema if isinstance(t.input_schema, dict) else {}
         tools[name] = ToolInfo(name, (t.description or t.title or "")[:MAX_DESCRIPTION], dict(schema), hints_of(t))
 
-    async def call(self, tool: str, args: dict[str, Any], timeout_s: float) -> CallOutcome:
+    async def call(self, tool: str, args: dict[str, Any], timeout_s: float,
+                   progress: Any = None) -> CallOutcome:
+        """Call `tool`; `progress(done, total, message)` hears the server's progress notifications."""
         client = self._client
         if client is None or self._dead:
             raise McpUnavailable(self.error or "not running")
+
+        async def heard(done: float, total: float | None, message: str | None) -> None:
+            with contextlib.suppress(Exception):  # a display problem must not fail the call
+                progress(done, total, message)
+
         try:
-            result = await asyncio.wait_for(client.call_tool(tool, args), timeout_s)
+            result = await asyncio.wait_for(
+                client.call_tool(tool, args, progress_callback=heard if progress is not None else None), timeout_s)
         except TimeoutError:
             raise McpCallTimeout(f"no answer within {timeout_s:g} s") from None
         except asyncio.CancelledError:

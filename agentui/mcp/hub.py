@@ -50,6 +50,12 @@ def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def progress_line(done: float, total: float | None, message: str | None) -> str:
+    """"3/10 (30 %): copying" from a server's progress notification."""
+    amount = f"{done:g}/{total:g} ({done / total:.0%})" if total else f"{done:g}"
+    return f"{amount}: {' '.join(message.split())[:200]}" if message else amount
+
+
 class McpTool(BaseTool):
     """One MCP server tool. A call asks first unless the server's `allow` lists it or its read-only
     hint is trusted; a destructive hint always asks (annotations.py)."""
@@ -63,6 +69,7 @@ class McpTool(BaseTool):
         self.name = f"{conn.name}.{tool}"
         self.description = f"[MCP {conn.name}] {description}".strip()
         self.parameters = normalise_schema(schema)
+        self.hub: Any = None  # the McpHub that registered it (its progress listener)
         self.hints = hints or Hints()
         self.decision = decide(tool, conn.name, self.hints, allowed=allowed, trust_read_only=trust_read_only)
         self.allowed = not self.decision.ask
@@ -97,8 +104,13 @@ class McpTool(BaseTool):
         if denial is not None:
             return self.fail(args, denial)
         timeout = self.timeout_s or ctx.timeout_s
+        listener = self.hub.on_progress if self.hub is not None else None
+        progress = None
+        if listener is not None and ctx.call_id:
+            def progress(done: float, total: float | None, message: str | None) -> None:
+                listener(ctx.call_id, progress_line(done, total, message))
         try:
-            out = await self.conn.call(self.remote_name, args, timeout)
+            out = await self.conn.call(self.remote_name, args, timeout, progress)
         except McpCallTimeout as exc:
             return self.fail(args, f"MCP tool {self.name} timed out: {exc}")
         except McpUnavailable as exc:
@@ -117,6 +129,8 @@ class McpHub:
         self.connections: dict[str, Any] = {}
         self.starting: dict[str, Any] = {}  # connections still starting (closed by aclose too)
         self.reports: list[ServerReport] = []
+        # (call id, one line) for each progress notification of a running call: a front end shows it
+        self.on_progress: Any = None
 
     async def start(self) -> list[ServerReport]:
         from agentui.mcp.client import MAX_TOOLS, McpConnection, McpUnavailable
@@ -167,6 +181,7 @@ class McpHub:
                                trust_read_only=cfg.trust_read_only)
                 if tool.name in registry:
                     continue
+                tool.hub = self
                 registry.register(tool)
                 added.append(tool.name)
         return added

@@ -185,3 +185,28 @@ async def test_mcp_prompts_are_commands_and_at_server_uri_attaches_a_resource(fa
     said = client.texts("agent_message_chunk")
     assert any(t == "/t.review needs file=…" for t in said)
     assert any("@t:note://today" in t and "@t:note://{day} (template" in t for t in said)
+
+
+async def test_an_mcp_servers_progress_shows_in_its_live_tool_call(fakellm, tmp_path):
+    import sys
+
+    from acp.schema import McpServerStdio
+
+    from tests.functional.test_acp import ROOT
+
+    fakellm.script("perceiver", [perceive("count to 3 with the server")])
+    fakellm.script("planner", [plan(["counted"], sub("count to 3", "it counted", tools=["t.count"]))])
+    fakellm.script("executor", [call("t.count", n=3), finish("counted to 3")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="counted to 3")])
+    fakellm.script("meta_validator", [merge("counted to 3", "pass", summary="counted")])
+    client = Client(answers=["approve"])
+    srv = McpServerStdio(name="t", command=sys.executable, args=["-m", "tests.mcpserver"], env=[])
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(ROOT), mcp_servers=[srv])
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("count to 3")]), 60)
+    assert resp.stop_reason == "end_turn"
+    [start] = client.of("tool_call")
+    updates = [u for u in client.of("tool_call_update") if u.tool_call_id == start.tool_call_id]
+    shown = [u.content[0].content.text for u in updates if u.status == "in_progress"]
+    assert shown[-1] == "progress 3/3 (100%): step 3" and len(shown) == 3
+    assert updates[-1].status == "completed" and updates[-1].content[0].content.text == "counted to 3"

@@ -3,7 +3,7 @@
 Tools: `echo(text)`, `add(a, b)`, `fail(message)` (a tool error, `is_error`), `big(n)` (n chars of
 output), `sleep(seconds)`, `die(code)` (the process exits mid-call), `env(name)` (one variable of
 the server's environment, to check what the client passes); a resource `note://today`, a template
-`note://{day}` and a prompt `review(file)`. `--crash-on-start` exits before the
+`note://{day}` and a prompt `review(file)`; `count(n)` reports progress at each step. `--crash-on-start` exits before the
 handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
 HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given (a
 401 names its resource metadata in WWW-Authenticate, as an OAuth-protected server does); with
@@ -17,7 +17,7 @@ import asyncio
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 
@@ -65,6 +65,14 @@ def build(marker: str | None = None) -> MCPServer:
     def env(name: str) -> str:
         mark("env")
         return os.environ.get(name, "<unset>")
+
+    @server.tool(description="Count to n, reporting progress at each step.")
+    async def count(n: int, ctx: Context) -> str:
+        mark("count")
+        for i in range(n):
+            await ctx.report_progress(i + 1, n, f"step {i + 1}")
+            await asyncio.sleep(0.05)
+        return f"counted to {n}"
 
     @server.resource("note://today", description="Today's note.")
     def today() -> str:
