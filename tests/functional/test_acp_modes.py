@@ -210,3 +210,20 @@ async def test_an_mcp_servers_progress_shows_in_its_live_tool_call(fakellm, tmp_
     shown = [u.content[0].content.text for u in updates if u.status == "in_progress"]
     assert shown[-1] == "progress 3/3 (100%): step 3" and len(shown) == 3
     assert updates[-1].status == "completed" and updates[-1].content[0].content.text == "counted to 3"
+
+
+async def test_a_model_chosen_in_the_editor_runs_the_next_task_on_that_tier(fakellm, tmp_path):
+    w = overwrite(fakellm, tmp_path)
+    client = Client(answers=["approve"])
+    async with agent(fakellm, tmp_path, client, llm={"model": "configured-model"}) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        [brain, tool] = s.config_options
+        assert brain.id == "brain_model" and brain.current_value == "configured-model"
+        assert {o.value for o in brain.options} == {"configured-model", "fake-model"}
+        got = await conn.set_config_option(config_id="brain_model", session_id=s.session_id, value="fake-model")
+        assert got.config_options[0].current_value == "fake-model"
+        assert got.config_options[1].current_value == "configured-model"
+        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite notes.txt")]), 60)
+    assert {c["model"] for c in fakellm.calls("perceiver") + fakellm.calls("planner")} == {"fake-model"}
+    assert {c["model"] for c in fakellm.calls("executor")} == {"configured-model"}
+    assert (w / "notes.txt").read_text() == "new"
