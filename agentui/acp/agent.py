@@ -72,6 +72,8 @@ from agentui.paths import DataLayout
 from agentui.tools.answers import Answer
 from agentui.tools.safety import sanitize
 
+ANNOUNCE_DELAY_S = 0.1
+
 
 class _SharedMemory:
     """One memory store for every session's Runtime; a Runtime stopping must not close it."""
@@ -262,7 +264,9 @@ class AgentuiAcpAgent:
     def _announce(self, s: Session) -> None:
         """After a session is set up: the commands it takes and its title, once the client has its id."""
         async def later() -> None:
-            await asyncio.sleep(0)
+            # sent just after the session/new (load, resume) answer, which the SDK writes once this
+            # handler has returned: a client may drop updates for a session id it does not know yet
+            await asyncio.sleep(ANNOUNCE_DELAY_S)
             await self._send(s, AvailableCommandsUpdate(session_update="available_commands_update",
                                                         available_commands=commands(
                                                             mcp_prompts(getattr(s.runtime, "mcp", None)))))
