@@ -404,13 +404,18 @@ class AgentuiAcpAgent:
                 self._memory = open_memory(None, self.clock, self.ids)
         return _SharedMemory(self._memory)
 
-    def _session_config(self, mcp_servers: list[Any] | None, notices: list[str]) -> Config:
-        """The client's MCP servers (ACP `mcpServers`) join the configured ones for this session
-        (never replacing one: a clash of names gets a suffix); none of them is allow-listed."""
+    def _session_config(self, mcp_servers: list[Any] | None, notices: list[str], cwd: str = "") -> Config:
+        """The project's trusted servers (`.agentui/mcp.toml`) and the client's (ACP `mcpServers`)
+        join the configured ones for this session (never replacing one: a clash of an editor's
+        server gets a suffix); none of the editor's is allow-listed."""
+        from agentui.mcp.projectfile import merged
+
+        configured = merged(self.config.mcp.servers, cwd, self.layout.root, notices) if cwd else \
+            self.config.mcp.servers
         extra: dict[str, McpServerConfig] = {}
         for srv in mcp_servers or []:
             name = "".join(c if c.isalnum() or c in "_-" else "_" for c in srv.name)[:32] or "client"
-            while name in self.config.mcp.servers or name in extra:
+            while name in configured or name in extra:
                 name += "-editor"
             if len(name) > 40:
                 continue
@@ -428,9 +433,9 @@ class AgentuiAcpAgent:
                 continue
             if name in extra:
                 extra[name]._literal = True
-        if not extra:
+        if not extra and configured is self.config.mcp.servers:
             return self.config
-        servers = {**self.config.mcp.servers, **extra}
+        servers = {**configured, **extra}
         return self.config.model_copy(update={"mcp": self.config.mcp.model_copy(update={"servers": servers})})
 
     async def _open(self, rec: SessionRecord, mcp_servers: list[Any] | None,
@@ -442,7 +447,7 @@ class AgentuiAcpAgent:
         if self._models is None:
             self._models = await discover(self.config)
         self.sessions[rec.session_id] = s
-        cfg = self._session_config(mcp_servers, s.notices)
+        cfg = self._session_config(mcp_servers, s.notices, rec.cwd)
         chosen = {t: m for t, m in (models or {}).items() if m != self._model(t)}
         if chosen:
             s.models = dict(chosen)

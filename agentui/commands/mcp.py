@@ -39,6 +39,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                           "`npx -y` servers fetched on first use may need 60)")
     rm = sub.add_parser("remove", help="remove a server from the config file")
     rm.add_argument("name")
+    tr = sub.add_parser("trust", help="use the MCP servers of a project's .agentui/mcp.toml (as it is now)")
+    tr.add_argument("--workspace", metavar="DIR", help="the project folder (default: the current one)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
         return _remove(args, loaded.file)
     if action == "list":
         return _list(args, loaded)
-    print("agentui mcp: give an action: list, add or remove (agentui mcp --help)", file=sys.stderr)
+    if action == "trust":
+        return _trust(args, loaded)
+    print("agentui mcp: give an action: list, add, remove or trust (agentui mcp --help)", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -119,8 +123,23 @@ def _describe(cfg) -> str:  # noqa: ANN001
     return " ".join([cfg.command or "", *cfg.args])
 
 
+def _project_line(loaded) -> str:  # noqa: ANN001
+    """One line on the current folder's `.agentui/mcp.toml`, if there is one."""
+    from agentui.mcp.projectfile import load
+
+    project = load(Path(loaded.config.tools.workspace or Path.cwd()), loaded.config.data_path())
+    if project is None:
+        return ""
+    if project.problem:
+        return f"project file: {project.problem}"
+    state = "trusted" if project.trusted else "not trusted: run `agentui mcp trust` to use them"
+    return f"project file {project.file}: {', '.join(sorted(project.servers)) or 'no servers'} ({state})"
+
+
 def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
     servers = loaded.config.mcp.servers
+    if (line := _project_line(loaded)) and not args.json:
+        print(line)
     if not servers:
         print(f"no MCP servers configured in {loaded.file}; add one with: "
               "agentui mcp add NAME -- COMMAND [ARGS…]")
@@ -149,6 +168,25 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
             for t in row["tools"]:
                 print(f"  {row['name']}.{t} — {row['labels'].get(t, 'asks first')}")
     return EXIT_FAIL if any(r["ok"] is False for r in rows) else EXIT_OK
+
+
+def _trust(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
+    from agentui.mcp.projectfile import PROJECT_FILE, load, trust
+
+    workspace = Path(args.workspace or loaded.config.tools.workspace or Path.cwd()).expanduser().resolve()
+    project = load(workspace, loaded.config.data_path())
+    if project is None:
+        print(f"agentui mcp trust: {workspace / PROJECT_FILE} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    if project.problem:
+        print(f"agentui mcp trust: {project.problem}", file=sys.stderr)
+        return EXIT_USAGE
+    for name, cfg in sorted(project.servers.items()):
+        print(f"{name}: {_describe(cfg)}")
+    where = trust(project, workspace, loaded.config.data_path())
+    print(f"trusted {project.file} as it is now ({len(project.servers)} servers; recorded in {where}); "
+          "a change to the file makes it untrusted again")
+    return EXIT_OK
 
 
 def _labels(name: str, cfg, report) -> dict[str, str]:  # noqa: ANN001

@@ -227,3 +227,38 @@ async def test_a_model_chosen_in_the_editor_runs_the_next_task_on_that_tier(fake
     assert {c["model"] for c in fakellm.calls("perceiver") + fakellm.calls("planner")} == {"fake-model"}
     assert {c["model"] for c in fakellm.calls("executor")} == {"configured-model"}
     assert (w / "notes.txt").read_text() == "new"
+
+
+async def test_a_projects_mcp_file_is_used_only_once_trusted(fakellm, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.functional.test_acp import ROOT
+
+    w = ws(tmp_path)
+    (w / ".agentui").mkdir()
+    (w / ".agentui" / "mcp.toml").write_text(
+        f"[mcp.servers.proj]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = ['-m', 'tests.mcpserver.raw']\ncwd = {json.dumps(str(ROOT))}\n")
+    client = Client()
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("/mcp")]), 30)
+    said = "".join(client.texts("agent_message_chunk"))
+    assert "defines MCP servers (proj) that are not used until you trust it" in said and "No MCP servers" in said
+    p = subprocess.run([sys.executable, "-m", "agentui.cli", "--data-dir", str(tmp_path / "data"), "mcp", "trust",
+                        "--workspace", str(w)], capture_output=True, text=True, timeout=60, cwd=str(ROOT))
+    assert p.returncode == 0 and "trusted" in p.stdout, p.stderr
+    client = Client()
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("hi")]), 30)
+        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("/mcp")]), 30)
+    assert client.texts("agent_message_chunk")[-1].startswith("proj: 1 tools")
+    (w / ".agentui" / "mcp.toml").write_text((w / ".agentui" / "mcp.toml").read_text() + "# changed\n")
+    client = Client()
+    async with agent(fakellm, tmp_path, client) as conn:  # a changed file is untrusted again
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("/mcp")]), 30)
+    assert "not used until you trust it" in "".join(client.texts("agent_message_chunk"))
