@@ -141,12 +141,12 @@ async def test_mcp_servers_start_in_the_background_and_the_first_task_waits_for_
     fakellm.script("agent_validator", [verdicts("pass", quote="hello")])
     fakellm.script("meta_validator", [merge("hello", "pass", summary="echoed hello")])
     client = Client(answers=["approve"])
-    srv = McpServerStdio(name="slow", command=sys.executable, args=["-m", "tests.mcpserver.raw", "--slow-start", "6"],
+    srv = McpServerStdio(name="slow", command=sys.executable, args=["-m", "tests.mcpserver.raw", "--slow-start", "8"],
                          env=[])
     async with agent(fakellm, tmp_path, client) as conn:
         started = time.monotonic()
         s = await asyncio.wait_for(conn.new_session(cwd=str(ROOT), mcp_servers=[srv]), 30)
-        assert time.monotonic() - started < 5  # not held up by the server's 6 s start
+        assert time.monotonic() - started < 6  # not held up by the server's 8 s start
         await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("/mcp")]), 10)
         resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("echo hello")]), 60)
     assert resp.stop_reason == "end_turn"
