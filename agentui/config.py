@@ -198,9 +198,13 @@ class McpServerConfig(_Section):
     env: dict[str, str] = Field(default_factory=dict, description="extra env; ${VAR} is expanded")
     cwd: str | None = Field(None, description="working directory; the workspace when unset")
     url: str | None = Field(None, description="Streamable HTTP endpoint instead of a command")
+    transport: Literal["streamable-http", "sse"] = Field(
+        "streamable-http", description="for a `url`: Streamable HTTP, or the legacy HTTP+SSE transport")
     headers: dict[str, str] = Field(default_factory=dict,
                                     description="HTTP headers sent to `url` (auth); ${VAR} is expanded")
     allow: list[str] = Field(default_factory=list, description="tools that run without asking")
+    trust_read_only: bool = Field(False, description="tools the server marks readOnlyHint run without "
+                                  "asking (a destructiveHint always asks)")
     timeout_s: float | None = Field(None, gt=0, description="per call; [tools] timeout_s when unset")
     startup_timeout_s: float = Field(15.0, gt=0)
     enabled: bool = True
@@ -210,6 +214,8 @@ class McpServerConfig(_Section):
     def _command_xor_url(self) -> McpServerConfig:
         if bool(self.command) == bool(self.url):
             raise ValueError("give exactly one of `command` (stdio) or `url` (Streamable HTTP)")
+        if self.transport != "streamable-http" and not self.url:
+            raise ValueError("`transport` applies to a `url` server only")
         if self.headers and not self.url:
             raise ValueError("`headers` are sent to a `url` server only; a stdio server takes `env`")
         for name, value in self.headers.items():
@@ -236,6 +242,8 @@ class McpConfig(_Section):
 class AcpConfig(_Section):
     permission_timeout_s: float = Field(300.0, ge=0, description="an editor's unanswered permission "
                                         "request is a denial after this; 0 waits until the turn is cancelled")
+    context_window: int = Field(0, ge=0, description="the model's context window in tokens, for an editor's "
+                                "context meter; 0 reads it from the endpoint")
 
 
 class Config(_Section):

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp import helpers as h
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommandsUpdate,
     CloseSessionResponse,
     Implementation,
     InitializeResponse,
@@ -31,13 +33,35 @@ from acp.schema import (
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionInfo,
+    SessionInfoUpdate,
     SessionListCapabilities,
     SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 )
 
 from agentui import __version__
+from agentui.acp.context import Models, discover
 from agentui.acp.host import AcpHost
 from agentui.acp.mapping import message_text
+from agentui.acp.modes import (
+    ASK,
+    MODE_IDS,
+    TIERS,
+    attach_resources,
+    commands,
+    config_options,
+    help_text,
+    mcp_prompts,
+    mcp_text,
+    memory_text,
+    mode_state,
+    parse_command,
+    preset_answer,
+    prompt_call,
+    resources_text,
+    usage_text,
+)
 from agentui.acp.permission import ask_permission
 from agentui.acp.sessions import SessionRecord, SessionStore
 from agentui.acp.stream import Stream
@@ -45,6 +69,10 @@ from agentui.clock import iso
 from agentui.config import Config, McpServerConfig
 from agentui.contracts import ClarificationRequest, ConfirmationChoice, ConfirmationRequest
 from agentui.paths import DataLayout
+from agentui.tools.answers import Answer
+from agentui.tools.safety import sanitize
+
+ANNOUNCE_DELAY_S = 0.1
 
 
 class _SharedMemory:
@@ -72,6 +100,11 @@ class Session:
     turn: asyncio.Queue[tuple[str, str, str]] = field(default_factory=asyncio.Queue)
     denied_always: set[tuple[str, str]] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    mode: str = ASK  # the approval preset (modes.py)
+    models: dict[str, str] = field(default_factory=dict)  # tier → model chosen by the editor
+    stale: bool = False  # a config option changed: the runtime is rebuilt before the next task
+    mcp_servers: list[Any] | None = None  # the editor's MCP servers, kept for a rebuild
+    mcp_ready: asyncio.Future[None] | None = None  # the MCP servers starting in the background
 
     @property
     def id(self) -> str:
@@ -105,6 +138,8 @@ class AgentuiAcpAgent:
         self.sessions: dict[str, Session] = {}
         self.conn: Any = None
         self._memory: Any = None
+        self._models: Models | None = None  # what the endpoints list, found once (context.py)
+        self._background: set[asyncio.Future[Any]] = set()
         self.client_caps: Any = None  # what the client offers: fs/*, terminal/* (#18)
 
     def on_connect(self, conn: Any) -> None:
@@ -114,25 +149,30 @@ class AgentuiAcpAgent:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **_: Any) -> InitializeResponse:
         self.client_caps = client_capabilities
+        # the one version agentui speaks, whatever the client asked: a client that cannot speak it
+        # closes the connection (ACP's version negotiation)
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=True, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          resume=SessionResumeCapabilities(),
                                                          close=SessionCloseCapabilities())),
             agent_info=Implementation(name="agentui", title="agentui", version=__version__))
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
-        return None
+        # `initialize` offers no auth methods, so every method id is unknown
+        raise RequestError.invalid_params({"methodId": method_id, "reason": "unknown auth method (agentui offers none)"})
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSessionResponse:
         now = iso(self.clock.now())
         rec = SessionRecord(session_id=self.ids.new("session"), cwd=self._cwd(cwd), created_at=now, updated_at=now)
-        await self._open(rec, mcp_servers)
+        s = await self._open(rec, mcp_servers)
         self.store.save(rec)
-        return NewSessionResponse(session_id=rec.session_id)
+        self._announce(s)
+        return NewSessionResponse(session_id=rec.session_id, modes=mode_state(s.mode),
+                                  config_options=self._options(s))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **_: Any) -> LoadSessionResponse:
@@ -150,7 +190,8 @@ class AgentuiAcpAgent:
         for env in self.store.replay(rec):  # the history, as it streamed the first time
             for update in replay.updates(env, replay=True):
                 await self._send(s, update)
-        return LoadSessionResponse()
+        self._announce(s)
+        return LoadSessionResponse(modes=mode_state(s.mode), config_options=self._options(s))
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[Any] | None = None,
                              **_: Any) -> ResumeSessionResponse:
@@ -162,7 +203,9 @@ class AgentuiAcpAgent:
         if session_id not in self.sessions:
             rec.cwd = self._cwd(cwd or rec.cwd)
             await self._open(rec, mcp_servers)
-        return ResumeSessionResponse()
+        s = self.sessions[session_id]
+        self._announce(s)
+        return ResumeSessionResponse(modes=mode_state(s.mode), config_options=self._options(s))
 
     async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
         s = self.sessions.pop(session_id, None)
@@ -183,8 +226,59 @@ class AgentuiAcpAgent:
             SessionInfo(session_id=r.session_id, cwd=r.cwd or str(Path.cwd()), title=r.title or None,
                         updated_at=r.updated_at or None) for r in page])
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
-        return None
+    def _session(self, session_id: str) -> Session:
+        s = self.sessions.get(session_id)
+        if s is None:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown session; load it first"})
+        return s
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
+        s = self._session(session_id)
+        if mode_id not in MODE_IDS:
+            raise RequestError.invalid_params({"modeId": mode_id, "reason": f"unknown mode; one of {sorted(MODE_IDS)}"})
+        s.mode = mode_id
+        return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **_: Any) -> SetSessionConfigOptionResponse:
+        s = self._session(session_id)
+        tier = config_id.removesuffix("_model")
+        if config_id != f"{tier}_model" or tier not in TIERS:
+            raise RequestError.invalid_params({"configId": config_id, "reason": "unknown config option"})
+        offered = {o.value for opt in self._options(s) if opt.id == config_id for o in opt.options}
+        if not isinstance(value, str) or value not in offered:
+            raise RequestError.invalid_params({"configId": config_id, "value": value,
+                                               "reason": "not one of the option's values"})
+        if s.models.get(tier, self._model(tier)) != value:
+            s.models[tier] = value
+            s.stale = True  # the runtime is rebuilt with this model before the next task
+        return SetSessionConfigOptionResponse(config_options=self._options(s))
+
+    def _model(self, tier: str) -> str:
+        return self.config.endpoint(tier).model or ""
+
+    def _options(self, s: Session) -> list[Any]:
+        listed = self._models.listed if self._models is not None else []
+        return list(config_options({t: s.models.get(t, self._model(t)) for t in TIERS}, listed))
+
+    def _announce(self, s: Session) -> None:
+        """After a session is set up: the commands it takes and its title, once the client has its id."""
+        async def later() -> None:
+            # sent just after the session/new (load, resume) answer, which the SDK writes once this
+            # handler has returned: a client may drop updates for a session id it does not know yet
+            await asyncio.sleep(ANNOUNCE_DELAY_S)
+            await self._send(s, AvailableCommandsUpdate(session_update="available_commands_update",
+                                                        available_commands=commands(
+                                                            mcp_prompts(getattr(s.runtime, "mcp", None)))))
+            if s.record.title:
+                await self._send(s, self._info(s))
+
+        self._background.add(t := asyncio.ensure_future(later()))
+        t.add_done_callback(self._background.discard)
+
+    def _info(self, s: Session) -> Any:
+        return SessionInfoUpdate(session_update="session_info_update", title=s.record.title or None,
+                                 updated_at=s.record.updated_at or None)
 
     async def aclose(self) -> None:
         for s in list(self.sessions.values()):
@@ -200,10 +294,28 @@ class AgentuiAcpAgent:
         if s is None:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown session; load it first"})
         async with s.lock:
+            text = prompt_text(prompt)
+            if s.stale and not s.active:  # a model changed: the next task runs on it
+                s = await self._rebuild(s)
             for note in s.notices:
                 await self._send(s, message_text(f"warning: {note}\n"))
             s.notices.clear()
-            text = prompt_text(prompt)
+            command = parse_command(text) if not (s.answer is not None and not s.answer.done()) else None
+            if command is not None:
+                await self._send(s, message_text(await self._command(s, *command)))
+                return PromptResponse(stop_reason="end_turn")
+            if s.mcp_ready is not None and not s.mcp_ready.done():  # a task needs the servers' tools
+                await self._send(s, message_text("Waiting for the MCP servers to start…\n"))
+                with contextlib.suppress(Exception):
+                    await s.mcp_ready
+            for note in s.notices:  # e.g. a server that failed to start
+                await self._send(s, message_text(f"warning: {note}\n"))
+            s.notices.clear()
+            said = text
+            if not s.error and text:
+                text = await self._mcp_text(s, text)
+                if text is None:  # an MCP prompt that could not be got: said why
+                    return PromptResponse(stop_reason="end_turn")
             if s.error or not text:
                 await self._send(s, message_text(s.error or "Type a goal in plain language."))
                 return PromptResponse(stop_reason="end_turn")
@@ -215,9 +327,10 @@ class AgentuiAcpAgent:
                 tid = await rt.submit(text)
                 s.active = tid
                 s.record.task_ids.append(tid)
-                s.record.title = s.record.title or text[:200]
+                s.record.title = s.record.title or " ".join(said.split())[:200]
             s.record.updated_at = iso(self.clock.now())
             self.store.save(s.record)
+            await self._send(s, self._info(s))
             stop = await self._turn(s, tid)
             tokens = s.stream.mapper.tokens.get(tid) if s.stream else None
             return PromptResponse(stop_reason=stop, usage=tokens.usage() if tokens else None)
@@ -249,7 +362,9 @@ class AgentuiAcpAgent:
             if getattr(end, "infra", None):  # the LLM endpoint failed (#12): say so, plainly
                 await self._send(s, message_text(end.infra.get("message") or end.reason))
                 return "end_turn"
-            return "cancelled" if end.cancelled else "end_turn"
+            if end.cancelled:
+                return "cancelled"
+            return s.stream.mapper.stop_reason(tid, end.final) if s.stream else "end_turn"
         finally:
             if not ended.done():
                 ended.cancel()
@@ -289,20 +404,27 @@ class AgentuiAcpAgent:
                 self._memory = open_memory(None, self.clock, self.ids)
         return _SharedMemory(self._memory)
 
-    def _session_config(self, mcp_servers: list[Any] | None, notices: list[str]) -> Config:
-        """The client's MCP servers (ACP `mcpServers`) join the configured ones for this session
-        (never replacing one: a clash of names gets a suffix); none of them is allow-listed."""
+    def _session_config(self, mcp_servers: list[Any] | None, notices: list[str], cwd: str = "") -> Config:
+        """The project's trusted servers (`.agentui/mcp.toml`) and the client's (ACP `mcpServers`)
+        join the configured ones for this session (never replacing one: a clash of an editor's
+        server gets a suffix); none of the editor's is allow-listed."""
+        from agentui.mcp.projectfile import merged
+
+        configured = merged(self.config.mcp.servers, cwd, self.layout.root, notices) if cwd else \
+            self.config.mcp.servers
         extra: dict[str, McpServerConfig] = {}
         for srv in mcp_servers or []:
             name = "".join(c if c.isalnum() or c in "_-" else "_" for c in srv.name)[:32] or "client"
-            while name in self.config.mcp.servers or name in extra:
+            while name in configured or name in extra:
                 name += "-editor"
             if len(name) > 40:
                 continue
             url = getattr(srv, "url", None)
             try:
                 if url:
-                    extra[name] = McpServerConfig(url=url, headers={x.name: x.value for x in (srv.headers or [])})
+                    extra[name] = McpServerConfig(url=url, headers={x.name: x.value for x in (srv.headers or [])},
+                                                  transport="sse" if getattr(srv, "type", "") == "sse"
+                                                  else "streamable-http")
                 elif getattr(srv, "command", None):
                     extra[name] = McpServerConfig(command=srv.command, args=list(srv.args or []),
                                                   env={e.name: e.value for e in (srv.env or [])})
@@ -311,18 +433,27 @@ class AgentuiAcpAgent:
                 continue
             if name in extra:
                 extra[name]._literal = True
-        if not extra:
+        if not extra and configured is self.config.mcp.servers:
             return self.config
-        servers = {**self.config.mcp.servers, **extra}
+        servers = {**configured, **extra}
         return self.config.model_copy(update={"mcp": self.config.mcp.model_copy(update={"servers": servers})})
 
-    async def _open(self, rec: SessionRecord, mcp_servers: list[Any] | None) -> Session:
+    async def _open(self, rec: SessionRecord, mcp_servers: list[Any] | None,
+                    models: dict[str, str] | None = None) -> Session:
         from agentui.llm import LLMError, LLMPool
         from agentui.runtime import Runtime
 
-        s = Session(record=rec)
+        s = Session(record=rec, mcp_servers=mcp_servers)
+        if self._models is None:
+            self._models = await discover(self.config)
         self.sessions[rec.session_id] = s
-        cfg = self._session_config(mcp_servers, s.notices)
+        cfg = self._session_config(mcp_servers, s.notices, rec.cwd)
+        chosen = {t: m for t, m in (models or {}).items() if m != self._model(t)}
+        if chosen:
+            s.models = dict(chosen)
+            llm = cfg.llm.model_copy(update={t: getattr(cfg.llm, t).model_copy(update={"model": m})
+                                             for t, m in chosen.items()})
+            cfg = cfg.model_copy(update={"llm": llm})
         try:
             pool = LLMPool(cfg)
         except LLMError as e:
@@ -338,11 +469,25 @@ class AgentuiAcpAgent:
             finally:
                 s.answer = None
 
-        async def confirm(req: ConfirmationRequest) -> ConfirmationChoice:
+        async def confirm(req: ConfirmationRequest) -> ConfirmationChoice | Answer:
+            preset = preset_answer(s.mode, req, rec.cwd)  # the session's mode may answer it
+            if preset is not None:
+                return preset
             return await ask_permission(self.conn, s, req, cfg.acp.permission_timeout_s)
 
+        from agentui.tools import default_registry
+
+        tools = default_registry()
         rt = Runtime(cfg, workspace=rec.cwd, data_dir=self.layout.root, clock=self.clock, ids=self.ids,
-                     pool=pool, memory=self._memory_store(), clarify=clarify, confirm=confirm)
+                     pool=pool, memory=self._memory_store(), clarify=clarify, confirm=confirm, tools=tools)
+        if cfg.mcp.servers:
+            # the MCP servers start in the background: the session is ready at once, and the first
+            # task waits for them (an `npx -y` server can take a minute); the runtime stops them
+            from agentui.mcp import McpHub
+
+            hub = McpHub(cfg.mcp.servers, cwd=rec.cwd)
+            rt.mcp = hub
+            s.mcp_ready = asyncio.ensure_future(self._attach(s, hub, tools))
         await rt.start()
         s.runtime = rt
         s.notices.extend(rt.problems)
@@ -353,6 +498,16 @@ class AgentuiAcpAgent:
 
         host = AcpHost(self.conn, rec.session_id, self.client_caps, None)
         s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop))
+        s.stream.mapper.window = self._models.window
+        if rt.mcp is not None:  # an MCP server's progress notifications, shown in its live tool call
+            stream = s.stream
+
+            def progress(call_id: str, line: str) -> None:
+                if call_id in stream.started:  # a late notification never overwrites a call's result
+                    stream.push(h.update_tool_call(call_id, status="in_progress", content=[
+                        h.tool_content(h.text_block(sanitize(f"progress {line}")))]))
+
+            rt.mcp.on_progress = progress
         host.stream = s.stream
         if rt.tools is not None:
             rt.tools.watchers.append(s.stream.watch)  # each tool call, live (#18)
@@ -361,11 +516,67 @@ class AgentuiAcpAgent:
         s.stream.start(f"acp:{rec.session_id}")
         return s
 
+    async def _attach(self, s: Session, hub: Any, tools: Any) -> None:
+        try:
+            s.notices.extend(await hub.attach(tools))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a hub failure is a notice, never a dead session
+            s.notices.append(f"MCP servers could not start: {e}")
+        if mcp_prompts(hub):  # the servers' prompts join the commands
+            await self._send(s, AvailableCommandsUpdate(session_update="available_commands_update",
+                                                        available_commands=commands(mcp_prompts(hub))))
+
+    async def _mcp_text(self, s: Session, text: str) -> str | None:
+        """The prompt with MCP in it resolved: `/<server>.<prompt> args` becomes the prompt's text,
+        and each `@<server>:<uri>` has the resource's text attached. None: a prompt failed (said)."""
+        hub = getattr(s.runtime, "mcp", None)
+        if hub is None:
+            return text
+        call = prompt_call(text, mcp_prompts(hub))
+        if call is not None:
+            (server, prompt), args = call
+            if isinstance(args, str):  # which arguments are missing or unknown
+                await self._send(s, message_text(args))
+                return None
+            try:
+                text = await hub.connections[server].get_prompt(prompt.name, args)
+            except Exception as e:  # noqa: BLE001 - said, and the turn ends
+                await self._send(s, message_text(f"/{server}.{prompt.name}: {e}"))
+                return None
+        attached, problems = await attach_resources(text, hub.connections)
+        for p in problems:
+            await self._send(s, message_text(f"warning: {p}\n"))
+        return attached
+
+    async def _rebuild(self, s: Session) -> Session:
+        """The session's runtime again, on the models the editor chose; mode and denials are kept."""
+        self.sessions.pop(s.id, None)
+        await self._close(s)
+        new = await self._open(s.record, s.mcp_servers, s.models)
+        new.mode, new.denied_always, new.lock = s.mode, s.denied_always, s.lock
+        return new
+
+    async def _command(self, s: Session, name: str, arg: str) -> str:
+        if name == "mcp" and arg == "resources":
+            return resources_text(getattr(s.runtime, "mcp", None))
+        if name == "mcp":
+            return mcp_text(s.runtime)
+        if name == "memory":
+            return await memory_text(self._memory_store(), arg)
+        if name == "usage":
+            return usage_text(s.stream.mapper.tokens if s.stream else {})
+        return help_text()
+
     async def _send(self, s: Session, update: Any) -> None:
         with contextlib.suppress(Exception):  # a client that went away must not stop the task
             await self.conn.session_update(session_id=s.id, update=update)
 
     async def _close(self, s: Session) -> None:
+        if s.mcp_ready is not None and not s.mcp_ready.done():
+            s.mcp_ready.cancel()
+            with contextlib.suppress(BaseException):
+                await s.mcp_ready
         if s.runtime is not None:
             with contextlib.suppress(Exception):
                 await s.runtime.stop()

@@ -10,6 +10,7 @@ its rationale thought chunks, the FinalResult (or R1's reply) the agent message,
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,20 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def final_text(f: FinalResult) -> str:
+_YES_ADVICE = "(or pass --yes to approve inside the sandbox)"
+_EDITOR_ADVICE = "(or switch this session to the Sandboxed auto mode to approve inside the sandbox)"
+
+
+def editor_advice(move: str, *, timed_out: bool = False) -> str:
+    """A next move as advice for someone in an editor: no command-line flags, and a permission
+    request nobody answered is not called a denial."""
+    move = move.replace(_YES_ADVICE, _EDITOR_ADVICE).replace("pass --yes", "use the Sandboxed auto mode")
+    if timed_out and move.startswith("You denied "):
+        move = "Nobody answered the permission request for " + move[len("You denied "):]
+    return move
+
+
+def final_text(f: FinalResult, *, timed_out: bool = False) -> str:
     head = f.summary if f.directive.value in ("accept", "success") else (
         f"{f.directive.value} after {f.replans} replan(s): {f.summary}")
     parts = [head]
@@ -73,7 +87,7 @@ def final_text(f: FinalResult) -> str:
         parts.append(body)
     if f.partial_result not in (None, "", {}, []):
         parts.append("Partial result: " + _show(f.partial_result))
-    parts.extend(f"→ {m}" for m in f.next_moves)
+    parts.extend(f"→ {editor_advice(m, timed_out=timed_out)}" for m in f.next_moves)
     return "\n\n".join(parts)
 
 
@@ -96,13 +110,33 @@ class Mapper:
     plan: dict[str, str] = field(default_factory=dict)  # subtask_id in the current plan → status
     failed: set[str] = field(default_factory=set)
     tokens: dict[str, Tokens] = field(default_factory=dict)  # per task
+    window: Callable[[str], int] = lambda _model: 0  # model → its context window (0: unknown)
+    cut: dict[str, bool] = field(default_factory=dict)  # task → a reply hit its token budget
+    refused: dict[str, bool] = field(default_factory=dict)  # task → the hard deny-list refused a call
+    timed_out: set[str] = field(default_factory=set)  # tasks with a permission request nobody answered
+    answered: set[str] = field(default_factory=set)  # tasks with a permission request someone denied
 
     def _plan_update(self) -> Any:
+        """ACP v1 plan entries end as "completed" only; a failed one says so in its `_meta`
+        (`{"agentui": {"status": "failed"}}`) and a thought names it when it fails."""
         entries = []
         for sid, status in self.plan.items():
-            text = self.subtasks.get(sid, sid)
-            entries.append(h.plan_entry(text + (" (failed)" if sid in self.failed else ""), status=status))
+            entry = h.plan_entry(self.subtasks.get(sid, sid), status=status)
+            if sid in self.failed:
+                entry.field_meta = {"agentui": {"status": "failed"}}
+            entries.append(entry)
         return h.update_plan(entries)
+
+    def stop_reason(self, task_id: str, final: FinalResult | None) -> str:
+        """ACP's stop reason for a task that ended without success: `refusal` when the hard
+        deny-list refused a call it needed, `max_tokens` when a reply hit its token budget."""
+        if final is None or final.directive.value != "abandon":
+            return "end_turn"
+        if self.refused.get(task_id):
+            return "refusal"
+        if self.cut.get(task_id):
+            return "max_tokens"
+        return "end_turn"
 
     def updates(self, env: Envelope, *, replay: bool = False) -> list[Any]:
         p = env.payload
@@ -123,6 +157,8 @@ class Mapper:
                              "forget ID drops a bad lesson)")] if p.memory_ids else []
             return [*used, self._plan_update()]
         if isinstance(p, ExecutionResult):
+            if any((c.error or "").startswith("refused by the safety gate (hard deny-list") for c in p.tool_calls):
+                self.refused[tid] = True
             # live, each call streamed as it starts and ends (stream.py); a replay has only the records
             out = [self._tool_call(p.subtask_id, p.attempt, i, rec)
                    for i, rec in enumerate(p.tool_calls, 1)] if replay else []
@@ -136,6 +172,7 @@ class Mapper:
             self.plan[p.subtask_id] = "completed"
             if p.status == OutcomeStatus.FAILED:
                 self.failed.add(p.subtask_id)
+                return [self._plan_update(), _thought(f"Step failed: {self.subtasks.get(p.subtask_id, p.subtask_id)}")]
             return [self._plan_update()]
         if isinstance(p, PlanDirective):
             loss = p.loss
@@ -143,7 +180,7 @@ class Mapper:
                 f"GGS {p.prev_directive.value} → {p.directive.value} (D={loss.D:.2f} P={loss.P:.2f} "
                 f"Ω={loss.Omega:.2f}, round {p.round}): {p.rationale}")]
         if isinstance(p, FinalResult):
-            return [message_text(final_text(p))]
+            return [message_text(final_text(p, timed_out=tid in self.timed_out and tid not in self.answered))]
         if isinstance(p, PerceiverReply):
             return [message_text(p.text)]
         if isinstance(p, TaskCancelled):
@@ -153,8 +190,11 @@ class Mapper:
             t.prompt += p.prompt_tokens
             t.completion += p.completion_tokens
             t.calls += 1
-            # `used` = this call's context; agentui does not know the model's window, so size is 0
-            return [UsageUpdate(session_update="usage_update", used=p.prompt_tokens + p.completion_tokens, size=0,
+            if p.cut == "length":
+                self.cut[tid] = True
+            # `used` = this call's context, `size` = the model's window (0 when it is not known)
+            return [UsageUpdate(session_update="usage_update", used=p.prompt_tokens + p.completion_tokens,
+                                size=self.window(p.model),
                                 field_meta={"agentui": {"role": p.role.value, "task_prompt_tokens": t.prompt,
                                                         "task_completion_tokens": t.completion,
                                                         "task_llm_calls": t.calls}})]
@@ -183,9 +223,11 @@ def tool_start(ev: ToolEvent) -> Any:
                              status="in_progress", raw_input=ev.args, locations=_locations(ev.tool, ev.target))
 
 
-def tool_end(ev: ToolEvent, *, old_text: str | None = None, terminal: str | None = None) -> Any:
+def tool_end(ev: ToolEvent, *, old_text: str | None = None, terminal: str | None = None,
+             whole: bool = False) -> Any:
     """A call ended: its status and content — a diff for a file write, the terminal it ran in, or
-    its (capped) output as text."""
+    its (capped) output as text. `whole`: the client never saw it start, so it is sent as a
+    complete `tool_call` rather than an update."""
     rec = ev.record
     assert rec is not None
     text = rec.evidence if rec.ok else "\n".join(x for x in (rec.error or "", rec.evidence) if x)
@@ -199,7 +241,11 @@ def tool_end(ev: ToolEvent, *, old_text: str | None = None, terminal: str | None
         content.append(h.tool_terminal_ref(terminal))
     if not content or not rec.ok:
         content.append(h.tool_content(h.text_block(sanitize(text) or "(no output)")))
-    return h.update_tool_call(
-        ev.call_id, status="completed" if rec.ok else "failed", content=content,
-        raw_output={"ok": rec.ok, "exit_code": rec.exit_code, "error": rec.error,
-                    "duration_s": round(rec.duration_s, 3), "log_ref": rec.log_ref})
+    status = "completed" if rec.ok else "failed"
+    raw_output = {"ok": rec.ok, "exit_code": rec.exit_code, "error": rec.error,
+                  "duration_s": round(rec.duration_s, 3), "log_ref": rec.log_ref}
+    if whole:
+        return h.start_tool_call(ev.call_id, one_line(f"{ev.tool} {ev.target}".strip(), 200), kind=tool_kind(ev.tool),  # type: ignore[arg-type]
+                                 status=status, content=content, raw_input=ev.args, raw_output=raw_output,
+                                 locations=_locations(ev.tool, ev.target))
+    return h.update_tool_call(ev.call_id, status=status, content=content, raw_output=raw_output)

@@ -45,6 +45,10 @@ async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest,
     try:
         resp = await (asyncio.wait_for(asked, timeout_s) if timeout_s > 0 else asked)
     except TimeoutError:  # an editor that never answers must not hold the task until cancel
+        if s.stream is not None:  # said as a timeout, not as the user's denial
+            s.stream.mapper.timed_out.add(req.task_id)
+            if live:
+                s.stream.timeouts[live] = timeout_s
         return Answer(ConfirmationChoice.DENY, "timeout")
     except Exception:  # noqa: BLE001 - no answer is a denial, never a crash
         return ConfirmationChoice.DENY
@@ -56,4 +60,6 @@ async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest,
         return ConfirmationChoice.ALWAYS
     if choice == "deny_always":
         s.denied_always.add(key)
+    if choice in ("deny", "deny_always") and s.stream is not None:
+        s.stream.mapper.answered.add(req.task_id)
     return ConfirmationChoice.DENY

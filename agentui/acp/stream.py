@@ -14,6 +14,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,8 @@ class Stream:
         self.current: dict[tuple[str, str | None], str] = {}  # (task, subtask) → the call in progress
         self.old: dict[str, str | None] = {}  # call id → the file's text before a write
         self.terminals: dict[str, str] = {}  # call id → the client terminal it ran in
+        self.started: set[str] = set()  # calls the client was told about with a `tool_call`
+        self.timeouts: dict[str, float] = {}  # call id → seconds its permission request went unanswered
         self.tasks: list[asyncio.Task[None]] = []
 
     def start(self, name: str) -> None:
@@ -88,14 +91,24 @@ class Stream:
         key = (ev.task_id, ev.subtask_id)
         if ev.record is None:
             self.current[key] = ev.call_id
+            self.started.add(ev.call_id)
             if ev.tool == "write_file" and ev.target:  # the host replaces it with the editor's buffer
                 self.old[ev.call_id] = old_text(ev.workspace, ev.target)
             self.out.put_nowait(("update", tool_start(ev)))
             return
         if self.current.get(key) == ev.call_id:
             del self.current[key]
-        self.out.put_nowait(("update", tool_end(ev, old_text=self.old.pop(ev.call_id, None),
-                                                terminal=self.terminals.pop(ev.call_id, None))))
+        waited = self.timeouts.pop(ev.call_id, None)
+        if waited is not None and ev.record.error and ev.record.error.startswith("denied by user"):
+            ev = replace(ev, record=ev.record.model_copy(update={"error": (
+                f"denied: the editor did not answer the permission request within {waited:g} s"
+                + ev.record.error[len("denied by user"):])}))
+        # a call that ended before it started (an unknown tool, bad arguments) is sent whole: a
+        # `tool_call_update` for a call the client never saw would be an orphan
+        update = tool_end(ev, old_text=self.old.pop(ev.call_id, None), terminal=self.terminals.pop(ev.call_id, None),
+                          whole=ev.call_id not in self.started)
+        self.started.discard(ev.call_id)
+        self.out.put_nowait(("update", update))
 
     def push(self, update: Any) -> None:
         self._drain()

@@ -23,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add.add_argument("server_command", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS…]",
                      help="the stdio server's command line")
     add.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+    add.add_argument("--sse", action="store_true", help="the --url server speaks the legacy HTTP+SSE transport")
     add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                      help="environment for the server (repeatable; ${VAR} takes VAR from yours)")
     add.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
@@ -31,8 +32,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--allow", action="append", default=[], metavar="TOOL",
                      help="a tool that runs without asking (repeatable)")
     add.add_argument("--timeout", type=positive_float, metavar="S", help="seconds per call")
+    add.add_argument("--trust-read-only", action="store_true",
+                     help="tools the server marks read-only run without asking (destructive ones always ask)")
+    add.add_argument("--startup-timeout", type=positive_float, metavar="S",
+                     help="seconds the server may take to start and list its tools (default 15; "
+                          "`npx -y` servers fetched on first use may need 60)")
     rm = sub.add_parser("remove", help="remove a server from the config file")
     rm.add_argument("name")
+    tr = sub.add_parser("trust", help="use the MCP servers of a project's .agentui/mcp.toml (as it is now)")
+    tr.add_argument("--workspace", metavar="DIR", help="the project folder (default: the current one)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
         return _remove(args, loaded.file)
     if action == "list":
         return _list(args, loaded)
-    print("agentui mcp: give an action: list, add or remove (agentui mcp --help)", file=sys.stderr)
+    if action == "trust":
+        return _trust(args, loaded)
+    print("agentui mcp: give an action: list, add, remove or trust (agentui mcp --help)", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -83,7 +93,9 @@ def _add(args: argparse.Namespace, file: Path) -> int:
             return EXIT_USAGE
         headers[item[:cut].strip()] = item[cut + 1:].strip()
     entry = {"command": cmd[0] if cmd else None, "args": cmd[1:], "url": args.url, "env": env,
-             "headers": headers, "allow": list(args.allow), "timeout_s": args.timeout}
+             "headers": headers, "allow": list(args.allow), "timeout_s": args.timeout,
+             "startup_timeout_s": args.startup_timeout, "trust_read_only": args.trust_read_only or None,
+             "transport": "sse" if args.sse else None}
     try:
         add_server(file, args.name, entry)
     except (ConfigEditError, OSError) as e:
@@ -111,8 +123,23 @@ def _describe(cfg) -> str:  # noqa: ANN001
     return " ".join([cfg.command or "", *cfg.args])
 
 
+def _project_line(loaded) -> str:  # noqa: ANN001
+    """One line on the current folder's `.agentui/mcp.toml`, if there is one."""
+    from agentui.mcp.projectfile import load
+
+    project = load(Path(loaded.config.tools.workspace or Path.cwd()), loaded.config.data_path())
+    if project is None:
+        return ""
+    if project.problem:
+        return f"project file: {project.problem}"
+    state = "trusted" if project.trusted else "not trusted: run `agentui mcp trust` to use them"
+    return f"project file {project.file}: {', '.join(sorted(project.servers)) or 'no servers'} ({state})"
+
+
 def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
     servers = loaded.config.mcp.servers
+    if (line := _project_line(loaded)) and not args.json:
+        print(line)
     if not servers:
         print(f"no MCP servers configured in {loaded.file}; add one with: "
               "agentui mcp add NAME -- COMMAND [ARGS…]")
@@ -125,7 +152,8 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
                      "headers": sorted(cfg.headers),  # names only: values may be secrets
                      "ok": None if r is None else r.ok, "tools": [] if r is None else r.tools,
                      "latency_s": None if r is None else round(r.latency_s, 3),
-                     "detail": "" if r is None else r.detail, "warnings": [] if r is None else r.warnings})
+                     "detail": "" if r is None else r.detail, "warnings": [] if r is None else r.warnings,
+                     "trust_read_only": cfg.trust_read_only, "labels": _labels(name, cfg, r)})
     if args.json:
         print(json.dumps({"file": str(loaded.file), "servers": rows}, ensure_ascii=False))
     else:
@@ -138,9 +166,40 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
             for w in row["warnings"]:  # tools left out (#18)
                 print(f"  warning: {w}")
             for t in row["tools"]:
-                mark = "runs without asking" if t in row["allow"] else "asks first"
-                print(f"  {row['name']}.{t} — {mark}")
+                print(f"  {row['name']}.{t} — {row['labels'].get(t, 'asks first')}")
     return EXIT_FAIL if any(r["ok"] is False for r in rows) else EXIT_OK
+
+
+def _trust(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
+    from agentui.mcp.projectfile import PROJECT_FILE, load, trust
+
+    workspace = Path(args.workspace or loaded.config.tools.workspace or Path.cwd()).expanduser().resolve()
+    project = load(workspace, loaded.config.data_path())
+    if project is None:
+        print(f"agentui mcp trust: {workspace / PROJECT_FILE} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    if project.problem:
+        print(f"agentui mcp trust: {project.problem}", file=sys.stderr)
+        return EXIT_USAGE
+    for name, cfg in sorted(project.servers.items()):
+        print(f"{name}: {_describe(cfg)}")
+    where = trust(project, workspace, loaded.config.data_path())
+    print(f"trusted {project.file} as it is now ({len(project.servers)} servers; recorded in {where}); "
+          "a change to the file makes it untrusted again")
+    return EXIT_OK
+
+
+def _labels(name: str, cfg, report) -> dict[str, str]:  # noqa: ANN001
+    """Each tool's "runs without asking" / "asks first" / "always asks (destructive)", as the gate decides."""
+    from agentui.mcp.annotations import Hints, decide, label
+
+    if report is None:
+        return {}
+    out = {}
+    for t in report.tools:
+        hints = report.hints.get(t, Hints())
+        out[t] = label(hints, decide(t, name, hints, allowed=t in cfg.allow, trust_read_only=cfg.trust_read_only))
+    return out
 
 
 async def _probe(servers):  # noqa: ANN001, ANN202

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentui.config import McpServerConfig
+from agentui.mcp.annotations import Hints, hints_of
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -28,23 +31,29 @@ MAX_DESCRIPTION = 1000
 STDERR_KEEP = 4000  # bytes of a stdio server's stderr kept for error messages
 
 
+# the server whose connection is running the code that logs: set by each connection's owner task,
+# inherited by the tasks the SDK starts inside it, so a log record names the server it is about
+_SERVER: contextvars.ContextVar[str] = contextvars.ContextVar("agentui_mcp_server", default="")
+
+
 class _SdkLog(logging.Handler):
     """The MCP SDK's log records, kept as one line each instead of printed with a traceback on
-    stderr (which would also scribble over the TUI); a connection's error cites the last one."""
+    stderr (which would also scribble over the TUI); a connection's error cites the last one that
+    was logged while that connection's code ran — never another server's."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.lines: deque[tuple[int, str]] = deque(maxlen=20)
+        self.lines: deque[tuple[int, str, str]] = deque(maxlen=50)
         self.seq = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         exc = record.exc_info[1] if record.exc_info else None
         text = record.getMessage() + (f": {type(exc).__name__}" if exc else "")
         self.seq += 1
-        self.lines.append((self.seq, " ".join(text.split())[:200]))
+        self.lines.append((self.seq, _SERVER.get(), " ".join(text.split())[:200]))
 
-    def since(self, seq: int) -> str:
-        return next((line for n, line in reversed(self.lines) if n > seq), "")
+    def since(self, seq: int, server: str) -> str:
+        return next((line for n, who, line in reversed(self.lines) if n > seq and who == server), "")
 
 
 SDK_LOG = _SdkLog()
@@ -52,6 +61,12 @@ for _name in ("mcp", "client"):  # the SDK's loggers ("client" is its session's)
     _logger = logging.getLogger(_name)
     _logger.addHandler(SDK_LOG)
     _logger.propagate = False
+
+
+def _owner_context(key: str) -> contextvars.Context:
+    ctx = contextvars.copy_context()
+    ctx.run(_SERVER.set, key)
+    return ctx
 
 
 class McpUnavailable(Exception):
@@ -67,6 +82,22 @@ class ToolInfo:
     name: str
     description: str
     input_schema: dict[str, Any]
+    hints: Hints = field(default_factory=Hints)  # the server's readOnlyHint / destructiveHint
+
+
+@dataclass
+class PromptInfo:
+    name: str
+    description: str
+    arguments: list[tuple[str, bool]]  # (name, required)
+
+
+@dataclass
+class ResourceInfo:
+    uri: str  # a resource's URI, or a template's `uriTemplate`
+    name: str
+    description: str
+    template: bool = False
 
 
 @dataclass
@@ -93,6 +124,25 @@ def expand_headers(headers: dict[str, str], source: dict[str, str] | None = None
             if any(c in src[var] for c in "\r\n\0"):
                 raise McpUnavailable(f"header {name}: ${{{var}}} has a line break or NUL in its value")
     return expand_env(headers, src)
+
+
+def client_identity() -> Any:
+    """How agentui introduces itself to a server (`clientInfo`), instead of the SDK's `mcp 0.1.0`."""
+    from mcp.types import Implementation
+
+    from agentui import __version__
+
+    return Implementation(name="agentui", title="agentui", version=__version__)
+
+
+_METADATA = re.compile(r'resource_metadata\s*=\s*"([^"]*)"|resource_metadata\s*=\s*([^\s,]+)')
+
+
+def resource_metadata(www_authenticate: str) -> str:
+    """The `resource_metadata` URL of a 401's WWW-Authenticate header (RFC 9728), or ""."""
+    m = _METADATA.search(www_authenticate or "")
+    url = (m.group(1) or m.group(2)) if m else ""
+    return url if url.startswith(("https://", "http://")) and len(url) <= 500 else ""
 
 
 def sdk_version() -> str:
@@ -147,9 +197,16 @@ class McpConnection:
         self._tail_transport: Any = None
         self._dead = False
         self.http_status = ""  # the last HTTP error status of a `url` server
+        self.auth_metadata = ""  # a 401's `WWW-Authenticate: Bearer resource_metadata="…"` URL
         self.skipped: list[str] = []  # listed tools left out (bad or repeated names, over MAX_TOOLS)
         self.invalid: list[tuple[str, str]] = []  # (tool, why): left out, the SDK would reject them
-        self._log_seq = 0  # SDK log lines after this one are about this connection (mostly)
+        self._log_seq = 0  # SDK log lines after this one, logged under `_log_key`, are this connection's
+        self._log_key = f"{self.name}#{id(self)}"
+        self._refresh_task: asyncio.Future[None] | None = None
+        self.refreshes = 0  # tool lists re-read after a `tools/list_changed`
+        self.prompts: list[PromptInfo] = []  # offered as `/<server>.<prompt>` commands in an editor
+        self.resources: list[ResourceInfo] = []  # attached with `@<server>:<uri>`
+        self.on_change: Any = None  # called after each re-read (the hub registers new tools)
 
     @property
     def alive(self) -> bool:
@@ -165,8 +222,11 @@ class McpConnection:
     def _why(self, base: str) -> str:
         if self.http_status:  # the SDK's message does not say which HTTP error it was
             hint = " (check its `headers`)" if self.http_status.startswith(("HTTP 401", "HTTP 403")) else ""
+            if self.auth_metadata:  # an OAuth server: reported, not followed
+                hint = (f"; it asks for OAuth (resource metadata: {self.auth_metadata}), which agentui does not "
+                        "do: put a token in the server's `headers`")
             return f"{base}; the server answered {self.http_status}{hint}"
-        said = SDK_LOG.since(self._log_seq)
+        said = SDK_LOG.since(self._log_seq, self._log_key)
         if said:  # e.g. "Failed to parse JSONRPC message from server" (its stdout is not JSON-RPC)
             base = f"{base} ({said})"
         tail = self.stderr_tail()
@@ -188,14 +248,24 @@ class McpConnection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            http = await stack.enter_async_context(
-                create_mcp_http_client(headers=self._values(cfg.headers, expand_headers) or None))
+            headers = self._values(cfg.headers, expand_headers) or None
 
             async def status(response: Any) -> None:
                 if response.status_code >= 400:
                     self.http_status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+                    if response.status_code == 401:
+                        self.auth_metadata = resource_metadata(response.headers.get("www-authenticate", ""))
 
-            http.event_hooks["response"].append(status)
+            def client(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+                http = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+                http.event_hooks["response"].append(status)
+                return http
+
+            if cfg.transport == "sse":  # the legacy HTTP+SSE transport (protocol 2024-11-05)
+                from mcp.client.sse import sse_client
+
+                return sse_client(cfg.url, headers=headers, httpx_client_factory=client)
+            http = await stack.enter_async_context(client(headers=headers))
             return streamable_http_client(cfg.url, http_client=http)
         # the child's stderr goes to a pipe of which only the last few KB are kept (a server that
         # floods stderr cannot fill a disk or our memory)
@@ -213,15 +283,22 @@ class McpConnection:
         timeout_s = timeout_s or self.config.startup_timeout_s
         self._log_seq = SDK_LOG.seq
         self._ready = asyncio.get_running_loop().create_future()
-        self._owner = asyncio.create_task(self._own(), name=f"mcp:{self.name}")
+        self._owner = asyncio.create_task(self._own(), name=f"mcp:{self.name}",
+                                          context=_owner_context(self._log_key))
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), timeout_s)
         except TimeoutError:
+            # the owner may still fail after this: its exception is read here, not left unretrieved
+            self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
             await self.close()
             self.error = self._why(f"did not answer within {timeout_s:g} s")
             raise McpUnavailable(self.error) from None
         except McpUnavailable:
             await self.close()
+            raise
+        except asyncio.CancelledError:  # the caller gave up (a session closed while it started)
+            self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
+            await asyncio.shield(self.close())
             raise
 
     async def _own(self) -> None:
@@ -243,17 +320,11 @@ class McpConnection:
                 # one tool with an invalid schema must not fail the whole listing (#18); the
                 # in-process server (tests) is served without JSON-RPC, and validates its own tools
                 listing = None if self.inproc is not None else ToolListFilter(transport, version)
-                client = await stack.enter_async_context(Client(listing or transport, read_timeout_seconds=None))
-                tools: dict[str, ToolInfo] = {}
-                cursor: str | None = None
-                for _page in range(MAX_PAGES):
-                    page = await client.list_tools(cursor=cursor)
-                    for t in page.tools:
-                        self._keep(tools, t)
-                    cursor = page.next_cursor
-                    if not cursor:
-                        break
-                self.tools = list(tools.values())
+                client = await stack.enter_async_context(Client(
+                    listing or transport, read_timeout_seconds=None, client_info=client_identity(),
+                    list_roots_callback=self._roots, message_handler=self._on_message))
+                self.tools = await self._list_tools(client)
+                await self._list_extras(client)
                 self.invalid = list(listing.dropped) if listing is not None else []
                 self.protocol_version = str(client.protocol_version or "")
                 self._client = client
@@ -272,6 +343,113 @@ class McpConnection:
             self._dead = True
             self._client = None
 
+    async def _list_tools(self, client: Any) -> list[ToolInfo]:
+        tools: dict[str, ToolInfo] = {}
+        self.skipped = []
+        cursor: str | None = None
+        for _page in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            for t in page.tools:
+                self._keep(tools, t)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return list(tools.values())
+
+    async def _list_extras(self, client: Any) -> None:
+        """The server's prompts and resources (and resource templates), when it offers them; a
+        failure here costs only these lists, never the server's tools."""
+        caps = None
+        with contextlib.suppress(Exception):
+            caps = client.server_capabilities
+        if getattr(caps, "prompts", None) is not None:
+            with contextlib.suppress(Exception):
+                listed = await asyncio.wait_for(client.list_prompts(), 10)
+                self.prompts = [PromptInfo(p.name, (p.description or p.title or "")[:MAX_DESCRIPTION],
+                                           [(a.name, bool(a.required)) for a in (p.arguments or [])])
+                                for p in listed.prompts[:MAX_TOOLS] if _TOOL_NAME.match(p.name or "")]
+        if getattr(caps, "resources", None) is not None:
+            with contextlib.suppress(Exception):
+                listed = await asyncio.wait_for(client.list_resources(), 10)
+                self.resources = [ResourceInfo(str(r.uri), r.name or "", (r.description or "")[:300])
+                                  for r in listed.resources[:MAX_TOOLS]]
+            with contextlib.suppress(Exception):
+                listed = await asyncio.wait_for(client.list_resource_templates(), 10)
+                self.resources += [ResourceInfo(str(t.uri_template), t.name or "", (t.description or "")[:300], True)
+                                   for t in listed.resource_templates[:MAX_TOOLS]]
+
+    async def read_resource(self, uri: str, timeout_s: float = 30) -> str:
+        """A resource's text (a binary one is described); raises McpUnavailable or ValueError."""
+        client = self._client
+        if client is None or self._dead:
+            raise McpUnavailable(self.error or "not running")
+        try:
+            result = await asyncio.wait_for(client.read_resource(uri), timeout_s)
+        except TimeoutError:
+            raise ValueError(f"no answer within {timeout_s:g} s") from None
+        except Exception as exc:  # noqa: BLE001 - the SDK's errors become one clear line
+            raise ValueError(_reason(exc)) from None
+        parts = []
+        for c in result.contents:
+            text = getattr(c, "text", None)
+            parts.append(text if text is not None else f"[binary {getattr(c, 'mime_type', None) or '?'} resource {c.uri}]")
+        return "\n".join(parts)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout_s: float = 30) -> str:
+        """A prompt's messages as one text (what the user would have typed); raises like read_resource."""
+        client = self._client
+        if client is None or self._dead:
+            raise McpUnavailable(self.error or "not running")
+        try:
+            result = await asyncio.wait_for(client.get_prompt(name, arguments), timeout_s)
+        except TimeoutError:
+            raise ValueError(f"no answer within {timeout_s:g} s") from None
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(_reason(exc)) from None
+        parts = []
+        for m in result.messages:
+            c = m.content
+            text = getattr(c, "text", None)
+            if text is None and getattr(c, "type", "") == "resource":
+                text = getattr(c.resource, "text", None)
+            parts.append(text if text is not None else f"[{getattr(c, 'type', 'content')}]")
+        return "\n\n".join(p for p in parts if p)
+
+    async def _on_message(self, message: Any) -> None:
+        """Server notifications: `tools/list_changed` re-lists the tools (on a task of its own: the
+        SDK's receive loop, which runs this, must stay free to read the answer)."""
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification) and self._client is not None:
+            if self._refresh_task is None or self._refresh_task.done():
+                self._refresh_task = asyncio.ensure_future(self._refresh())
+
+    async def _refresh(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            self.tools = await asyncio.wait_for(self._list_tools(client), self.config.startup_timeout_s)
+        except Exception:  # noqa: BLE001 - the old list stays; the next change tries again
+            return
+        self.refreshes += 1
+        if self.on_change is not None:
+            with contextlib.suppress(Exception):
+                self.on_change()
+
+    def has_tool(self, name: str) -> bool:
+        return any(t.name == name for t in self.tools)
+
+    async def _roots(self, _context: Any) -> Any:
+        """`roots/list`: agentui's workspace (else the server's configured cwd)."""
+        from mcp.types import ListRootsResult, Root
+
+        where = self.cwd or self.config.cwd
+        if not where:
+            return ListRootsResult(roots=[])
+        path = Path(os.path.realpath(where))
+        return ListRootsResult(roots=[Root(uri=path.as_uri(), name=path.name or str(path))])
+
     def _keep(self, tools: dict[str, ToolInfo], t: Any) -> None:
         """A listed tool joins unless its name is unusable, repeated, or over the cap (then it is
         counted in `skipped`, and `mcp list`/doctor say so)."""
@@ -280,14 +458,22 @@ class McpConnection:
             self.skipped.append(name.encode("unicode_escape").decode("ascii")[:60] or "''")  # shown escaped
             return
         schema = t.input_schema if isinstance(t.input_schema, dict) else {}
-        tools[name] = ToolInfo(name, (t.description or t.title or "")[:MAX_DESCRIPTION], dict(schema))
+        tools[name] = ToolInfo(name, (t.description or t.title or "")[:MAX_DESCRIPTION], dict(schema), hints_of(t))
 
-    async def call(self, tool: str, args: dict[str, Any], timeout_s: float) -> CallOutcome:
+    async def call(self, tool: str, args: dict[str, Any], timeout_s: float,
+                   progress: Any = None) -> CallOutcome:
+        """Call `tool`; `progress(done, total, message)` hears the server's progress notifications."""
         client = self._client
         if client is None or self._dead:
             raise McpUnavailable(self.error or "not running")
+
+        async def heard(done: float, total: float | None, message: str | None) -> None:
+            with contextlib.suppress(Exception):  # a display problem must not fail the call
+                progress(done, total, message)
+
         try:
-            result = await asyncio.wait_for(client.call_tool(tool, args), timeout_s)
+            result = await asyncio.wait_for(
+                client.call_tool(tool, args, progress_callback=heard if progress is not None else None), timeout_s)
         except TimeoutError:
             raise McpCallTimeout(f"no answer within {timeout_s:g} s") from None
         except asyncio.CancelledError:
@@ -306,6 +492,8 @@ class McpConnection:
 
     async def close(self) -> None:
         self._stop.set()
+        if self._refresh_task is not None:
+            self._refresh_task.cancel()
         owner = self._owner
         if owner is not None and not owner.done():
             try:

@@ -12,13 +12,14 @@ import asyncio
 import contextlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentui.config import McpServerConfig
 from agentui.contracts import ToolCallRecord
+from agentui.mcp.annotations import Hints, decide
 from agentui.tools.registry import BaseTool, ToolContext, gate
-from agentui.tools.safety import assess_call
+from agentui.tools.safety import SAFE, assess_call
 
 
 @dataclass
@@ -29,6 +30,7 @@ class ServerReport:
     latency_s: float
     detail: str
     warnings: list[str] = field(default_factory=list)  # one line per tool left out for its definition
+    hints: dict[str, Hints] = field(default_factory=dict)  # tool → the server's annotations
 
 
 def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -48,23 +50,35 @@ def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def progress_line(done: float, total: float | None, message: str | None) -> str:
+    """"3/10 (30 %): copying" from a server's progress notification."""
+    amount = f"{done:g}/{total:g} ({done / total:.0%})" if total else f"{done:g}"
+    return f"{amount}: {' '.join(message.split())[:200]}" if message else amount
+
+
 class McpTool(BaseTool):
-    """One MCP server tool. Every call asks first unless the server's `allow` lists it (#18)."""
+    """One MCP server tool. A call asks first unless the server's `allow` lists it or its read-only
+    hint is trusted; a destructive hint always asks (annotations.py)."""
 
     def __init__(self, conn: Any, tool: str, description: str, schema: dict[str, Any], *,
-                 allowed: bool, timeout_s: float | None) -> None:
+                 allowed: bool, timeout_s: float | None, hints: Hints | None = None,
+                 trust_read_only: bool = False) -> None:
         self.conn = conn
         self.server = conn.name
         self.remote_name = tool
         self.name = f"{conn.name}.{tool}"
         self.description = f"[MCP {conn.name}] {description}".strip()
         self.parameters = normalise_schema(schema)
-        self.allowed = allowed
+        self.hub: Any = None  # the McpHub that registered it (its progress listener)
+        self.hints = hints or Hints()
+        self.decision = decide(tool, conn.name, self.hints, allowed=allowed, trust_read_only=trust_read_only)
+        self.allowed = not self.decision.ask
         self.timeout_s = timeout_s
 
     @property
     def available(self) -> bool:  # type: ignore[override]
-        return bool(self.conn.alive)
+        # a tool the server dropped from its list (after `tools/list_changed`) is no longer offered
+        return bool(self.conn.alive) and self.conn.has_tool(self.remote_name)
 
     def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
         first = super().target(args, ctx)
@@ -77,19 +91,26 @@ class McpTool(BaseTool):
             # "not available" is an environmental signature for R4a (agent_validator.ENV_PATTERNS)
             return self.fail(args, f"MCP server '{self.server}' is not available (not running): "
                                    f"{self.conn.error or 'stopped'}")
-        if not self.allowed:
-            shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
-            why = (f"calls a tool of the external MCP server '{self.server}' "
-                   f"(add \"{self.remote_name}\" to [mcp.servers.{self.server}] allow to skip this)")
-            # the scoped gate entry point for non-shell tools (#14): arguments shown, pattern = tool name
-            # never "sandboxed": the server process runs outside our OS sandbox, so `--yes` cannot approve it
-            denial = await gate(ctx, self.name, f"{self.name} {shown}", assess_call(self.name, args, reason=why),
-                                confined=False)
-            if denial is not None:
-                return self.fail(args, denial)
+        shown = json.dumps(args, ensure_ascii=False, sort_keys=True)
+        if self.decision.ask:
+            assessment = assess_call(self.name, args, reason=self.decision.why)
+            if self.decision.once_only:  # a destructive tool: never an approval stored for later calls
+                assessment = replace(assessment, once_only=True, patterns=())
+        else:  # runs unasked, but through the gate: remembered never:/ask: rules still apply
+            assessment = SAFE
+        # the scoped gate entry point for non-shell tools (#14): arguments shown, pattern = tool name
+        # never "sandboxed": the server process runs outside our OS sandbox, so `--yes` cannot approve it
+        denial = await gate(ctx, self.name, f"{self.name} {shown}", assessment, confined=False)
+        if denial is not None:
+            return self.fail(args, denial)
         timeout = self.timeout_s or ctx.timeout_s
+        listener = self.hub.on_progress if self.hub is not None else None
+        progress = None
+        if listener is not None and ctx.call_id:
+            def progress(done: float, total: float | None, message: str | None) -> None:
+                listener(ctx.call_id, progress_line(done, total, message))
         try:
-            out = await self.conn.call(self.remote_name, args, timeout)
+            out = await self.conn.call(self.remote_name, args, timeout, progress)
         except McpCallTimeout as exc:
             return self.fail(args, f"MCP tool {self.name} timed out: {exc}")
         except McpUnavailable as exc:
@@ -106,7 +127,10 @@ class McpHub:
         self.cwd = cwd
         self.inproc = inproc or {}  # name → SDK server object served in-process (tests)
         self.connections: dict[str, Any] = {}
+        self.starting: dict[str, Any] = {}  # connections still starting (closed by aclose too)
         self.reports: list[ServerReport] = []
+        # (call id, one line) for each progress notification of a running call: a front end shows it
+        self.on_progress: Any = None
 
     async def start(self) -> list[ServerReport]:
         from agentui.mcp.client import MAX_TOOLS, McpConnection, McpUnavailable
@@ -114,10 +138,13 @@ class McpHub:
         async def one(name: str, cfg: McpServerConfig) -> ServerReport:
             conn = McpConnection(name, cfg, cwd=self.cwd, inproc=self.inproc.get(name))
             started = time.monotonic()
+            self.starting[name] = conn
             try:
                 await conn.start()
             except McpUnavailable as exc:
                 return ServerReport(name, False, [], time.monotonic() - started, str(exc))
+            finally:
+                self.starting.pop(name, None)
             self.connections[name] = conn
             names = [t.name for t in conn.tools]
             left = [f"{len(conn.skipped)} tools left out (names must be letters, digits, _ . - and "
@@ -129,21 +156,32 @@ class McpHub:
             warnings += [f"MCP server '{name}': tool '{t}' left out: {why}" for t, why in conn.invalid]
             return ServerReport(name, True, names, time.monotonic() - started,
                                 "; ".join([f"{len(names)} tools, protocol {conn.protocol_version or '?'}", *left]),
-                                warnings)
+                                warnings, {t.name: t.hints for t in conn.tools})
 
         self.reports = list(await asyncio.gather(*(one(n, c) for n, c in self.servers.items())))
         return self.reports
 
     def register(self, registry: Any) -> list[str]:
-        """Add every started server's tools to `registry`; returns the names added."""
+        """Add every started server's tools to `registry`; returns the names added. A server that
+        later says its tool list changed has its new tools added the same way."""
         added: list[str] = []
         for name, conn in sorted(self.connections.items()):
+            conn.on_change = lambda n=name: self._register_one(registry, n)
+            added += self._register_one(registry, name)
+        return added
+
+    def _register_one(self, registry: Any, name: str) -> list[str]:
+        added: list[str] = []
+        conn = self.connections.get(name)
+        if conn is not None:
             cfg = self.servers[name]
             for t in conn.tools:
                 tool = McpTool(conn, t.name, t.description, t.input_schema,
-                               allowed=t.name in cfg.allow, timeout_s=cfg.timeout_s)
+                               allowed=t.name in cfg.allow, timeout_s=cfg.timeout_s, hints=t.hints,
+                               trust_read_only=cfg.trust_read_only)
                 if tool.name in registry:
                     continue
+                tool.hub = self
                 registry.register(tool)
                 added.append(tool.name)
         return added
@@ -155,8 +193,13 @@ class McpHub:
         return [line for r in reports for line in (
             r.warnings if r.ok else [f"MCP server '{r.name}' {r.detail} (its tools are unavailable)"])]
 
+    @property
+    def ready(self) -> bool:
+        """Every server has started or failed (`reports` is complete)."""
+        return not self.starting and len(self.reports) == len(self.servers)
+
     async def aclose(self) -> None:
-        for conn in list(self.connections.values()):
+        for conn in [*self.connections.values(), *self.starting.values()]:
             with contextlib.suppress(Exception):
                 await conn.close()
         self.connections.clear()

@@ -132,6 +132,8 @@ class FakeLLM:
         # like Ollama or vLLM: a completion for a model not in /v1/models is a 404 "model not found"
         # (llama.cpp's server answers any name: the default)
         self.only_listed = only_listed
+        # like vLLM: /v1/models lists each model's context window as `max_model_len` when set
+        self.context_window: int | None = None
         # "sse": honour `stream: true`; "ignore": answer with a plain completion; "reject": HTTP 400
         self.stream_mode = stream
         # like llama.cpp with one slot: one generation at a time, the others wait
@@ -250,7 +252,10 @@ class FakeLLM:
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
-                    body = {"object": "list", "data": [{"id": fake.model, "object": "model"}]}
+                    entry = {"id": fake.model, "object": "model"}
+                    if fake.context_window:
+                        entry["max_model_len"] = fake.context_window
+                    body = {"object": "list", "data": [entry]}
                     self._send(200, json.dumps(body).encode())
                 else:
                     self._send(404, b'{"error":"not found"}')

@@ -2,9 +2,12 @@
 
 Tools: `echo(text)`, `add(a, b)`, `fail(message)` (a tool error, `is_error`), `big(n)` (n chars of
 output), `sleep(seconds)`, `die(code)` (the process exits mid-call), `env(name)` (one variable of
-the server's environment, to check what the client passes). `--crash-on-start` exits before the
+the server's environment, to check what the client passes); a resource `note://today`, a template
+`note://{day}` and a prompt `review(file)`; `count(n)` reports progress at each step. `--crash-on-start` exits before the
 handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
-HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given.
+HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given (a
+401 names its resource metadata in WWW-Authenticate, as an OAuth-protected server does); with
+`--sse` the legacy HTTP+SSE transport at /sse.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import asyncio
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 
@@ -63,6 +66,27 @@ def build(marker: str | None = None) -> MCPServer:
         mark("env")
         return os.environ.get(name, "<unset>")
 
+    @server.tool(description="Count to n, reporting progress at each step.")
+    async def count(n: int, ctx: Context) -> str:
+        mark("count")
+        for i in range(n):
+            await ctx.report_progress(i + 1, n, f"step {i + 1}")
+            await asyncio.sleep(0.05)
+        return f"counted to {n}"
+
+    @server.resource("note://today", description="Today's note.")
+    def today() -> str:
+        mark("resource")
+        return "remember the milk"
+
+    @server.resource("note://{day}", description="The note of a day.")
+    def note(day: str) -> str:
+        return f"the note of {day}"
+
+    @server.prompt(description="Ask for a review of one file.")
+    def review(file: str) -> str:
+        return f"Review {file} and list its problems."
+
     return server
 
 
@@ -73,8 +97,9 @@ def guarded(app, header: str):  # noqa: ANN001, ANN201
 
     async def asgi(scope, receive, send):  # noqa: ANN001, ANN202
         if scope["type"] == "http" and (want[0], want[1]) not in list(scope["headers"]):
+            meta = f'Bearer resource_metadata="http://127.0.0.1:{scope["server"][1]}/.well-known/oauth-protected-resource"'
             await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"text/plain")]})
+                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", meta.encode())]})
             await send({"type": "http.response.body", "body": b"missing or wrong auth header"})
             return
         await app(scope, receive, send)
@@ -82,15 +107,16 @@ def guarded(app, header: str):  # noqa: ANN001, ANN201
     return asgi
 
 
-def serve_http(server: MCPServer, port_file: str, header: str | None) -> None:
-    """Streamable HTTP on 127.0.0.1 at a free port, written to `port_file` once listening."""
+def serve_http(server: MCPServer, port_file: str, header: str | None, sse: bool = False) -> None:
+    """Streamable HTTP (or with `sse`, the legacy HTTP+SSE transport at /sse) on 127.0.0.1 at a
+    free port, written to `port_file` once listening."""
     import socket
 
     import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    app = server.streamable_http_app()
+    app = server.sse_app() if sse else server.streamable_http_app()
     config = uvicorn.Config(guarded(app, header) if header else app, log_level="warning", lifespan="on")
     userver = uvicorn.Server(config)
 
@@ -112,6 +138,7 @@ def main() -> None:
     p.add_argument("--marker")
     p.add_argument("--http", metavar="PORT_FILE", help="serve Streamable HTTP; the port is written here")
     p.add_argument("--require-header", metavar="NAME: VALUE")
+    p.add_argument("--sse", action="store_true", help="with --http: the legacy HTTP+SSE transport at /sse")
     p.add_argument("--flood-stderr", type=int, metavar="MB", help="write MB megabytes to stderr, then exit 4")
     args = p.parse_args()
     if args.flood_stderr:
@@ -125,7 +152,7 @@ def main() -> None:
         print("test server: configured to crash on start", file=sys.stderr)
         sys.exit(4)
     if args.http:
-        serve_http(build(args.marker), args.http, args.require_header)
+        serve_http(build(args.marker), args.http, args.require_header, args.sse)
         return
     build(args.marker).run("stdio")
 

@@ -47,9 +47,12 @@ def test_plan_entries_follow_the_subtasks_through_a_round() -> None:
     assert tool.content[0].content.text == "ls: no such dir" and tool.raw_output["exit_code"] == 2
     [plan] = m.updates(result)  # live, the calls were streamed as they ran (stream.py)
     assert plan.entries[0].status == "in_progress"
-    [plan] = m.updates(env(Role.AGENT_VALIDATOR, Role.META_VALIDATOR, SubTaskOutcome(
+    [plan, said] = m.updates(env(Role.AGENT_VALIDATOR, Role.META_VALIDATOR, SubTaskOutcome(
         subtask_id="s1", parent_task_id="t1", status=OutcomeStatus.FAILED)))
-    assert (plan.entries[0].content, plan.entries[0].status) == ("list files (failed)", "completed")
+    # ACP v1 has no "failed" plan status: the entry ends, its _meta says failed, a thought names it
+    assert (plan.entries[0].content, plan.entries[0].status) == ("list files", "completed")
+    assert plan.entries[0].field_meta == {"agentui": {"status": "failed"}} and plan.entries[1].field_meta is None
+    assert said.session_update == "agent_thought_chunk" and said.content.text == "Step failed: list files"
 
 
 def test_a_plan_made_with_memory_names_its_megrams_in_a_thought() -> None:
