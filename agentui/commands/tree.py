@@ -2,9 +2,10 @@
 
     agentui tree init "GOAL" [--title T] [--id ID] [--acceptance A]... [--guard CMD]
     agentui tree validate [--write-schema] | select | status [--json]
-    agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes]
+    agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes] | recover
 
-Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck.
+Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck;
+2 also when nothing ran: no usable LLM, or another run holds the tree.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p = add("start", help="create branch runner/<run-id> and commit the state")
     p.add_argument("--run-id", metavar="ID", help="run id (default: UTC time + random suffix)")
+    add("recover", help="record an iteration a killed step left unfinished (step and run do it first)")
     for name, text in (("step", "run one iteration on the selected leaf"),
                        ("run", "run iterations until complete, stuck, an error or --max-iterations")):
         p = add(name, help=text)
@@ -165,7 +167,7 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
     from agentui.cli import load_from_args
     from agentui.config_write import api_key_from_keychain
     from agentui.tree.git import GitError
-    from agentui.tree.runner import NotReady, TreeRunner
+    from agentui.tree.runner import NotReady, RunLocked, TreeRunner
 
     loaded = load_from_args(args)
     if action in ("step", "run"):
@@ -176,6 +178,11 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
         if action == "start":
             rid = runner.start(getattr(args, "run_id", None))
             print(f"started run {rid} on branch runner/{rid}; next: agentui tree step (or run)")
+            return EXIT_OK
+        if action == "recover":
+            rec = runner.recover()
+            print(f"recovered iteration {rec.iteration} ({rec.node}): {rec.message}" if rec is not None
+                  else "nothing to recover: no iteration was left unfinished")
             return EXIT_OK
         if action == "run" and args.max_iterations is not None and args.max_iterations < 1:
             return _err("--max-iterations must be at least 1")
@@ -189,6 +196,9 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
             return 128 + sig
     except GitError as e:
         return _err(str(e))
+    except RunLocked as e:  # nothing ran, nothing was written
+        print(f"agentui tree {action}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except NotReady as e:  # no usable endpoint / memory: nothing ran, nothing was committed
         print(f"agentui tree {action}: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -240,5 +250,7 @@ def _printer(event: dict[str, Any]) -> None:
         return
     if event["phase"] == "start":
         print(f"iteration {event['iteration']} · {event['path']}", flush=True)
+    elif event["phase"] == "recovered":
+        print(f"iteration {event['iteration']} · {event['node']} (recovered)\n  {event['message']}", flush=True)
     else:
         print(f"  {event['agent_status']} · guard {event['guard']} · {event['message']}", flush=True)

@@ -9,6 +9,7 @@ agentui → a temporary memory and a warning; damaged or unusable → refuse (ne
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,10 +42,10 @@ class AgentEnv:
 
 
 async def open_env(config: Any, *, clock: Clock, ids: IdFactory, preflight: bool = True,
-                   memory: Any = None) -> AgentEnv:
-    """The pool (preflighted: the endpoint must list its models within 10 s — not `agentui run`'s
-    tiny completion too, which a server busy with the TUI's own task or a local model still loading
-    can miss; a model that then fails is a runner error of the iteration) and the memory (`memory`
+                   memory: Any = None, wait_busy: Callable[[str, float], None] | None = None) -> AgentEnv:
+    """The pool, preflighted as `agentui run` does it: the model list and one tiny completion within
+    10 s, and an endpoint that is up but busy with another generation gets `llm.idle_wait_s` more
+    (`wait_busy(url, seconds)` is told first) instead of failing the step; then the memory (`memory`
     when the caller holds the store open already). Raises NotReady."""
     from agentui.llm import LLMError, LLMPool
     from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable, open_memory
@@ -63,7 +64,7 @@ async def open_env(config: Any, *, clock: Clock, ids: IdFactory, preflight: bool
     except LLMError as e:
         raise NotReady(str(e)) from None
     if preflight:
-        bad = [r for r in await pool.preflight(timeout_s=10.0, completion=False) if not r.ok]
+        bad = [r for r in await pool.preflight(timeout_s=10.0, completion=True, wait_busy=wait_busy) if not r.ok]
         if bad:
             await pool.aclose()
             raise NotReady("; ".join(r.error or f"{r.url} gave no answer" for r in bad))
