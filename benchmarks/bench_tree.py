@@ -31,7 +31,7 @@ from tests.functional.treeharness import agent_config, file_agent, make_repo  # 
 settle()
 
 SIZES = (500, 1000, 2000, 5000)
-SECONDS_PER_1000 = 0.3  # the budget: linear in the node count, plus a fixed part for git and the LLM round trips
+SECONDS_PER_1000 = 0.5  # the budget: linear in the node count, plus a fixed part for git and the LLM round trips
 FIXED_S = 0.5
 
 

@@ -110,9 +110,14 @@ class Node:
 
 def canonical_text(root: Node) -> str:
     """Sorted keys, two-space indent, siblings sorted by (order, id), UTF-8, trailing newline."""
-    t = root.copy()
-    t.sort_children()
-    return json.dumps(t.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(_sorted_dict(root), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sorted_dict(n: Node) -> dict[str, Any]:
+    """`to_dict` with siblings in (order, id) order, without copying the tree first."""
+    d = n.to_dict_own()
+    d["children"] = [_sorted_dict(c) for c in sorted(n.children, key=Node.key)]
+    return d
 
 
 def canonical_json_text(doc: Any) -> str:
