@@ -3,6 +3,9 @@
     agentui tree init "GOAL" [--title T] [--id ID] [--acceptance A]... [--guard CMD]
     agentui tree validate [--write-schema] | select | status [--json]
     agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes] | recover
+    agentui tree add PARENT TITLE [--goal G] [-a A]... [--guard CMD] [--order N] [--id ID]
+    agentui tree edit ID [--title T] [--goal G] [-a A]... [--guard CMD | --no-guard] [--order N]
+    agentui tree move ID PARENT [--order N] | reset ID | unstick ID [--more N]
 
 Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck;
 2 also when nothing ran: no usable LLM, or another run holds the tree.
@@ -42,6 +45,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p = add("start", help="create branch runner/<run-id> and commit the state")
     p.add_argument("--run-id", metavar="ID", help="run id (default: UTC time + random suffix)")
     add("recover", help="record an iteration a killed step left unfinished (step and run do it first)")
+    p = add("add", help="add an open leaf under an open node")
+    p.add_argument("parent", help="the parent node's id")
+    p.add_argument("title", nargs="+", help="the new node's title")
+    p.add_argument("--goal", default="", help="what it must achieve (default: the title)")
+    p.add_argument("--acceptance", "-a", action="append", default=[], metavar="TEXT", help="repeatable")
+    p.add_argument("--guard", metavar="CMD", help="its own guard (default: the config's)")
+    p.add_argument("--order", type=int, metavar="N", help="its place among the siblings (default: last)")
+    p.add_argument("--id", dest="node_id", metavar="ID", help="its id (default: <parent>.<k>)")
+    p.add_argument("--max-attempts", type=int, default=3, metavar="N")
+    p = add("edit", help="change an open node's title, goal, acceptance, guard, max_attempts or order")
+    p.add_argument("node")
+    p.add_argument("--title")
+    p.add_argument("--goal")
+    p.add_argument("--acceptance", "-a", action="append", metavar="TEXT",
+                   help="replaces the node's criteria (repeatable)")
+    p.add_argument("--clear-acceptance", action="store_true", help="remove every criterion")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--guard", metavar="CMD")
+    g.add_argument("--no-guard", action="store_true", help="use the config's guard")
+    p.add_argument("--max-attempts", type=int, metavar="N")
+    p.add_argument("--order", type=int, metavar="N")
+    p = add("move", help="move an open node (and its subtree) under another open node")
+    p.add_argument("node")
+    p.add_argument("parent")
+    p.add_argument("--order", type=int, metavar="N")
+    p = add("reset", help="attempts back to 0 on an open node and the open nodes under it")
+    p.add_argument("node")
+    p = add("unstick", help="give a stuck leaf another go: attempts back to 0, or --more N attempts")
+    p.add_argument("node")
+    p.add_argument("--more", type=int, metavar="N", help="raise max_attempts by N instead")
     for name, text in (("step", "run one iteration on the selected leaf"),
                        ("run", "run iterations until complete, stuck, an error or --max-iterations")):
         p = add(name, help=text)
@@ -86,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
             return _exit_for(s.status)
         if action == "status":
             return _status(lay, as_json=bool(getattr(args, "json", False)))
+        if action in EDITS:
+            return _edit(args, lay, action)
         return _drive(args, lay, action)
     except TreeInvalid as e:
         print(f"agentui tree: invalid state in {e.source}:", file=sys.stderr)
@@ -159,6 +194,69 @@ def _status(lay: Any, *, as_json: bool) -> int:
         print(line)
     print(s.line())
     return _exit_for(s.status)
+
+
+EDITS = ("add", "edit", "move", "reset", "unstick")
+
+
+def _edit(args: argparse.Namespace, lay: Any, action: str) -> int:
+    """Apply one edit under the run lock and write the tree; on the run's branch the edit is
+    committed (tree.json alone), so the next step starts from a clean working tree."""
+    from agentui.tree import edit as E
+    from agentui.tree import git as G
+    from agentui.tree.lock import RunLock, RunLocked
+    from agentui.tree.model import load_tree, write_tree
+
+    lock = RunLock(lay.repo) if G.is_repo(lay.repo) else None
+    try:
+        if lock is not None:
+            lock.acquire()
+    except RunLocked as e:
+        print(f"agentui tree {action}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        tree = load_tree(lay.tree)
+        try:
+            if action == "add":
+                title = " ".join(args.title).strip()
+                tree, nid = E.add(tree, args.parent, title=title, goal=args.goal or title, acceptance=args.acceptance,
+                                  guard=args.guard, order=args.order, node_id=args.node_id,
+                                  max_attempts=args.max_attempts)
+                what = f"add {nid} under {args.parent}"
+            elif action == "edit":
+                fields: dict[str, Any] = {k: getattr(args, k) for k in ("title", "goal", "max_attempts", "order")
+                                          if getattr(args, k) is not None}
+                if args.acceptance is not None or args.clear_acceptance:
+                    fields["acceptance"] = [] if args.clear_acceptance else args.acceptance
+                if args.guard is not None or args.no_guard:
+                    fields["guard"] = None if args.no_guard else args.guard
+                if not fields:
+                    return _err("nothing to change: give --title, --goal, -a, --guard, --max-attempts or --order")
+                tree = E.edit(tree, args.node, **fields)
+                what = f"edit {args.node}"
+            elif action == "move":
+                tree = E.move(tree, args.node, args.parent, order=args.order)
+                what = f"move {args.node} under {args.parent}"
+            elif action == "reset":
+                tree = E.reset(tree, args.node)
+                what = f"reset attempts of {args.node}"
+            else:
+                tree = E.unstick(tree, args.node, more=args.more)
+                what = f"unstick {args.node}"
+        except E.EditError as e:
+            return _err(f"{action}: {e}")
+        write_tree(lay.tree, tree)
+        print(f"{what}: wrote {lay.tree}")
+        rs = lay.load_run_state() if lock is not None else None
+        if rs and rs.get("branch") and G.current_branch(lay.repo) == rs["branch"]:
+            sha = G.commit_paths(lay.repo, f"chore(tree): {what}\n\nrun {rs['run_id']} edit\n", [lay.tree])
+            print(f"committed {sha[:12]} on {rs['branch']}")
+        else:
+            print("not committed (no run on this branch): commit it before the next step")
+        return EXIT_OK
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:

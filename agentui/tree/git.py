@@ -97,6 +97,14 @@ def commit_all(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+def commit_paths(repo: Path, message: str, paths: list[Path]) -> str:
+    """Commit these paths alone (other changes in the working tree stay as they are)."""
+    rels = [Path(p).resolve().relative_to(Path(repo).resolve()).as_posix() for p in paths]
+    git(repo, "add", "--", *rels)
+    git(repo, "commit", "-q", "--no-verify", "-m", message, "--", *rels, env=_identity_env(repo))
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 def commit_message(node_id: str, status: str, guard: str, *, attempts: int, max_attempts: int,
                    run_id: str, iteration: int, error: str = "", children: int = 0) -> str:
     """One deterministic Conventional Commit message per iteration outcome."""
