@@ -7,7 +7,8 @@
     agentui tree edit ID [--title T] [--goal G] [-a A]... [--guard CMD | --no-guard] [--order N]
     agentui tree move ID PARENT [--order N] | reset ID | unstick ID [--more N]
 
-Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck;
+Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck,
+4 a run-wide limit (run_max_iterations / run_max_tokens / run_max_wall_s) is reached;
 2 also when nothing ran: no usable LLM, or another run holds the tree.
 """
 
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_ERROR, EXIT_COMPLETE, EXIT_STUCK = 0, 1, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_COMPLETE, EXIT_STUCK, EXIT_LIMIT = 0, 1, 2, 3, 4
 EXIT_USAGE = 2  # like every command: bad input or no usable LLM (nothing ran); see the README
 
 
@@ -92,7 +93,7 @@ def _err(msg: str) -> int:
 
 
 def _exit_for(status: str) -> int:
-    return {"open": EXIT_OK, "complete": EXIT_COMPLETE, "stuck": EXIT_STUCK}.get(status, EXIT_ERROR)
+    return {"open": EXIT_OK, "complete": EXIT_COMPLETE, "stuck": EXIT_STUCK, "limit": EXIT_LIMIT}.get(status, EXIT_ERROR)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -182,12 +183,25 @@ def _status(lay: Any, *, as_json: bool) -> int:
     s = select(root)
     rs = lay.load_run_state()
     if as_json:
-        print(json.dumps(status_doc(root, s, rs), sort_keys=True, ensure_ascii=False))
+        doc = status_doc(root, s, rs)
+        cfg = lay.load_config()
+        doc["limits"] = {"iterations": cfg.run_max_iterations, "tokens": cfg.run_max_tokens,
+                         "seconds": cfg.run_max_wall_s}
+        print(json.dumps(doc, sort_keys=True, ensure_ascii=False))
         return _exit_for(s.status)
     if rs:
+        from agentui.tree.layout import run_totals
+
         last = rs.get("last") or {}
         print(f"run {rs['run_id']} · next iteration {rs['next_iteration']}"
               + (f" · last: {last.get('node')} {last.get('status')} (guard {last.get('guard')})" if last else ""))
+        cfg, used = lay.load_config(), run_totals(rs, lay.run_seconds(rs["run_id"]))
+
+        def of(n: float, limit: float, unit: str) -> str:
+            return f"{n:g}{unit}" + (f" of {limit:g}{unit}" if limit else "")
+
+        print(f"used: {of(used['iterations'], cfg.run_max_iterations, ' iterations')}, "
+              f"{of(used['tokens'], cfg.run_max_tokens, ' tokens')}, {of(round(used['seconds']), cfg.run_max_wall_s, ' s')}")
     else:
         print("run: not started (agentui tree start)")
     for line in outline(root, s):
@@ -304,6 +318,7 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
         print(res.message)
     elif res.status in ("complete", "stuck"):
         print(f"tree {res.status}")
+
     if res.status == "error":
         print(f"agentui tree: runner error in iteration {res.iteration}: {res.error} (no attempt used; "
               f"see {lay.iterations}/)", file=sys.stderr)

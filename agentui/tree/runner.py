@@ -35,7 +35,7 @@ from agentui.tree.agent import (
 )
 from agentui.tree.env import AgentEnv, NotReady, open_env
 from agentui.tree.guard import run_guard
-from agentui.tree.layout import StateError, TreeConfig, TreeLayout
+from agentui.tree.layout import StateError, TreeConfig, TreeLayout, limit_reached, run_totals
 from agentui.tree.lock import RunLock, RunLocked
 from agentui.tree.model import (
     Node,
@@ -56,7 +56,7 @@ RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 @dataclass
 class StepResult:
-    status: str  # open | complete | stuck | error — the tree after the iteration (or why none ran)
+    status: str  # open | complete | stuck | error | limit — the tree after the iteration (or why none ran)
     iteration: int | None = None
     node: str | None = None
     agent_status: str | None = None  # done | retry | decomposed | error
@@ -158,6 +158,9 @@ class TreeRunner:
         sel = select(tree)
         if sel.status != "open":
             return StepResult(sel.status, message=sel.line())
+        reached = limit_reached(cfg, run_totals(rs, lay.run_seconds(rs["run_id"])))
+        if reached:
+            return StepResult("limit", message=f"run limit reached: {reached}; raise it in {lay.config} to go on")
         G.require_clean(self.repo)
         it = lay.iteration_dir(rs["run_id"], int(rs["next_iteration"]))
         if it.exists():
@@ -243,6 +246,9 @@ class TreeRunner:
         rs["next_iteration"] = n + 1
         rs["last"] = {"iteration": n, "node": node.id, "status": status, "guard": guard, "summary": summary,
                       "error": out.internal or None}
+        used = run_totals(rs)
+        rs["totals"] = {"iterations": used["iterations"] + 1, "tokens": used["tokens"] + _tokens(out.stats)}
+        lay.add_run_seconds(run_id, time.monotonic() - t0)
         lay.write_run_state(rs)
         msg = G.commit_message(node.id, status, guard, attempts=after.attempts, max_attempts=after.max_attempts,
                                run_id=run_id, iteration=n, error=out.internal,
@@ -413,9 +419,12 @@ class TreeRunner:
                   f"working tree is committed with this record")
         atomic_write(lay.tree, canonical_text(tree))
         atomic_write(it / "runner_error.log", f"runner error (crash): {detail}\n")
+        used = run_totals(head_rs)
+        del used["seconds"]
         rs = {**head_rs, "next_iteration": n + 1,
               "last": {"iteration": n, "node": node.id, "status": "error", "guard": "skipped", "summary": detail,
-                       "error": "crash"}}
+                       "error": "crash"},
+              "totals": {**used, "iterations": used["iterations"] + 1}}
         lay.write_run_state(rs)
         msg = G.commit_message(node.id, "error", "skipped", attempts=node.attempts, max_attempts=node.max_attempts,
                                run_id=run_id, iteration=n, error="crash")
@@ -553,6 +562,12 @@ def _require_run_branch(rs: dict[str, Any], branch: str) -> None:
     if isinstance(own, str) and own and own != branch:
         raise G.GitError(f"this run ({rs.get('run_id')}) works on '{own}', but HEAD is on '{branch}'; "
                          f"`git checkout {own}` and step again, or `agentui tree start` a new run here")
+
+
+def _tokens(stats: dict[str, Any]) -> int:
+    """Prompt + completion tokens of an iteration (the tree planner's and the pipeline's calls share
+    one pool, so its totals hold both)."""
+    return int(stats.get("prompt_tokens", 0) or 0) + int(stats.get("completion_tokens", 0) or 0)
 
 
 def _committed_json(repo: Path, path: Path) -> Any:

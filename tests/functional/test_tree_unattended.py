@@ -344,3 +344,36 @@ def test_the_preflight_waits_for_a_busy_endpoint_like_run(tmp_path):
         assert "is up but busy" in stderr and "waiting up to 30 s" in stderr, stderr
         assert p.returncode == 2, (out, stderr)  # complete
         assert subjects(repo)[-1] == "feat(tree): a done"
+
+
+async def test_run_wide_limits_hold_across_separate_steps(fakellm, tmp_path):
+    """run_max_iterations counts every iteration since `start`, whichever `step` or `run` ran it;
+    at the limit a step runs nothing and says which limit (exit 4 from the CLI)."""
+    file_agent(fakellm, behaviour=lambda _n, _t: "infeasible")  # every iteration is a retry
+    tree = Node(id="a", title="write a.txt", goal="write a.txt", max_attempts=9)
+    repo, lay, runner = _runner(tmp_path, fakellm, tree, "test -f a.txt", decompose=False, run_max_iterations=3)
+    assert (await runner.step()).status == "open"
+    again = TreeRunner(lay, runner.agent_config, yes=True)  # another invocation
+    assert (await again.run(max_iterations=5)).status == "limit"
+    totals = lay.load_run_state()["totals"]
+    assert totals == {"iterations": 3, "tokens": totals["tokens"]} and totals["tokens"] > 0
+    assert lay.run_seconds("r") > 0  # wall time stays out of the committed state (byte-stable runs)
+    assert subjects(repo)[-3:] == ["chore(tree): a retry 1/9", "chore(tree): a retry 2/9", "chore(tree): a retry 3/9"]
+    before = subjects(repo)
+    res = await TreeRunner(lay, runner.agent_config, yes=True).step()
+    assert (res.status, res.iteration) == ("limit", None)
+    assert "3/3 iterations (run_max_iterations)" in res.message and subjects(repo) == before
+    r = _tree(repo, "step", "--no-preflight")
+    assert r.returncode == 4 and "run limit reached" in r.stdout, (r.stdout, r.stderr)
+    s = _tree(repo, "status")
+    assert "used: 3 iterations of 3 iterations" in s.stdout, s.stdout
+    # the token limit, raised past the iteration limit
+    lay.config.write_text(render_config(TreeConfig(guard="test -f a.txt", decompose=False, run_max_tokens=totals["tokens"] + 1)))
+    git(repo, "commit", "-qam", "raise the limits")
+    assert (await TreeRunner(lay, runner.agent_config, yes=True).run()).status == "limit"
+    assert "(run_max_tokens)" in (await TreeRunner(lay, runner.agent_config, yes=True).step()).message
+    assert lay.load_run_state()["totals"]["iterations"] == 4
+    # and the wall-clock limit
+    lay.config.write_text(render_config(TreeConfig(guard="test -f a.txt", decompose=False, run_max_wall_s=0.001)))
+    git(repo, "commit", "-qam", "a wall-clock limit")
+    assert "(run_max_wall_s)" in (await TreeRunner(lay, runner.agent_config, yes=True).step()).message
