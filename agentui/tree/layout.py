@@ -18,7 +18,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -47,6 +47,10 @@ class TreeConfig(BaseModel):
     run_max_tokens: int = Field(0, ge=0, description="LLM tokens (prompt + completion) for the whole run (0: no limit)")
     run_max_wall_s: float = Field(0.0, ge=0, description="iteration wall-clock seconds for the whole run (0: no limit)")
     max_attempts: int = Field(3, ge=1, description="max_attempts for nodes the runner creates")
+    executor: Literal["agentui", "acp"] = Field("agentui", description="who works a leaf: agentui's role pipeline, "
+                                                "or the ACP agent in acp_command")
+    acp_command: list[str] = Field(default_factory=list, description="the ACP agent to spawn, e.g. "
+                                   '["claude-code-acp"] or ["gemini", "--experimental-acp"]')
     decompose: bool = Field(True, description="let the planner split a leaf into children")
     max_depth: int = Field(3, ge=0, le=MAX_TREE_DEPTH - 1, description="leaves at this depth are never decomposed")
     max_children: int = Field(6, ge=1, le=MAX_CHILDREN,
@@ -71,6 +75,11 @@ run_max_tokens = {run_max_tokens}
 run_max_wall_s = {run_max_wall_s}
 # max_attempts for nodes the runner creates (decomposition)
 max_attempts = {max_attempts}
+# who works a leaf: "agentui" (its own role pipeline) or "acp" (the ACP agent acp_command spawns in
+# the repository, e.g. ["claude-code-acp"], ["gemini", "--experimental-acp"]); guards, git and limits
+# are the same either way
+executor = {executor}
+acp_command = {acp_command}
 # may the planner split a leaf that is too large into children? how deep? how many?
 decompose = {decompose}
 max_depth = {max_depth}
@@ -83,7 +92,8 @@ def render_config(cfg: TreeConfig) -> str:
         guard=json.dumps(cfg.guard, ensure_ascii=False), timeout=_num(cfg.iteration_timeout_s),
         cap=cfg.guard_output_cap_bytes, max_iterations=cfg.max_iterations, max_attempts=cfg.max_attempts,
         run_max_iterations=cfg.run_max_iterations, run_max_tokens=cfg.run_max_tokens,
-        run_max_wall_s=_num(cfg.run_max_wall_s),
+        run_max_wall_s=_num(cfg.run_max_wall_s), executor=json.dumps(cfg.executor),
+        acp_command=json.dumps(cfg.acp_command, ensure_ascii=False),
         decompose="true" if cfg.decompose else "false", max_depth=cfg.max_depth, max_children=cfg.max_children)
 
 

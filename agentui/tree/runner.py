@@ -171,8 +171,11 @@ class TreeRunner:
             self._emit({"kind": "warning", "message": f"{url} is up but busy (another generation still running); "
                                                       f"waiting up to {wait_s:g} s for it to finish"})
 
-        env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
-                             memory=self.memory, wait_busy=busy)  # before anything is written: NotReady commits nothing
+        if cfg.executor == "acp" and not cfg.decompose:  # no agentui LLM call in the iteration: none needed
+            env = AgentEnv(pool=None, memory=None, owns_memory=False, memory_kind="none")
+        else:
+            env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
+                                 memory=self.memory, wait_busy=busy)  # before anything is written: NotReady commits nothing
         for w in env.warnings:
             self._emit({"kind": "warning", "message": w})
         try:
@@ -516,10 +519,33 @@ class TreeRunner:
             notes = (d.assumptions, d.questions)
         else:
             notes = ([], [])
-        out = await self._pipeline(env, task_text(node, history=history, failure=failure), it, left())
+        text = task_text(node, history=history, failure=failure)
+        if cfg.executor == "acp":
+            from agentui.tree.acp_executor import run_acp
+
+            out = await run_acp(cfg.acp_command, self.repo, text, it, timeout=left(), approve=self._approve)
+            out.assumptions[:0], out.questions[:0] = notes[0], notes[1]
+            out.stats = {**(pool.totals() if pool is not None else {}), "executor": "acp"}
+            return out
+        out = await self._pipeline(env, text, it, left())
         out.assumptions[:0], out.questions[:0] = notes[0], notes[1]
         out.stats = {**pool.totals(), **({"pipeline": out.stats} if out.stats else {})}
         return out
+
+    async def _approve(self, title: str) -> bool:
+        """An ACP agent's permission request: --yes allows; else the injected confirm handler (the
+        TUI's modal) decides; unattended without --yes, it is denied."""
+        if self.yes:
+            return True
+        if self.confirm is None:
+            return False
+        from agentui.contracts import ConfirmationChoice, ConfirmationRequest
+
+        req = ConfirmationRequest(request_id=self.ids.new("confirm"), task_id="tree", subtask_id="acp",
+                                  tool="acp", command=title, cwd=str(self.repo), reasons=["the ACP agent asks"])
+        got = await self.confirm(req)
+        choice = getattr(got, "choice", got)  # a ConfirmationChoice, or an Answer holding one
+        return choice is not None and choice != ConfirmationChoice.DENY
 
     async def _pipeline(self, env: AgentEnv, text: str, it: Path, timeout: float) -> AgentOutcome:
         from agentui.contracts import ConfirmationChoice
