@@ -166,11 +166,15 @@ def goal_md(node: Node, path: str) -> str:
     return f"# {node.title}\n\nNode `{node.id}` (path `{path}`)\n\n## Goal\n\n{node.goal}\n\n## Acceptance\n\n{crit}"
 
 
-def task_text(node: Node, *, history: str = "", failure: str = "") -> str:
-    """The one task the pipeline gets: the leaf's goal and criteria, plus what went wrong last time."""
+def task_text(node: Node, *, history: str = "", failure: str = "", progress: str = "") -> str:
+    """The one task the pipeline gets: the leaf's goal and criteria, what earlier iterations found
+    (progress notes, capped by the config), plus what went wrong last time."""
     parts = [node.goal.strip() or node.title]
     if node.acceptance:
         parts.append("Done when: " + "; ".join(a.strip() for a in node.acceptance) + ".")
+    notes = [ln[2:] for ln in progress.splitlines() if ln.startswith("- ")]
+    if notes:
+        parts.append("Notes from earlier iterations of this tree:\n" + "\n".join(f"- {n}" for n in notes))
     if history:
         parts.append("Previous attempt: " + history.strip()[:800])
     if failure:

@@ -41,8 +41,40 @@ class AgentEnv:
                 await self.memory.close()
 
 
+class ReadOnlyMemory:
+    """The user's store for a tree run with memory = "read-only": what earlier work taught is
+    recalled, nothing this run learns is written (GGS's Megrams, the Dreamer's consolidation)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.dropped = 0
+
+    def __getattr__(self, name: str) -> Any:  # reads, drain, flush and close reach the store
+        return getattr(self._inner, name)
+
+    def write(self, m: Any) -> None:
+        self.dropped += 1
+
+    async def awrite(self, m: Any) -> None:
+        self.dropped += 1
+
+    def write_many(self, megrams: list[Any], *, sync: bool = False) -> int:
+        self.dropped += len(megrams)
+        return 0
+
+    def supersede(self, old_id: str, new: Any) -> None:
+        self.dropped += 1
+
+    async def record_negative_feedback(self, rule_id: str, content: str) -> None:
+        self.dropped += 1
+
+    def record_negative_feedback_sync(self, rule_id: str, content: str) -> None:
+        self.dropped += 1
+
+
 async def open_env(config: Any, *, clock: Clock, ids: IdFactory, preflight: bool = True,
-                   memory: Any = None, wait_busy: Callable[[str, float], None] | None = None) -> AgentEnv:
+                   memory: Any = None, wait_busy: Callable[[str, float], None] | None = None,
+                   memory_mode: str = "read-write") -> AgentEnv:
     """The pool, preflighted as `agentui run` does it: the model list and one tiny completion within
     10 s, and an endpoint that is up but busy with another generation gets `llm.idle_wait_s` more
     (`wait_busy(url, seconds)` is told first) instead of failing the step; then the memory (`memory`
@@ -68,10 +100,16 @@ async def open_env(config: Any, *, clock: Clock, ids: IdFactory, preflight: bool
         if bad:
             await pool.aclose()
             raise NotReady("; ".join(r.error or f"{r.url} gave no answer" for r in bad))
+    if memory_mode == "off":  # a throw-away store: nothing recalled, nothing kept
+        return AgentEnv(pool, open_memory(None, clock, ids), owns_memory=True, memory_kind="off")
     if memory is not None:
+        if memory_mode == "read-only":
+            return AgentEnv(pool, ReadOnlyMemory(memory), owns_memory=False, memory_kind="shared, read-only")
         return AgentEnv(pool, memory, owns_memory=False, memory_kind="shared")
     try:
         mem = open_memory(layout.memory_db, clock, ids)
+        if memory_mode == "read-only":
+            return AgentEnv(pool, ReadOnlyMemory(mem), owns_memory=True, memory_kind="data dir, read-only")
         return AgentEnv(pool, mem, owns_memory=True, memory_kind="data dir")
     except MemoryInUse as e:
         return AgentEnv(pool, open_memory(None, clock, ids), owns_memory=True, memory_kind="temporary",

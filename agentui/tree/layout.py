@@ -51,6 +51,10 @@ class TreeConfig(BaseModel):
                                                 "or the ACP agent in acp_command")
     acp_command: list[str] = Field(default_factory=list, description="the ACP agent to spawn, e.g. "
                                    '["claude-code-acp"] or ["gemini", "--experimental-acp"]')
+    memory: Literal["read-write", "read-only", "off"] = Field(
+        "read-write", description="the user's memory store in tree iterations: recall and learn, recall only, or neither")
+    progress_notes_bytes: int = Field(4000, ge=0, description="cap of state/progress.md, the notes shared with "
+                                      "later nodes (0: no notes)")
     decompose: bool = Field(True, description="let the planner split a leaf into children")
     max_depth: int = Field(3, ge=0, le=MAX_TREE_DEPTH - 1, description="leaves at this depth are never decomposed")
     max_children: int = Field(6, ge=1, le=MAX_CHILDREN,
@@ -80,6 +84,11 @@ max_attempts = {max_attempts}
 # are the same either way
 executor = {executor}
 acp_command = {acp_command}
+# the user's memory store in iterations: "read-write" (recall and learn), "read-only", "off"
+memory = {memory}
+# state/progress.md: each iteration's summary, shared with later nodes, oldest dropped past this
+# many bytes (0 = no notes)
+progress_notes_bytes = {progress_notes_bytes}
 # may the planner split a leaf that is too large into children? how deep? how many?
 decompose = {decompose}
 max_depth = {max_depth}
@@ -93,7 +102,8 @@ def render_config(cfg: TreeConfig) -> str:
         cap=cfg.guard_output_cap_bytes, max_iterations=cfg.max_iterations, max_attempts=cfg.max_attempts,
         run_max_iterations=cfg.run_max_iterations, run_max_tokens=cfg.run_max_tokens,
         run_max_wall_s=_num(cfg.run_max_wall_s), executor=json.dumps(cfg.executor),
-        acp_command=json.dumps(cfg.acp_command, ensure_ascii=False),
+        acp_command=json.dumps(cfg.acp_command, ensure_ascii=False), memory=json.dumps(cfg.memory),
+        progress_notes_bytes=cfg.progress_notes_bytes,
         decompose="true" if cfg.decompose else "false", max_depth=cfg.max_depth, max_children=cfg.max_children)
 
 
@@ -118,6 +128,7 @@ class TreeLayout:
     config = property(lambda self: self.state / "config.toml")
     run_state = property(lambda self: self.state / "run_state.json")
     assumptions = property(lambda self: self.state / "assumptions.md")
+    progress = property(lambda self: self.state / "progress.md")
     questions = property(lambda self: self.state / "questions.md")
     gitignore = property(lambda self: self.root / ".gitignore")
 
@@ -176,16 +187,33 @@ class TreeLayout:
     def run_seconds(self, run_id: str) -> float:
         """Iteration wall-clock seconds the run has used (local, beside its iteration logs)."""
         try:
-            return float(json.loads((self.iterations / run_id / "seconds.json").read_text())["seconds"])
+            return float(json.loads((self.iterations / f".seconds-{run_id}.json").read_text())["seconds"])
         except (OSError, ValueError, KeyError, TypeError):
             return 0.0
 
     def add_run_seconds(self, run_id: str, seconds: float) -> None:
         total = round(self.run_seconds(run_id) + seconds, 3)
-        atomic_write(self.iterations / run_id / "seconds.json", canonical_json_text({"seconds": total}))
+        atomic_write(self.iterations / f".seconds-{run_id}.json", canonical_json_text({"seconds": total}))
 
     def write_run_state(self, doc: dict[str, Any]) -> None:
         atomic_write(self.run_state, canonical_json_text(doc))
+
+    def add_progress(self, line: str, cap: int) -> None:
+        """Append one note to progress.md, dropping the oldest notes past `cap` bytes."""
+        if cap <= 0 or not line.strip():
+            return
+        head = "# Progress notes (what earlier iterations found; oldest dropped first)\n\n"
+        notes = [ln for ln in self.progress_notes().splitlines() if ln.startswith("- ")]
+        notes.append("- " + " ".join(line.split())[:400])
+        while notes and len((head + "".join(n + "\n" for n in notes)).encode("utf-8")) > cap:
+            notes.pop(0)
+        atomic_write(self.progress, head + "".join(n + "\n" for n in notes))
+
+    def progress_notes(self) -> str:
+        try:
+            return self.progress.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ""
 
     def append_note(self, which: str, lines: list[str], header: str) -> None:
         """Append to assumptions.md / questions.md (always proceed: never blocks the loop)."""

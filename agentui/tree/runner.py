@@ -175,7 +175,7 @@ class TreeRunner:
             env = AgentEnv(pool=None, memory=None, owns_memory=False, memory_kind="none")
         else:
             env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
-                                 memory=self.memory, wait_busy=busy)  # before anything is written: NotReady commits nothing
+                                 memory=self.memory, wait_busy=busy, memory_mode=cfg.memory)  # before anything is written: NotReady commits nothing
         for w in env.warnings:
             self._emit({"kind": "warning", "message": w})
         try:
@@ -246,6 +246,9 @@ class TreeRunner:
         lay.append_note("questions", out.questions, header)
         after = new_tree.find(node.id) or node
         summary = (out.summary or out.detail)[:2000]
+        if not out.internal and summary:  # what this iteration found, for the nodes after it
+            verdict = status + (f", guard {guard}" if guard != "skipped" else "")
+            lay.add_progress(f"iteration {n} · {node.id} ({verdict}): {summary}", cfg.progress_notes_bytes)
         rs["next_iteration"] = n + 1
         rs["last"] = {"iteration": n, "node": node.id, "status": status, "guard": guard, "summary": summary,
                       "error": out.internal or None}
@@ -477,6 +480,9 @@ class TreeRunner:
             shutil.rmtree(ctx)
         ctx.mkdir(parents=True)
         atomic_write(ctx / "goal.md", goal_md(node, path))
+        notes = self.lay.progress_notes()
+        if notes:
+            atomic_write(ctx / "progress.md", notes)
         history = failure = ""
         same = last.get("node") == node.id
         if same and last.get("status") == "retry" and last.get("summary"):
@@ -519,7 +525,8 @@ class TreeRunner:
             notes = (d.assumptions, d.questions)
         else:
             notes = ([], [])
-        text = task_text(node, history=history, failure=failure)
+        text = task_text(node, history=history, failure=failure,
+                         progress=self.lay.progress_notes() if cfg.progress_notes_bytes else "")
         if cfg.executor == "acp":
             from agentui.tree.acp_executor import run_acp
 

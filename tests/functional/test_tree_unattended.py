@@ -377,3 +377,48 @@ async def test_run_wide_limits_hold_across_separate_steps(fakellm, tmp_path):
     lay.config.write_text(render_config(TreeConfig(guard="test -f a.txt", decompose=False, run_max_wall_s=0.001)))
     git(repo, "commit", "-qam", "a wall-clock limit")
     assert "(run_max_wall_s)" in (await TreeRunner(lay, runner.agent_config, yes=True).step()).message
+
+
+async def test_progress_notes_reach_later_nodes_within_their_cap(fakellm, tmp_path):
+    file_agent(fakellm)
+    tree = Node(id="root", title="three files", children=[
+        Node(id=x, order=i, title=f"write {x}.txt", goal=f"write {x}.txt", guard=f"test -f {x}.txt")
+        for i, x in enumerate("abc")])
+    repo, lay, runner = _runner(tmp_path, fakellm, tree, "true", decompose=False, progress_notes_bytes=220)
+    assert (await runner.step()).guard == "pass"
+    notes = lay.progress.read_text()
+    assert "- iteration 1 · a (done, guard pass): the file is written" in notes
+    assert git(repo, "show", "--stat", "HEAD").count("progress.md") == 1  # committed with the iteration
+    await runner.step()
+    task_b = [m["content"] for m in fakellm.calls("perceiver")[-1]["messages"] if m["role"] == "user"][-1]
+    assert "Notes from earlier iterations of this tree:\n- iteration 1 · a (done, guard pass)" in task_b
+    assert (lay.context / "progress.md").read_text() == notes
+    assert (await runner.step()).status == "complete"
+    final = lay.progress.read_text()
+    assert len(final.encode()) <= 220 and "iteration 3 · c" in final and "iteration 1 · a" not in final
+
+
+@pytest.mark.parametrize("mode", ["read-write", "read-only", "off"])
+async def test_the_memory_setting_of_tree_runs(fakellm, tmp_path, mode):
+    """read-write: the iteration's lessons reach the user's store; read-only: recalled, never
+    written; off: a throw-away store."""
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+    from agentui.memory import open_memory
+    from agentui.paths import DataLayout
+
+    file_agent(fakellm)
+    repo, lay, runner = _runner(tmp_path, fakellm, Node(id="a", title="write a.txt", goal="write a.txt"),
+                                "test -f a.txt", decompose=False, memory=mode)
+    res = await runner.step()
+    assert res.guard == "pass", res
+    meta = json.loads((lay.iteration_dir("r", 1) / "meta.json").read_text())
+    assert meta["memory"] == {"read-write": "data dir", "read-only": "data dir, read-only", "off": "off"}[mode]
+    db = DataLayout(runner.agent_config.data_path()).memory_db
+    mem = open_memory(db, SystemClock(), UuidIds()) if db.exists() else None
+    try:
+        n = len(mem.list()) if mem is not None else 0
+    finally:
+        if mem is not None:
+            await mem.close()
+    assert (n > 0) == (mode == "read-write"), (mode, n)
