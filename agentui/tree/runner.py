@@ -175,7 +175,8 @@ class TreeRunner:
             env = AgentEnv(pool=None, memory=None, owns_memory=False, memory_kind="none")
         else:
             env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
-                                 memory=self.memory, wait_busy=busy, memory_mode=cfg.memory)  # before anything is written: NotReady commits nothing
+                                 memory=self.memory, wait_busy=busy, memory_mode=cfg.memory,
+                                 idle_cap_s=cfg.iteration_timeout_s)  # before anything is written: NotReady commits nothing
         for w in env.warnings:
             self._emit({"kind": "warning", "message": w})
         try:

@@ -308,10 +308,28 @@ def test_bookkeeping_is_linear_in_the_tree_size():
     assert big < 8 * small + 0.05, (small, big)  # linear is ~4x; quadratic ~16x
 
 
+class BusyModelsLLM(FakeLLM):
+    """Like llama-cpp-python's server: even its model list waits for the one generation slot."""
+
+    def _handler_class(self):  # noqa: ANN202
+        base = super()._handler_class()
+        fake = self
+
+        class Handler(base):
+            def do_GET(self) -> None:  # noqa: N802
+                if fake.slot is not None and self.path.rstrip("/").endswith("/models"):
+                    with fake.slot:
+                        return super().do_GET()
+                return super().do_GET()
+
+        return Handler
+
+
 def test_the_preflight_waits_for_a_busy_endpoint_like_run(tmp_path):
-    """The endpoint's only slot is busy with another generation: the step says so and waits
-    (`llm.idle_wait_s`) instead of giving up, then runs its iteration once the slot is free."""
-    with FakeLLM(single_slot=True) as fake:
+    """The endpoint's only slot is busy with another generation, and its model list waits for it:
+    the step says so and waits (`llm.idle_wait_s`) instead of giving up after 10 s, then runs its
+    iteration once the slot is free."""
+    with BusyModelsLLM(single_slot=True) as fake:
         file_agent(fake)
         repo = make_repo(tmp_path / "repo")
         cfg = tmp_path / "agentui.toml"
