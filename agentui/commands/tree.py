@@ -2,9 +2,14 @@
 
     agentui tree init "GOAL" [--title T] [--id ID] [--acceptance A]... [--guard CMD]
     agentui tree validate [--write-schema] | select | status [--json]
-    agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes]
+    agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes] | recover
+    agentui tree add PARENT TITLE [--goal G] [-a A]... [--guard CMD] [--order N] [--id ID]
+    agentui tree edit ID [--title T] [--goal G] [-a A]... [--guard CMD | --no-guard] [--order N]
+    agentui tree move ID PARENT [--order N] | reset ID | unstick ID [--more N]
 
-Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck.
+Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck,
+4 a run-wide limit (run_max_iterations / run_max_tokens / run_max_wall_s) is reached;
+2 also when nothing ran: no usable LLM, or another run holds the tree.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_ERROR, EXIT_COMPLETE, EXIT_STUCK = 0, 1, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_COMPLETE, EXIT_STUCK, EXIT_LIMIT = 0, 1, 2, 3, 4
 EXIT_USAGE = 2  # like every command: bad input or no usable LLM (nothing ran); see the README
 
 
@@ -40,6 +45,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p = add("start", help="create branch runner/<run-id> and commit the state")
     p.add_argument("--run-id", metavar="ID", help="run id (default: UTC time + random suffix)")
+    add("recover", help="record an iteration a killed step left unfinished (step and run do it first)")
+    p = add("add", help="add an open leaf under an open node")
+    p.add_argument("parent", help="the parent node's id")
+    p.add_argument("title", nargs="+", help="the new node's title")
+    p.add_argument("--goal", default="", help="what it must achieve (default: the title)")
+    p.add_argument("--acceptance", "-a", action="append", default=[], metavar="TEXT", help="repeatable")
+    p.add_argument("--guard", metavar="CMD", help="its own guard (default: the config's)")
+    p.add_argument("--order", type=int, metavar="N", help="its place among the siblings (default: last)")
+    p.add_argument("--id", dest="node_id", metavar="ID", help="its id (default: <parent>.<k>)")
+    p.add_argument("--max-attempts", type=int, default=3, metavar="N")
+    p = add("edit", help="change an open node's title, goal, acceptance, guard, max_attempts or order")
+    p.add_argument("node")
+    p.add_argument("--title")
+    p.add_argument("--goal")
+    p.add_argument("--acceptance", "-a", action="append", metavar="TEXT",
+                   help="replaces the node's criteria (repeatable)")
+    p.add_argument("--clear-acceptance", action="store_true", help="remove every criterion")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--guard", metavar="CMD")
+    g.add_argument("--no-guard", action="store_true", help="use the config's guard")
+    p.add_argument("--max-attempts", type=int, metavar="N")
+    p.add_argument("--order", type=int, metavar="N")
+    p = add("move", help="move an open node (and its subtree) under another open node")
+    p.add_argument("node")
+    p.add_argument("parent")
+    p.add_argument("--order", type=int, metavar="N")
+    p = add("reset", help="attempts back to 0 on an open node and the open nodes under it")
+    p.add_argument("node")
+    p = add("unstick", help="give a stuck leaf another go: attempts back to 0, or --more N attempts")
+    p.add_argument("node")
+    p.add_argument("--more", type=int, metavar="N", help="raise max_attempts by N instead")
     for name, text in (("step", "run one iteration on the selected leaf"),
                        ("run", "run iterations until complete, stuck, an error or --max-iterations")):
         p = add(name, help=text)
@@ -57,7 +93,7 @@ def _err(msg: str) -> int:
 
 
 def _exit_for(status: str) -> int:
-    return {"open": EXIT_OK, "complete": EXIT_COMPLETE, "stuck": EXIT_STUCK}.get(status, EXIT_ERROR)
+    return {"open": EXIT_OK, "complete": EXIT_COMPLETE, "stuck": EXIT_STUCK, "limit": EXIT_LIMIT}.get(status, EXIT_ERROR)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
             return _exit_for(s.status)
         if action == "status":
             return _status(lay, as_json=bool(getattr(args, "json", False)))
+        if action in EDITS:
+            return _edit(args, lay, action)
         return _drive(args, lay, action)
     except TreeInvalid as e:
         print(f"agentui tree: invalid state in {e.source}:", file=sys.stderr)
@@ -145,12 +183,25 @@ def _status(lay: Any, *, as_json: bool) -> int:
     s = select(root)
     rs = lay.load_run_state()
     if as_json:
-        print(json.dumps(status_doc(root, s, rs), sort_keys=True, ensure_ascii=False))
+        doc = status_doc(root, s, rs)
+        cfg = lay.load_config()
+        doc["limits"] = {"iterations": cfg.run_max_iterations, "tokens": cfg.run_max_tokens,
+                         "seconds": cfg.run_max_wall_s}
+        print(json.dumps(doc, sort_keys=True, ensure_ascii=False))
         return _exit_for(s.status)
     if rs:
+        from agentui.tree.layout import run_totals
+
         last = rs.get("last") or {}
         print(f"run {rs['run_id']} · next iteration {rs['next_iteration']}"
               + (f" · last: {last.get('node')} {last.get('status')} (guard {last.get('guard')})" if last else ""))
+        cfg, used = lay.load_config(), run_totals(rs, lay.run_seconds(rs["run_id"]))
+
+        def of(n: float, limit: float, unit: str) -> str:
+            return f"{n:g}{unit}" + (f" of {limit:g}{unit}" if limit else "")
+
+        print(f"used: {of(used['iterations'], cfg.run_max_iterations, ' iterations')}, "
+              f"{of(used['tokens'], cfg.run_max_tokens, ' tokens')}, {of(round(used['seconds']), cfg.run_max_wall_s, ' s')}")
     else:
         print("run: not started (agentui tree start)")
     for line in outline(root, s):
@@ -159,13 +210,76 @@ def _status(lay: Any, *, as_json: bool) -> int:
     return _exit_for(s.status)
 
 
+EDITS = ("add", "edit", "move", "reset", "unstick")
+
+
+def _edit(args: argparse.Namespace, lay: Any, action: str) -> int:
+    """Apply one edit under the run lock and write the tree; on the run's branch the edit is
+    committed (tree.json alone), so the next step starts from a clean working tree."""
+    from agentui.tree import edit as E
+    from agentui.tree import git as G
+    from agentui.tree.lock import RunLock, RunLocked
+    from agentui.tree.model import load_tree, write_tree
+
+    lock = RunLock(lay.repo) if G.is_repo(lay.repo) else None
+    try:
+        if lock is not None:
+            lock.acquire()
+    except RunLocked as e:
+        print(f"agentui tree {action}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        tree = load_tree(lay.tree)
+        try:
+            if action == "add":
+                title = " ".join(args.title).strip()
+                tree, nid = E.add(tree, args.parent, title=title, goal=args.goal or title, acceptance=args.acceptance,
+                                  guard=args.guard, order=args.order, node_id=args.node_id,
+                                  max_attempts=args.max_attempts)
+                what = f"add {nid} under {args.parent}"
+            elif action == "edit":
+                fields: dict[str, Any] = {k: getattr(args, k) for k in ("title", "goal", "max_attempts", "order")
+                                          if getattr(args, k) is not None}
+                if args.acceptance is not None or args.clear_acceptance:
+                    fields["acceptance"] = [] if args.clear_acceptance else args.acceptance
+                if args.guard is not None or args.no_guard:
+                    fields["guard"] = None if args.no_guard else args.guard
+                if not fields:
+                    return _err("nothing to change: give --title, --goal, -a, --guard, --max-attempts or --order")
+                tree = E.edit(tree, args.node, **fields)
+                what = f"edit {args.node}"
+            elif action == "move":
+                tree = E.move(tree, args.node, args.parent, order=args.order)
+                what = f"move {args.node} under {args.parent}"
+            elif action == "reset":
+                tree = E.reset(tree, args.node)
+                what = f"reset attempts of {args.node}"
+            else:
+                tree = E.unstick(tree, args.node, more=args.more)
+                what = f"unstick {args.node}"
+        except E.EditError as e:
+            return _err(f"{action}: {e}")
+        write_tree(lay.tree, tree)
+        print(f"{what}: wrote {lay.tree}")
+        rs = lay.load_run_state() if lock is not None else None
+        if rs and rs.get("branch") and G.current_branch(lay.repo) == rs["branch"]:
+            sha = G.commit_paths(lay.repo, f"chore(tree): {what}\n\nrun {rs['run_id']} edit\n", [lay.tree])
+            print(f"committed {sha[:12]} on {rs['branch']}")
+        else:
+            print("not committed (no run on this branch): commit it before the next step")
+        return EXIT_OK
+    finally:
+        if lock is not None:
+            lock.release()
+
+
 def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
     import asyncio
 
     from agentui.cli import load_from_args
     from agentui.config_write import api_key_from_keychain
     from agentui.tree.git import GitError
-    from agentui.tree.runner import NotReady, TreeRunner
+    from agentui.tree.runner import NotReady, RunLocked, TreeRunner
 
     loaded = load_from_args(args)
     if action in ("step", "run"):
@@ -176,6 +290,11 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
         if action == "start":
             rid = runner.start(getattr(args, "run_id", None))
             print(f"started run {rid} on branch runner/{rid}; next: agentui tree step (or run)")
+            return EXIT_OK
+        if action == "recover":
+            rec = runner.recover()
+            print(f"recovered iteration {rec.iteration} ({rec.node}): {rec.message}" if rec is not None
+                  else "nothing to recover: no iteration was left unfinished")
             return EXIT_OK
         if action == "run" and args.max_iterations is not None and args.max_iterations < 1:
             return _err("--max-iterations must be at least 1")
@@ -189,6 +308,9 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
             return 128 + sig
     except GitError as e:
         return _err(str(e))
+    except RunLocked as e:  # nothing ran, nothing was written
+        print(f"agentui tree {action}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except NotReady as e:  # no usable endpoint / memory: nothing ran, nothing was committed
         print(f"agentui tree {action}: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -196,6 +318,7 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
         print(res.message)
     elif res.status in ("complete", "stuck"):
         print(f"tree {res.status}")
+
     if res.status == "error":
         print(f"agentui tree: runner error in iteration {res.iteration}: {res.error} (no attempt used; "
               f"see {lay.iterations}/)", file=sys.stderr)
@@ -240,5 +363,7 @@ def _printer(event: dict[str, Any]) -> None:
         return
     if event["phase"] == "start":
         print(f"iteration {event['iteration']} · {event['path']}", flush=True)
+    elif event["phase"] == "recovered":
+        print(f"iteration {event['iteration']} · {event['node']} (recovered)\n  {event['message']}", flush=True)
     else:
         print(f"  {event['agent_status']} · guard {event['guard']} · {event['message']}", flush=True)

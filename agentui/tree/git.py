@@ -97,6 +97,14 @@ def commit_all(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+def commit_paths(repo: Path, message: str, paths: list[Path]) -> str:
+    """Commit these paths alone (other changes in the working tree stay as they are)."""
+    rels = [Path(p).resolve().relative_to(Path(repo).resolve()).as_posix() for p in paths]
+    git(repo, "add", "--", *rels)
+    git(repo, "commit", "-q", "--no-verify", "-m", message, "--", *rels, env=_identity_env(repo))
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 def commit_message(node_id: str, status: str, guard: str, *, attempts: int, max_attempts: int,
                    run_id: str, iteration: int, error: str = "", children: int = 0) -> str:
     """One deterministic Conventional Commit message per iteration outcome."""
@@ -111,6 +119,26 @@ def commit_message(node_id: str, status: str, guard: str, *, attempts: int, max_
     else:
         head = f"chore(tree): {node_id} runner error ({error or 'internal'})"
     return f"{head}\n\nrun {run_id} iteration {iteration}\n"
+
+
+def committed_text(repo: Path, path: Path) -> str | None:
+    """`path`'s content at HEAD (None when HEAD lacks it)."""
+    rel = Path(path).resolve().relative_to(Path(repo).resolve()).as_posix()
+    try:
+        p = subprocess.run(["git", "show", f"HEAD:./{rel}"], cwd=repo, capture_output=True, timeout=60,
+                           env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise GitError(f"git show HEAD:./{rel} failed: {e}") from None
+    if p.returncode != 0:
+        return None
+    return p.stdout.decode("utf-8", errors="replace")
+
+
+def index_lock(repo: Path) -> Path | None:
+    """The index's lock file when it exists (a git command running, or a killed one's leftover)."""
+    out = git(repo, "rev-parse", "--git-path", "index.lock", check=False).strip()
+    lock = (Path(repo) / out) if out else None
+    return lock if lock is not None and lock.exists() else None
 
 
 def head_message(repo: Path) -> str:

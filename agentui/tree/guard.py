@@ -1,6 +1,8 @@
 """The guard: a shell command run in the repository after an agent `done` (exit 0 = pass).
 
 Its stdout and stderr are each capped (default 100 KB) in guard.log with "[truncated N bytes]".
+Both pipes are drained as the guard writes: only the capped head of each is kept, the rest is
+counted, so memory stays bounded whatever the guard prints.
 The remaining iteration budget is its timeout; a timeout or a spawn error is a runner-internal
 failure (no attempt consumed), not a guard fail (issue #16).
 """
@@ -25,9 +27,38 @@ class GuardRun:
     error: str = ""
 
 
-def cap(data: bytes, limit: int) -> str:
+CHUNK = 64 * 1024
+
+
+class Drain:
+    """One pipe's output: the first `limit` bytes kept, the total counted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.head = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+
+    async def read_all(self, stream: asyncio.StreamReader | None) -> None:
+        if stream is None:
+            return
+        while chunk := await stream.read(CHUNK):
+            self.feed(chunk)
+
+    def text(self) -> str:
+        return cap(bytes(self.head), self.limit, total=self.total)
+
+
+def cap(data: bytes, limit: int, *, total: int | None = None) -> str:
     """At most `limit` bytes of UTF-8 in the log: invalid bytes become U+FFFD (3 bytes each), so
-    the kept prefix is the longest one whose decoded text still fits, and the rest is counted."""
+    the kept prefix is the longest one whose decoded text still fits, and the rest is counted.
+    `total` is the output's whole length when `data` holds only its head."""
+    total = len(data) if total is None else total
     keep = min(len(data), limit)
     text = data[:keep].decode("utf-8", errors="replace")
     if len(text.encode("utf-8")) > limit:
@@ -39,13 +70,14 @@ def cap(data: bytes, limit: int) -> str:
             else:
                 hi = mid - 1
         keep, text = lo, data[:lo].decode("utf-8", errors="replace")
-    if len(data) > keep:
-        text += f"\n[truncated {len(data) - keep} bytes]\n"
+    if total > keep:
+        text += f"\n[truncated {total - keep} bytes]\n"
     return text
 
 
-def format_log(command: str, stdout: bytes, stderr: bytes, limit: int, tail: str = "") -> str:
-    return (f"$ {command}\n=== stdout ===\n{cap(stdout, limit)}\n=== stderr ===\n{cap(stderr, limit)}\n"
+def format_log(command: str, stdout: str, stderr: str, tail: str = "") -> str:
+    """The log from each stream's capped text (`cap` / `Drain.text`)."""
+    return (f"$ {command}\n=== stdout ===\n{stdout}\n=== stderr ===\n{stderr}\n"
             + (f"=== {tail} ===\n" if tail else ""))
 
 
@@ -74,24 +106,45 @@ async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: i
         shown = command.replace("\0", "\\0")
         return GuardRun("error", None, f"$ {shown}\ncould not start: {e}\n", time.monotonic() - t0,
                         f"guard could not start: {e}")
+    out, err = Drain(output_cap), Drain(output_cap)
+    tasks = [asyncio.ensure_future(out.read_all(proc.stdout)), asyncio.ensure_future(err.read_all(proc.stderr)),
+             asyncio.ensure_future(proc.wait())]
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout_s)
+        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
     except asyncio.CancelledError:
         _kill_group(proc.pid)  # Ctrl+C: the guard's whole process group goes too
         await _reap(proc)
+        await _settle(tasks)
         raise
-    except TimeoutError:
+    if pending:
         _kill_group(proc.pid)
-        with contextlib.suppress(Exception):
-            out, err = await asyncio.wait_for(proc.communicate(), timeout=5)
-        log = format_log(command, b"", b"", output_cap, f"guard timed out after {timeout_s:.0f} s")
+        await _reap(proc)
+        await _settle(tasks)
+        log = format_log(command, "", "", f"guard timed out after {timeout_s:.0f} s")
         return GuardRun("timeout", None, log, time.monotonic() - t0, f"guard timed out after {timeout_s:.0f} s")
+    broken = next((t.exception() for t in tasks if t.exception() is not None), None)
+    if broken is not None:  # reading a pipe failed: the guard's result is unknown
+        _kill_group(proc.pid)
+        await _reap(proc)
+        return GuardRun("error", proc.returncode, format_log(command, out.text(), err.text(), f"error: {broken}"),
+                        time.monotonic() - t0, f"guard output could not be read: {broken}")
     code = proc.returncode
-    log = format_log(command, out, err, output_cap, f"exit {code}")
-    if code == 127 and not out:
+    log = format_log(command, out.text(), err.text(), f"exit {code}")
+    if code == 127 and not out.total:
         # the shell could not find the command: a broken guard, not a failing one
         return GuardRun("error", code, log, time.monotonic() - t0, f"guard command not found: {command}")
     return GuardRun("pass" if code == 0 else "fail", code, log, time.monotonic() - t0)
+
+
+async def _settle(tasks: list[asyncio.Future]) -> None:
+    """Cancel what is still reading or waiting and collect every outcome, so none is reported as
+    an exception nobody retrieved."""
+    for t in tasks:
+        t.cancel()
+    await asyncio.wait(tasks, timeout=5)
+    for t in tasks:
+        if t.done() and not t.cancelled():
+            t.exception()
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

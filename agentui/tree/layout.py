@@ -5,7 +5,7 @@ run state (issue #16; decision log 2026-01-17 "Directory structure split").
     .agentui/state/tree.json        canonical tree (source of truth)
     .agentui/state/schema.json      its JSON Schema
     .agentui/state/config.toml      guard, timeouts, caps, max_iterations
-    .agentui/state/run_state.json   run id, next iteration, last status/summary/guard
+    .agentui/state/run_state.json   run id, next iteration, last status/summary/guard, run totals
     .agentui/state/assumptions.md   appended, never blocking
     .agentui/state/questions.md     appended, never blocking
     .agentui/context/               rewritten every iteration
@@ -18,7 +18,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -43,7 +43,18 @@ class TreeConfig(BaseModel):
     iteration_timeout_s: float = Field(1800.0, gt=0, description="agent + guard wall clock per iteration")
     guard_output_cap_bytes: int = Field(100_000, ge=1, description="cap for stdout and for stderr")
     max_iterations: int = Field(50, ge=1, description="`run` stops after this many iterations")
+    run_max_iterations: int = Field(0, ge=0, description="iterations for the whole run, over every step (0: no limit)")
+    run_max_tokens: int = Field(0, ge=0, description="LLM tokens (prompt + completion) for the whole run (0: no limit)")
+    run_max_wall_s: float = Field(0.0, ge=0, description="iteration wall-clock seconds for the whole run (0: no limit)")
     max_attempts: int = Field(3, ge=1, description="max_attempts for nodes the runner creates")
+    executor: Literal["agentui", "acp"] = Field("agentui", description="who works a leaf: agentui's role pipeline, "
+                                                "or the ACP agent in acp_command")
+    acp_command: list[str] = Field(default_factory=list, description="the ACP agent to spawn, e.g. "
+                                   '["claude-code-acp"] or ["gemini", "--experimental-acp"]')
+    memory: Literal["read-write", "read-only", "off"] = Field(
+        "read-write", description="the user's memory store in tree iterations: recall and learn, recall only, or neither")
+    progress_notes_bytes: int = Field(4000, ge=0, description="cap of state/progress.md, the notes shared with "
+                                      "later nodes (0: no notes)")
     decompose: bool = Field(True, description="let the planner split a leaf into children")
     max_depth: int = Field(3, ge=0, le=MAX_TREE_DEPTH - 1, description="leaves at this depth are never decomposed")
     max_children: int = Field(6, ge=1, le=MAX_CHILDREN,
@@ -61,8 +72,23 @@ iteration_timeout_s = {timeout}
 guard_output_cap_bytes = {cap}
 # `agentui tree run` stops after this many iterations
 max_iterations = {max_iterations}
+# limits for the whole run, summed over every `step` and `run` since `start` (0 = no limit);
+# checked before each iteration: a run at its limit stops (exit 4)
+run_max_iterations = {run_max_iterations}
+run_max_tokens = {run_max_tokens}
+run_max_wall_s = {run_max_wall_s}
 # max_attempts for nodes the runner creates (decomposition)
 max_attempts = {max_attempts}
+# who works a leaf: "agentui" (its own role pipeline) or "acp" (the ACP agent acp_command spawns in
+# the repository, e.g. ["claude-code-acp"], ["gemini", "--experimental-acp"]); guards, git and limits
+# are the same either way
+executor = {executor}
+acp_command = {acp_command}
+# the user's memory store in iterations: "read-write" (recall and learn), "read-only", "off"
+memory = {memory}
+# state/progress.md: each iteration's summary, shared with later nodes, oldest dropped past this
+# many bytes (0 = no notes)
+progress_notes_bytes = {progress_notes_bytes}
 # may the planner split a leaf that is too large into children? how deep? how many?
 decompose = {decompose}
 max_depth = {max_depth}
@@ -74,6 +100,10 @@ def render_config(cfg: TreeConfig) -> str:
     return CONFIG_TEMPLATE.format(
         guard=json.dumps(cfg.guard, ensure_ascii=False), timeout=_num(cfg.iteration_timeout_s),
         cap=cfg.guard_output_cap_bytes, max_iterations=cfg.max_iterations, max_attempts=cfg.max_attempts,
+        run_max_iterations=cfg.run_max_iterations, run_max_tokens=cfg.run_max_tokens,
+        run_max_wall_s=_num(cfg.run_max_wall_s), executor=json.dumps(cfg.executor),
+        acp_command=json.dumps(cfg.acp_command, ensure_ascii=False), memory=json.dumps(cfg.memory),
+        progress_notes_bytes=cfg.progress_notes_bytes,
         decompose="true" if cfg.decompose else "false", max_depth=cfg.max_depth, max_children=cfg.max_children)
 
 
@@ -98,6 +128,7 @@ class TreeLayout:
     config = property(lambda self: self.state / "config.toml")
     run_state = property(lambda self: self.state / "run_state.json")
     assumptions = property(lambda self: self.state / "assumptions.md")
+    progress = property(lambda self: self.state / "progress.md")
     questions = property(lambda self: self.state / "questions.md")
     gitignore = property(lambda self: self.root / ".gitignore")
 
@@ -153,8 +184,36 @@ class TreeLayout:
             raise StateError(f"{self.run_state}: needs run_id and next_iteration; run `agentui tree start` again")
         return doc
 
+    def run_seconds(self, run_id: str) -> float:
+        """Iteration wall-clock seconds the run has used (local, beside its iteration logs)."""
+        try:
+            return float(json.loads((self.iterations / f".seconds-{run_id}.json").read_text())["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0.0
+
+    def add_run_seconds(self, run_id: str, seconds: float) -> None:
+        total = round(self.run_seconds(run_id) + seconds, 3)
+        atomic_write(self.iterations / f".seconds-{run_id}.json", canonical_json_text({"seconds": total}))
+
     def write_run_state(self, doc: dict[str, Any]) -> None:
         atomic_write(self.run_state, canonical_json_text(doc))
+
+    def add_progress(self, line: str, cap: int) -> None:
+        """Append one note to progress.md, dropping the oldest notes past `cap` bytes."""
+        if cap <= 0 or not line.strip():
+            return
+        head = "# Progress notes (what earlier iterations found; oldest dropped first)\n\n"
+        notes = [ln for ln in self.progress_notes().splitlines() if ln.startswith("- ")]
+        notes.append("- " + " ".join(line.split())[:400])
+        while notes and len((head + "".join(n + "\n" for n in notes)).encode("utf-8")) > cap:
+            notes.pop(0)
+        atomic_write(self.progress, head + "".join(n + "\n" for n in notes))
+
+    def progress_notes(self) -> str:
+        try:
+            return self.progress.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return ""
 
     def append_note(self, which: str, lines: list[str], header: str) -> None:
         """Append to assumptions.md / questions.md (always proceed: never blocks the loop)."""
@@ -164,6 +223,27 @@ class TreeLayout:
         path = self.assumptions if which == "assumptions" else self.questions
         with path.open("a", encoding="utf-8", newline="\n") as fh:
             fh.write(f"\n## {header}\n\n" + "".join(f"- {ln}\n" for ln in lines))
+
+
+def run_totals(rs: dict[str, Any], seconds: float = 0.0) -> dict[str, Any]:
+    """What the run has used so far: iterations and LLM tokens from the run state, iteration
+    seconds as given (`TreeLayout.run_seconds`: wall time is kept out of the committed state,
+    which must be the same bytes for the same run)."""
+    t = rs.get("totals") if isinstance(rs.get("totals"), dict) else {}
+    return {"iterations": int(t.get("iterations", 0) or 0), "tokens": int(t.get("tokens", 0) or 0),
+            "seconds": float(seconds)}
+
+
+def limit_reached(cfg: TreeConfig, totals: dict[str, Any]) -> str:
+    """Which run-wide limit `totals` (`run_totals`) has reached ('' when none)."""
+    t = totals
+    if cfg.run_max_iterations and t["iterations"] >= cfg.run_max_iterations:
+        return f"{t['iterations']}/{cfg.run_max_iterations} iterations (run_max_iterations)"
+    if cfg.run_max_tokens and t["tokens"] >= cfg.run_max_tokens:
+        return f"{t['tokens']}/{cfg.run_max_tokens} tokens (run_max_tokens)"
+    if cfg.run_max_wall_s and t["seconds"] >= cfg.run_max_wall_s:
+        return f"{t['seconds']:.0f}/{_num(cfg.run_max_wall_s)} s of iterations (run_max_wall_s)"
+    return ""
 
 
 def slug(text: str, fallback: str = "goal") -> str:

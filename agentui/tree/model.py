@@ -69,6 +69,23 @@ class Node:
         for c in self.children:
             yield from c.walk(here)
 
+    def shallow(self) -> dict[str, Any]:
+        """The node's own fields with its children as their ids in (order, id) order: two trees are
+        equal when every pair of nodes with one id is shallow-equal (linear, unlike nested dicts)."""
+        d = self.to_dict_own()
+        d["children"] = [c.id for c in sorted(self.children, key=Node.key)]
+        return d
+
+    def to_dict_own(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id, "order": self.order, "title": self.title, "goal": self.goal,
+            "acceptance": list(self.acceptance), "passes": self.passes, "attempts": self.attempts,
+            "max_attempts": self.max_attempts,
+        }
+        if self.guard is not None:
+            d["guard"] = self.guard
+        return d
+
     def find(self, node_id: str) -> Node | None:
         for _, n in self.walk():
             if n.id == node_id:
@@ -93,9 +110,14 @@ class Node:
 
 def canonical_text(root: Node) -> str:
     """Sorted keys, two-space indent, siblings sorted by (order, id), UTF-8, trailing newline."""
-    t = root.copy()
-    t.sort_children()
-    return json.dumps(t.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(_sorted_dict(root), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sorted_dict(n: Node) -> dict[str, Any]:
+    """`to_dict` with siblings in (order, id) order, without copying the tree first."""
+    d = n.to_dict_own()
+    d["children"] = [_sorted_dict(c) for c in sorted(n.children, key=Node.key)]
+    return d
 
 
 def canonical_json_text(doc: Any) -> str:
@@ -282,6 +304,26 @@ def select(root: Node) -> Selection:
         return Selection(status, n, here)
 
     return visit(root, "") or Selection("complete")
+
+
+@dataclass(frozen=True)
+class Entry:
+    node: Node
+    parent: Node | None
+    path: str
+
+
+def index(root: Node) -> dict[str, Entry]:
+    """Every node by id, with its parent and id path, in one walk (the first of a duplicate id
+    wins; a valid tree has none). Lookups that walked the tree per node made a step quadratic."""
+    out: dict[str, Entry] = {}
+    stack: list[tuple[Node, Node | None, str]] = [(root, None, "")]
+    while stack:
+        n, parent, path = stack.pop()
+        here = f"{path}/{n.id}" if path else n.id
+        out.setdefault(n.id, Entry(n, parent, here))
+        stack.extend((c, n, here) for c in reversed(n.children))
+    return out
 
 
 def depth_of(root: Node, node_id: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import shutil
 import time
@@ -34,7 +35,8 @@ from agentui.tree.agent import (
 )
 from agentui.tree.env import AgentEnv, NotReady, open_env
 from agentui.tree.guard import run_guard
-from agentui.tree.layout import StateError, TreeConfig, TreeLayout
+from agentui.tree.layout import StateError, TreeConfig, TreeLayout, limit_reached, run_totals
+from agentui.tree.lock import RunLock, RunLocked
 from agentui.tree.model import (
     Node,
     TreeInvalid,
@@ -44,18 +46,17 @@ from agentui.tree.model import (
     depth_of,
     guard_problem,
     load_tree,
+    parse_tree,
     select,
-    write_tree,
 )
 from agentui.tree.transitions import add_children, apply_iteration
-from agentui.tree.view import outline
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass
 class StepResult:
-    status: str  # open | complete | stuck | error — the tree after the iteration (or why none ran)
+    status: str  # open | complete | stuck | error | limit — the tree after the iteration (or why none ran)
     iteration: int | None = None
     node: str | None = None
     agent_status: str | None = None  # done | retry | decomposed | error
@@ -90,14 +91,36 @@ class TreeRunner:
         self.interrupt_reason = "interrupted (Ctrl+C)"  # the CLI names SIGTERM/SIGHUP before it cancels
         self.listeners: list[Listener] = []
         self.runtime: Any = None  # the running iteration's Runtime (the TUI taps its bus)
+        self._lock = RunLock(self.repo)
+        self._lock_depth = 0
+        self._parsed: tuple[str, Node | TreeInvalid] | None = None
 
     def _emit(self, event: dict[str, Any]) -> None:
         for fn in list(self.listeners):
             with contextlib.suppress(Exception):
                 fn(event)
 
+    @contextlib.contextmanager
+    def locked(self) -> Any:
+        """Hold the tree's run lock (re-entrant within this runner): `run` keeps it across its steps.
+        Raises RunLocked when another process holds it."""
+        if self._lock_depth == 0:
+            G.require_repo(self.repo)
+            self._lock.acquire()
+        self._lock_depth += 1
+        try:
+            yield
+        finally:
+            self._lock_depth -= 1
+            if self._lock_depth == 0:
+                self._lock.release()
+
     # -- start ----------------------------------------------------------------------------------
     def start(self, run_id: str | None = None) -> str:
+        with self.locked():
+            return self._start(run_id)
+
+    def _start(self, run_id: str | None) -> str:
         G.require_repo(self.repo)
         load_tree(self.lay.tree)
         self.lay.load_config()
@@ -114,7 +137,13 @@ class TreeRunner:
     # -- step -----------------------------------------------------------------------------------
     async def step(self) -> StepResult:
         """One iteration. Raises NotReady (nothing written, nothing committed) when no LLM endpoint
-        answers or the memory store cannot be used; GitError / StateError / TreeInvalid on bad state."""
+        answers or the memory store cannot be used; RunLocked when another run holds the tree;
+        GitError / StateError / TreeInvalid on bad state. An iteration a killed step left unfinished
+        is recorded first (`recover`)."""
+        with self.locked():
+            return await self._step()
+
+    async def _step(self) -> StepResult:
         lay = self.lay
         G.require_repo(self.repo)
         branch = G.require_step_branch(self.repo)  # refuse main/master before anything else
@@ -122,17 +151,32 @@ class TreeRunner:
         rs = lay.load_run_state()
         if rs is None:
             raise StateError("no run started here; run `agentui tree start` first")
+        _require_run_branch(rs, branch)
+        if self._recover(rs, branch) is not None:
+            rs = lay.load_run_state() or rs
         tree = load_tree(lay.tree)
         sel = select(tree)
         if sel.status != "open":
             return StepResult(sel.status, message=sel.line())
+        reached = limit_reached(cfg, run_totals(rs, lay.run_seconds(rs["run_id"])))
+        if reached:
+            return StepResult("limit", message=f"run limit reached: {reached}; raise it in {lay.config} to go on")
         G.require_clean(self.repo)
         it = lay.iteration_dir(rs["run_id"], int(rs["next_iteration"]))
         if it.exists():
             raise StateError(f"{it} already exists (iteration logs are append-only); fix next_iteration "
                              f"in {lay.run_state}")
-        env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
-                             memory=self.memory)  # before anything is written: NotReady commits nothing
+
+        def busy(url: str, wait_s: float) -> None:
+            self._emit({"kind": "warning", "message": f"{url} is up but busy (another generation still running); "
+                                                      f"waiting up to {wait_s:g} s for it to finish"})
+
+        if cfg.executor == "acp" and not cfg.decompose:  # no agentui LLM call in the iteration: none needed
+            env = AgentEnv(pool=None, memory=None, owns_memory=False, memory_kind="none")
+        else:
+            env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
+                                 memory=self.memory, wait_busy=busy, memory_mode=cfg.memory,
+                                 idle_cap_s=cfg.iteration_timeout_s)  # before anything is written: NotReady commits nothing
         for w in env.warnings:
             self._emit({"kind": "warning", "message": w})
         try:
@@ -153,7 +197,8 @@ class TreeRunner:
         t0 = time.monotonic()
         last = rs.get("last") or {}
         history, failure = self._write_context(node, sel.path, last, run_id)
-        atomic_write(it / "tree.before.json", canonical_text(tree))
+        before_text = canonical_text(tree)
+        atomic_write(it / "tree.before.json", before_text)
         self._emit({"kind": "iteration", "phase": "start", "iteration": n, "node": node.id, "path": sel.path})
 
         interrupted = False
@@ -182,7 +227,7 @@ class TreeRunner:
                     if out.children else tree
             else:
                 try:
-                    nxt = load_tree(lay.tree, canonicalize=True)  # the tree as the agent left it
+                    nxt = self._agent_tree(out.tree_text)  # as the agent left it, read before the guard ran
                 except TreeInvalid as e:
                     nxt, out.status, guard = tree, "retry", "skipped"
                     agent_errors += [f"tree.json after the agent: {x}" for x in e.errors]
@@ -193,17 +238,24 @@ class TreeRunner:
                 guard = "skipped"
             if agent_errors:
                 atomic_write(it / "agent_error.log", "".join(f"agent error: {e}\n" for e in sorted(agent_errors)))
-        write_tree(lay.tree, new_tree)  # also restores a tree the agent broke
-        atomic_write(it / "tree.after.json", canonical_text(new_tree))
+        after_text = before_text if new_tree is tree else canonical_text(new_tree)
+        atomic_write(lay.tree, after_text)  # also restores a tree the agent (or the guard) broke or edited
+        atomic_write(it / "tree.after.json", after_text)
         atomic_write(it / "output.json", canonical_json_text(outcome_file(out)))
         header = f"iteration {n} · {node.id}"
         lay.append_note("assumptions", out.assumptions, header)
         lay.append_note("questions", out.questions, header)
         after = new_tree.find(node.id) or node
         summary = (out.summary or out.detail)[:2000]
+        if not out.internal and summary:  # what this iteration found, for the nodes after it
+            verdict = status + (f", guard {guard}" if guard != "skipped" else "")
+            lay.add_progress(f"iteration {n} · {node.id} ({verdict}): {summary}", cfg.progress_notes_bytes)
         rs["next_iteration"] = n + 1
         rs["last"] = {"iteration": n, "node": node.id, "status": status, "guard": guard, "summary": summary,
                       "error": out.internal or None}
+        used = run_totals(rs)
+        rs["totals"] = {"iterations": used["iterations"] + 1, "tokens": used["tokens"] + _tokens(out.stats)}
+        lay.add_run_seconds(run_id, time.monotonic() - t0)
         lay.write_run_state(rs)
         msg = G.commit_message(node.id, status, guard, attempts=after.attempts, max_attempts=after.max_attempts,
                                run_id=run_id, iteration=n, error=out.internal,
@@ -219,8 +271,8 @@ class TreeRunner:
             atomic_write(it / "runner_error.log", f"runner error (git): {e}\n")
             # a runner error keeps the previous tree and uses no attempt (#16), commit or not
             new_tree, status = tree, "error"
-            write_tree(lay.tree, tree)
-            atomic_write(it / "tree.after.json", canonical_text(tree))
+            atomic_write(lay.tree, before_text)
+            atomic_write(it / "tree.after.json", before_text)
             rs["last"] = {**rs["last"], "status": "error", "error": "git"}
             lay.write_run_state(rs)
         meta = {
@@ -264,7 +316,11 @@ class TreeRunner:
         out = await self._agent(tree, node, cfg, it, deadline, history, failure, env)
         t_agent = time.monotonic() - t0
         guard, guard_exit, t_guard = "skipped", None, 0.0
-        if not out.internal and out.status == "done" and self._edits_rejected(tree, node):
+        if not out.internal and out.status in ("done", "retry"):
+            # the tree as the agent left it, taken before the guard runs: a guard that writes
+            # tree.json (a build step, a formatter) must not be blamed on the agent
+            out.tree_text = self._read_tree_text()
+        if not out.internal and out.status == "done" and self._edits_rejected(tree, node, out.tree_text):
             return out, "skipped", None, t_agent, 0.0  # an agent error: a retry, and retries skip the guard
         if not out.internal and out.status == "done":
             cmd = node.guard or cfg.guard
@@ -282,24 +338,141 @@ class TreeRunner:
                     guard = g.outcome
         return out, guard, guard_exit, t_agent, t_guard
 
-    def _edits_rejected(self, tree: Node, node: Node) -> bool:
+    def _read_tree_text(self) -> str | None:
+        try:
+            return self.lay.tree.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def _agent_tree(self, text: str | None) -> Node:
+        """The tree the agent left (`text` read right after it finished); TreeInvalid when broken.
+        Parsed once per text: the guard check and the transitions both ask (callers never mutate it)."""
+        if text is None:
+            return load_tree(self.lay.tree, canonicalize=True)  # missing or unreadable: load_tree says which
+        if self._parsed is None or self._parsed[0] is not text:
+            try:
+                got: Node | TreeInvalid = parse_tree(text, source=str(self.lay.tree), canonicalize=True)
+            except TreeInvalid as e:
+                got = e
+            self._parsed = (text, got)
+        got = self._parsed[1]
+        if isinstance(got, TreeInvalid):
+            raise got
+        return got
+
+    def _edits_rejected(self, tree: Node, node: Node, text: str | None) -> bool:
         """Whether the tree the agent left is an agent error (broken, a passed node edited, children
         added on done): the iteration becomes a retry, so the guard must not run."""
         try:
-            nxt = load_tree(self.lay.tree, canonicalize=True)
+            nxt = self._agent_tree(text)
         except TreeInvalid:
             return True
         return bool(apply_iteration(tree, nxt, node.id, "done", "pass").agent_errors)
 
     async def run(self, max_iterations: int | None = None) -> StepResult:
-        cfg = self.lay.load_config()
-        limit = max_iterations or cfg.max_iterations
-        res = StepResult("open", message="no iteration ran")
-        for _ in range(limit):
-            res = await self.step()
-            if res.status != "open":
-                return res
+        with self.locked():  # held across the steps: no other run slips in between two of them
+            cfg = self.lay.load_config()
+            limit = max_iterations or cfg.max_iterations
+            res = StepResult("open", message="no iteration ran")
+            for _ in range(limit):
+                res = await self.step()
+                if res.status != "open":
+                    return res
+            return res
+
+    # -- crash recovery -------------------------------------------------------------------------
+    def recover(self) -> StepResult | None:
+        """Record an iteration a killed step left unfinished; None when there is none."""
+        with self.locked():
+            G.require_repo(self.repo)
+            branch = G.require_step_branch(self.repo)
+            rs = self.lay.load_run_state()
+            if rs is None:
+                raise StateError("no run started here; run `agentui tree start` first")
+            _require_run_branch(rs, branch)
+            return self._recover(rs, branch)
+
+    def _recover(self, rs: dict[str, Any], branch: str) -> StepResult | None:
+        """An iteration directory for the committed run state's next iteration, without meta.json,
+        is one a killed step left: no other step can be running (this runner holds the lock). It
+        is recorded as a runner error (`crash`, no attempt used) in that same directory: the tree
+        and run state go back to the last commit, the run state moves past it, and whatever the
+        killed step left in the working tree is committed with the record, as after Ctrl+C."""
+        lay = self.lay
+        head_rs = _committed_json(self.repo, lay.run_state)
+        if not isinstance(head_rs, dict) or not isinstance(head_rs.get("run_id"), str) \
+                or not isinstance(head_rs.get("next_iteration"), int):
+            return None
+        run_id, n = head_rs["run_id"], head_rs["next_iteration"]
+        self._fill_in_meta(head_rs)
+        it = lay.iteration_dir(run_id, n)
+        if not it.is_dir() or (it / "meta.json").exists():
+            return None
+        lock = G.index_lock(self.repo)
+        if lock is not None:
+            raise G.GitError(f"iteration {n} was left unfinished by a killed step and {lock} exists (a git command "
+                             f"is running, or the killed one left it): if no git command is running, delete it "
+                             f"and step again")
+        tree_text = G.committed_text(self.repo, lay.tree)
+        try:
+            tree = parse_tree(tree_text or "", source=f"HEAD:{lay.tree}")
+        except TreeInvalid as e:
+            raise StateError(f"iteration {n} was left unfinished by a killed step, and the committed tree is "
+                             f"not valid ({'; '.join(e.errors)}); fix it, commit, then step again") from None
+        sel = select(tree)
+        node = sel.node or tree
+        detail = (f"the step running iteration {n} was killed before it finished; the next step recorded it: "
+                  f"the tree of the last commit is kept, no attempt used, and what the killed step left in the "
+                  f"working tree is committed with this record")
+        atomic_write(lay.tree, canonical_text(tree))
+        atomic_write(it / "runner_error.log", f"runner error (crash): {detail}\n")
+        used = run_totals(head_rs)
+        del used["seconds"]
+        rs = {**head_rs, "next_iteration": n + 1,
+              "last": {"iteration": n, "node": node.id, "status": "error", "guard": "skipped", "summary": detail,
+                       "error": "crash"},
+              "totals": {**used, "iterations": used["iterations"] + 1}}
+        lay.write_run_state(rs)
+        msg = G.commit_message(node.id, "error", "skipped", attempts=node.attempts, max_attempts=node.max_attempts,
+                               run_id=run_id, iteration=n, error="crash")
+        moved = self._branch_moved(branch)
+        if moved:
+            raise G.GitError(moved)
+        commit = G.commit_all(self.repo, msg)
+        meta = {
+            "run_id": run_id, "iteration": n, "node_id": node.id, "path": sel.path or node.id, "status": "error",
+            "guard": "skipped", "guard_exit": None, "summary": detail, "runner_error": "crash", "agent_errors": [],
+            "commit": commit, "commit_message": msg.splitlines()[0], "durations_s": {}, "tokens": {},
+            "task_id": None, "memory": None, "recovered": True,
+        }
+        atomic_write(it / "meta.json", canonical_json_text(meta))
+        res = StepResult("open", iteration=n, node=node.id, agent_status="error", guard="skipped", commit=commit,
+                         message=msg.splitlines()[0], error="crash")
+        self._emit({"kind": "warning", "message": f"iteration {n} ({node.id}) was left unfinished by a killed step; "
+                                                  f"recorded as a runner error (crash), no attempt used"})
+        self._emit({"kind": "iteration", "phase": "recovered", **asdict(res)})
         return res
+
+    def _fill_in_meta(self, head_rs: dict[str, Any]) -> None:
+        """A step killed after its commit landed, before it wrote meta.json: the commit and the run
+        state it committed say what happened, so the iteration's meta.json is written from them."""
+        last = head_rs.get("last")
+        if not isinstance(last, dict) or not isinstance(last.get("iteration"), int):
+            return
+        n, run_id = last["iteration"], head_rs["run_id"]
+        it = self.lay.iteration_dir(run_id, n)
+        if not it.is_dir() or (it / "meta.json").exists():
+            return
+        msg = G.head_message(self.repo)
+        if f"run {run_id} iteration {n}" not in msg:
+            return  # HEAD is not that iteration's commit: nothing certain to record
+        meta = {
+            "run_id": run_id, "iteration": n, "node_id": last.get("node"), "status": last.get("status"),
+            "guard": last.get("guard"), "summary": last.get("summary"), "runner_error": last.get("error"),
+            "commit": G.git(self.repo, "rev-parse", "HEAD").strip(), "commit_message": msg.splitlines()[0],
+            "recovered": True,
+        }
+        atomic_write(it / "meta.json", canonical_json_text(meta))
 
     # -- context/ -------------------------------------------------------------------------------
     def _write_context(self, node: Node, path: str, last: dict[str, Any], run_id: str) -> tuple[str, str]:
@@ -308,6 +481,9 @@ class TreeRunner:
             shutil.rmtree(ctx)
         ctx.mkdir(parents=True)
         atomic_write(ctx / "goal.md", goal_md(node, path))
+        notes = self.lay.progress_notes()
+        if notes:
+            atomic_write(ctx / "progress.md", notes)
         history = failure = ""
         same = last.get("node") == node.id
         if same and last.get("status") == "retry" and last.get("summary"):
@@ -330,7 +506,7 @@ class TreeRunner:
 
         pool = env.pool  # opened and preflighted before the iteration (open_env)
         if cfg.decompose and depth_of(tree, node.id) < cfg.max_depth:
-            msgs = planner_messages(node, outline(tree), max_children=cfg.max_children)
+            msgs = planner_messages(node, tree, max_children=cfg.max_children)
             try:
                 d = await asyncio.wait_for(pool.for_role("tree_planner").structured(msgs, PlannerDecision),
                                            timeout=max(0.1, left()))
@@ -350,10 +526,34 @@ class TreeRunner:
             notes = (d.assumptions, d.questions)
         else:
             notes = ([], [])
-        out = await self._pipeline(env, task_text(node, history=history, failure=failure), it, left())
+        text = task_text(node, history=history, failure=failure,
+                         progress=self.lay.progress_notes() if cfg.progress_notes_bytes else "")
+        if cfg.executor == "acp":
+            from agentui.tree.acp_executor import run_acp
+
+            out = await run_acp(cfg.acp_command, self.repo, text, it, timeout=left(), approve=self._approve)
+            out.assumptions[:0], out.questions[:0] = notes[0], notes[1]
+            out.stats = {**(pool.totals() if pool is not None else {}), "executor": "acp"}
+            return out
+        out = await self._pipeline(env, text, it, left())
         out.assumptions[:0], out.questions[:0] = notes[0], notes[1]
         out.stats = {**pool.totals(), **({"pipeline": out.stats} if out.stats else {})}
         return out
+
+    async def _approve(self, title: str) -> bool:
+        """An ACP agent's permission request: --yes allows; else the injected confirm handler (the
+        TUI's modal) decides; unattended without --yes, it is denied."""
+        if self.yes:
+            return True
+        if self.confirm is None:
+            return False
+        from agentui.contracts import ConfirmationChoice, ConfirmationRequest
+
+        req = ConfirmationRequest(request_id=self.ids.new("confirm"), task_id="tree", subtask_id="acp",
+                                  tool="acp", command=title, cwd=str(self.repo), reasons=["the ACP agent asks"])
+        got = await self.confirm(req)
+        choice = getattr(got, "choice", got)  # a ConfirmationChoice, or an Answer holding one
+        return choice is not None and choice != ConfirmationChoice.DENY
 
     async def _pipeline(self, env: AgentEnv, text: str, it: Path, timeout: float) -> AgentOutcome:
         from agentui.contracts import ConfirmationChoice
@@ -392,4 +592,28 @@ class TreeRunner:
         return out
 
 
-__all__ = ["NotReady", "StepResult", "TreeRunner"]
+def _require_run_branch(rs: dict[str, Any], branch: str) -> None:
+    """Steps run on the run's own branch (the one `start` created), never on another."""
+    own = rs.get("branch")
+    if isinstance(own, str) and own and own != branch:
+        raise G.GitError(f"this run ({rs.get('run_id')}) works on '{own}', but HEAD is on '{branch}'; "
+                         f"`git checkout {own}` and step again, or `agentui tree start` a new run here")
+
+
+def _tokens(stats: dict[str, Any]) -> int:
+    """Prompt + completion tokens of an iteration (the tree planner's and the pipeline's calls share
+    one pool, so its totals hold both)."""
+    return int(stats.get("prompt_tokens", 0) or 0) + int(stats.get("completion_tokens", 0) or 0)
+
+
+def _committed_json(repo: Path, path: Path) -> Any:
+    text = G.committed_text(repo, path)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+__all__ = ["NotReady", "RunLocked", "StepResult", "TreeRunner"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentui.tree.model import Node, derive_passes, invariant_errors
+from agentui.tree.model import Node, derive_passes, index, invariant_errors
 from agentui.tree.schema import MAX_ID_LEN
 
 STATUSES = ("done", "retry", "decomposed")
@@ -35,23 +35,35 @@ def reset_runner_owned(prev: Node, nxt: Node) -> None:
 def immutability_errors(prev: Node, nxt: Node) -> list[str]:
     """Passed nodes must exist in `nxt`, under the same parent, identical by value (sorted)."""
     errors: list[str] = []
-    for _, n in prev.walk():
+    old, new = index(prev), index(nxt)
+    for nid, e in old.items():
+        n = e.node
         if not n.passes:
             continue
-        m = nxt.find(n.id)
-        if m is None:
-            errors.append(f"passed node '{n.id}' missing in the new tree")
+        hit = new.get(nid)
+        if hit is None:
+            errors.append(f"passed node '{nid}' missing in the new tree")
             continue
-        pp, np_ = prev.parent_of(n.id), nxt.parent_of(n.id)
+        pp, np_ = e.parent, hit.parent
         if (pp.id if pp else None) != (np_.id if np_ else None):
-            errors.append(f"passed node '{n.id}' moved from parent '{pp.id if pp else None}' to "
+            errors.append(f"passed node '{nid}' moved from parent '{pp.id if pp else None}' to "
                           f"'{np_.id if np_ else None}'")
-        a, b = n.copy(), m.copy()
-        a.sort_children()
-        b.sort_children()
-        if a.to_dict() != b.to_dict():
-            errors.append(f"passed node '{n.id}' changed in the new tree")
+        # own fields and child ids: a passed node's children are passed nodes, each compared in turn
+        if n.shallow() != hit.node.shallow() or (_subtree_open(n) and _sorted(n) != _sorted(hit.node)):
+            errors.append(f"passed node '{nid}' changed in the new tree")
     return sorted(errors)
+
+
+def _subtree_open(n: Node) -> bool:
+    """A passed node with an open child (a hand-edited tree): its children are not compared on
+    their own, so the whole subtree is."""
+    return any(not c.passes for c in n.children)
+
+
+def _sorted(n: Node) -> dict:
+    t = n.copy()
+    t.sort_children()
+    return t.to_dict()
 
 
 def status_errors(prev: Node, nxt: Node, selected: str, status: str) -> list[str]:

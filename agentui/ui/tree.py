@@ -157,7 +157,7 @@ class TreeScreen(Screen[None]):
     @work(exclusive=True, group="tree-runner")
     async def _drive(self, once: bool) -> None:
         from agentui.tree.git import GitError
-        from agentui.tree.runner import NotReady, TreeRunner
+        from agentui.tree.runner import NotReady, RunLocked, TreeRunner
 
         if self.busy:
             return
@@ -177,7 +177,7 @@ class TreeScreen(Screen[None]):
             head = "no LLM — Ctrl+S: Settings" if e.llm else "cannot step"
             self.not_ready = f"{head} · nothing run or committed · {e}"
             self.notify(self.not_ready[:400], severity="error", timeout=10)
-        except (GitError, StateError, TreeInvalid) as e:
+        except (GitError, StateError, TreeInvalid, RunLocked) as e:
             self.notify(str(e)[:300], severity="error", timeout=8)
         finally:
             self.busy = False

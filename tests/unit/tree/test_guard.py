@@ -104,3 +104,27 @@ async def test_ctrl_c_while_the_guard_is_being_spawned_stops_its_whole_group(tmp
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_guard_printing_hundreds_of_megabytes_is_drained_in_bounded_memory(tmp_path) -> None:
+    """200 MB on stdout and 100 MB on stderr: the guard's pipes are read as it writes and only
+    the capped head of each is kept, so the step's peak memory hardly grows (holding the whole
+    output would add several hundred MB)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import asyncio, resource, sys\n"
+        "from pathlib import Path\n"
+        "from agentui.tree.guard import run_guard\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "g = asyncio.run(run_guard('head -c 200000000 /dev/zero; head -c 100000000 /dev/zero >&2; exit 1',\n"
+        "                          Path(sys.argv[1]), timeout_s=120, output_cap=100_000))\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print(g.outcome, len(g.log.encode()), (after - before) // 1024)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    outcome, log_bytes, grew_mb = r.stdout.split()
+    assert outcome == "fail" and int(log_bytes) < 2 * 100_000 + 500
+    assert int(grew_mb) < 40, f"peak RSS grew {grew_mb} MB while the guard printed 300 MB"

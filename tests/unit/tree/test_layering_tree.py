@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 MODULES = ["agentui.tree", "agentui.tree.runner", "agentui.tree.agent", "agentui.tree.git", "agentui.tree.guard",
-           "agentui.tree.layout", "agentui.tree.transitions", "agentui.tree.view", "agentui.commands.tree"]
+           "agentui.tree.layout", "agentui.tree.lock", "agentui.tree.edit", "agentui.tree.acp_executor",
+           "agentui.tree.transitions", "agentui.tree.view", "agentui.commands.tree"]
 
 
 def test_tree_core_never_imports_textual() -> None:
