@@ -1,4 +1,4 @@
-"""Bus envelopes → ACP `session/update` payloads (#18).
+"""Bus envelopes → ACP `session/update` payloads.
 
 R2's plan becomes an ACP plan (one entry per subtask, re-sent whole when it changes), each tool
 call a `tool_call` when it starts and a `tool_call_update` when it ends (live: :func:`tool_start`,
