@@ -7,7 +7,7 @@ Every inter-role message passes through here as an :class:`~agentui.contracts.En
   :class:`Tap` has no way to publish: it holds no reference to the bus.
 - ``record`` is a tap that writes one canonical JSON line per envelope (a JSONL recording).
 
-Backpressure policy (DESIGN §8, issue #2): every queue is bounded. When a subscriber's queue is
+Backpressure policy (DESIGN §8): every queue is bounded. When a subscriber's queue is
 full, ``publish`` waits until that subscriber takes a message — nothing is dropped and memory stays
 bounded; a slow subscriber slows its publishers instead of losing messages. Taps get a much larger
 buffer (default 64k) so a briefly slow observer never stalls the roles; one that falls behind for

@@ -242,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(raw)
     module = getattr(args, "_module", "agentui.commands.ui")
     try:
-        if getattr(args, "theme", None) is not None:  # '' too: an empty name is no theme (#15)
+        if getattr(args, "theme", None) is not None:  # '' too: an empty name is no theme
             from agentui.themes import check_theme
 
             try:

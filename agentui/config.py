@@ -43,7 +43,7 @@ class Tier(StrEnum):
 
 
 class _Section(BaseModel):
-    # inf / nan are never a meaningful weight, limit or interval (#15)
+    # inf / nan are never a meaningful weight, limit or interval
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
@@ -66,8 +66,8 @@ class TierConfig(_Section):
 
 
 class RoleBudgets(_Section):
-    """Completion-token budget per role (#12): the reply schema's bounded size plus headroom over the
-    replies measured with Qwen2.5-Coder 0.5B/1.5B; a reply that reaches it is cut and counted as a
+    """Completion-token budget per role: the reply schema's bounded size plus headroom over the
+    replies measured with small models; a reply that reaches it is cut and counted as a
     parse failure of the role. `[llm] max_tokens` caps them all."""
 
     perceiver: int = Field(256, ge=16)
@@ -145,7 +145,7 @@ class GGSConfig(_Section):
     time_budget_ms: int = Field(300_000, gt=0)
     max_replans: int = Field(3, ge=1)
     law2_kill: int = Field(2, ge=1, description="consecutive worsening rounds → abandon")
-    model_output_retries: int = Field(0, ge=0, le=3, description="re-send a directive after unusable plans (#12)")
+    model_output_retries: int = Field(0, ge=0, le=3, description="re-send a directive after unusable plans")
 
 
 class PipelineConfig(_Section):
@@ -190,7 +190,7 @@ _HEADER_NAME = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$"  # an RFC 9110 token
 
 
 class McpServerConfig(_Section):
-    """One MCP server (#18): a stdio command, or a Streamable HTTP `url`. Its tools are named
+    """One MCP server: a stdio command, or a Streamable HTTP `url`. Its tools are named
     `<server>.<tool>` and ask before each call unless listed in `allow`."""
 
     command: str | None = Field(None, description="executable started with stdio transport")

@@ -1,5 +1,5 @@
 """The values an endpoint is configured with (`[llm]` and its tiers): a base URL and an API key,
-checked here so no command meets a bad one later (#15)."""
+checked here so no command meets a bad one later."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic import AfterValidator
 
 
 def check_api_key(key: str | None) -> str | None:
-    """An API key goes into an HTTP header: no control characters, Latin-1 only (#15)."""
+    """An API key goes into an HTTP header: no control characters, Latin-1 only."""
     if key is None:
         return None
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in key):
@@ -34,7 +34,7 @@ def _is_ip(host: str) -> bool:
 
 
 def check_base_url(url: str | None, *, example: str = "") -> str | None:
-    """An endpoint URL, checked here so no command meets a bad one later (#15): http(s), a host,
+    """An endpoint URL, checked here so no command meets a bad one later: http(s), a host,
     a port in 1–65535. The value is kept as given (the client adds ``/v1`` when missing)."""
     if url is None:
         return None

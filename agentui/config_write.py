@@ -212,7 +212,7 @@ def api_key_from_keychain(loaded: Any) -> str | None:
 
     try:
         cfg.llm.api_key = check_api_key(key)
-    except ValueError:  # a key with control characters is never sent (#15)
+    except ValueError:  # a key with control characters is never sent
         return None
     sources = getattr(loaded, "sources", None)
     if isinstance(sources, dict):

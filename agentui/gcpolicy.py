@@ -1,4 +1,4 @@
-"""The garbage collector's policy for an agentui process (#15).
+"""The garbage collector's policy for an agentui process.
 
 CPython's full collection walks every object the collector tracks. After start-up most of them
 belong to the imported modules (classes, functions, pydantic schemas, Textual's CSS): they live

@@ -1,4 +1,4 @@
-"""agentui as an ACP agent (#18): `agentui acp` serves the whole role pipeline over stdio to an
+"""agentui as an ACP agent: `agentui acp` serves the whole role pipeline over stdio to an
 editor or TUI (Zed, Toad, JetBrains, Neovim).
 
 An adapter at the edge, like the UI: only :mod:`agentui.acp.agent` and :mod:`agentui.acp.mapping`

@@ -1,4 +1,4 @@
-"""The ACP agent (#18): each ACP session is a Runtime in the session's cwd; a prompt turn is a task.
+"""The ACP agent: each ACP session is a Runtime in the session's cwd; a prompt turn is a task.
 
 Safety confirmations become `session/request_permission` (allow once → approve, allow always →
 always for this task, reject once → deny, reject always → deny and never ask again in this session);
@@ -140,7 +140,7 @@ class AgentuiAcpAgent:
         self._memory: Any = None
         self._models: Models | None = None  # what the endpoints list, found once (context.py)
         self._background: set[asyncio.Future[Any]] = set()
-        self.client_caps: Any = None  # what the client offers: fs/*, terminal/* (#18)
+        self.client_caps: Any = None  # what the client offers: fs/*, terminal/*
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -359,7 +359,7 @@ class AgentuiAcpAgent:
                 forwarded = True
             end = await ended
             s.active = None
-            if getattr(end, "infra", None):  # the LLM endpoint failed (#12): say so, plainly
+            if getattr(end, "infra", None):  # the LLM endpoint failed: say so, plainly
                 await self._send(s, message_text(end.infra.get("message") or end.reason))
                 return "end_turn"
             if end.cancelled:
@@ -510,8 +510,8 @@ class AgentuiAcpAgent:
             rt.mcp.on_progress = progress
         host.stream = s.stream
         if rt.tools is not None:
-            rt.tools.watchers.append(s.stream.watch)  # each tool call, live (#18)
-            if host.any:  # fs/terminal through the editor, behind the same gate (#18)
+            rt.tools.watchers.append(s.stream.watch)  # each tool call, live
+            if host.any:  # fs/terminal through the editor, behind the same gate
                 rt.tools.host = host
         s.stream.start(f"acp:{rec.session_id}")
         return s

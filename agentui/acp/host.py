@@ -1,4 +1,4 @@
-"""The ACP client as the tools' host (#18): `fs/read_text_file`, `fs/write_text_file` and
+"""The ACP client as the tools' host: `fs/read_text_file`, `fs/write_text_file` and
 `terminal/*`, used only for what the client advertised in `initialize`.
 
 The tools call this after the safety gate has said yes (tools/files.py, tools/shell.py); it only

@@ -1,4 +1,4 @@
-"""Bus envelopes → ACP `session/update` payloads (#18).
+"""Bus envelopes → ACP `session/update` payloads.
 
 R2's plan becomes an ACP plan (one entry per subtask, re-sent whole when it changes), each tool
 call a `tool_call` when it starts and a `tool_call_update` when it ends (live: :func:`tool_start`,
@@ -79,11 +79,12 @@ def editor_advice(move: str, *, timed_out: bool = False) -> str:
 
 
 def final_text(f: FinalResult, *, timed_out: bool = False) -> str:
+    """The agent message for a task's end: the single answer first, when there is one."""
     head = f.summary if f.directive.value in ("accept", "success") else (
         f"{f.directive.value} after {f.replans} replan(s): {f.summary}")
-    parts = [head]
+    parts = [f"Answer: {f.answer}", head] if f.answer else [head]
     body = _show(f.output)
-    if body and body.strip() != f.summary.strip():
+    if body and body.strip() not in (f.summary.strip(), (f.answer or "").strip()):
         parts.append(body)
     if f.partial_result not in (None, "", {}, []):
         parts.append("Partial result: " + _show(f.partial_result))

@@ -1,4 +1,4 @@
-"""The safety gate's confirmations as ACP `session/request_permission` (#18).
+"""The safety gate's confirmations as ACP `session/request_permission`.
 
 allow once → approve, allow always → always for this task, reject once → deny, reject always →
 deny and never ask again in this session. The request refers to the live tool call it is about.

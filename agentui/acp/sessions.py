@@ -1,4 +1,4 @@
-"""ACP sessions on the data dir (#18): listed and loaded from the same task history the TUI shows
+"""ACP sessions on the data dir: listed and loaded from the same task history the TUI shows
 (:mod:`agentui.history`).
 
 An ACP session is a list of agentui tasks in one workspace, kept as `acp/sessions/<id>.json`

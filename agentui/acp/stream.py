@@ -1,4 +1,4 @@
-"""One ordered outbox per ACP session (#18): bus envelopes and live tool calls, in the order they
+"""One ordered outbox per ACP session: bus envelopes and live tool calls, in the order they
 happened, sent to the client by one task.
 
 Tool calls are observed on the registry (`tools.hooks.ToolWatcher`), not on the bus, so each call

@@ -1,4 +1,4 @@
-"""`agentui acp`: serve the role pipeline as an ACP agent over stdio (#18).
+"""`agentui acp`: serve the role pipeline as an ACP agent over stdio.
 
 An editor or TUI (Zed, Toad, JetBrains, Neovim) starts this as a subprocess and speaks JSON-RPC on
 its stdin/stdout; stdout carries nothing else. Logs and problems go to stderr.
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from agentui.gcpolicy import settle
 
-    settle()  # the import heap leaves the full collections (#15)
+    settle()  # the import heap leaves the full collections
     if args.version_info:
         sdk, proto = versions()
         print(f"agent-client-protocol {sdk}, ACP protocol version {proto}")

@@ -34,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
     source = loaded.source_of("data_dir")
     if source != "default" and not layout.root.is_dir():
         # a data dir the user named that is not there (a typo, an unmounted disk) is not "0 runs";
-        # the default one is simply not made yet before the first run (#15)
+        # the default one is simply not made yet before the first run
         raise DataDirError(f"data dir: {layout.root} (from {source}) does not exist, so it holds no audit "
                            f"log; {FIX}")
-    if layout.audit_dir.exists() and not layout.audit_dir.is_dir():  # not "runs 0" (#15)
+    if layout.audit_dir.exists() and not layout.audit_dir.is_dir():  # not "runs 0"
         raise DataDirError(f"data dir: {layout.audit_dir} is a file, where the audit log's directory "
                            f"belongs; move it away; {FIX}")
     alog = AuditLog(layout.audit_dir)
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show_approvals(con, approvals: list, n: int) -> None:  # noqa: ANN001 - a rich Console
-    """Every safety-gate outcome: decision, scope, who decided, the stored pattern, the command (#14)."""
+    """Every safety-gate outcome: decision, scope, who decided, the stored pattern, the command."""
     from rich.markup import escape
 
     if not approvals:

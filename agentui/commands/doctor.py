@@ -97,7 +97,7 @@ async def _check_llm(config, timeout_s: float) -> tuple[list[Check], bool]:
 
 
 def _check_mcp(config) -> list[Check]:
-    """One line per MCP server: starts, tool count, latency (#18)."""
+    """One line per MCP server: starts, tool count, latency."""
     if not config.mcp.servers:
         return []
     from agentui.mcp.hub import probe_servers
@@ -107,7 +107,7 @@ def _check_mcp(config) -> list[Check]:
 
 
 def _check_acp() -> Check:
-    """The ACP SDK and protocol version `agentui acp` speaks (#18)."""
+    """The ACP SDK and protocol version `agentui acp` speaks."""
     try:
         from agentui.acp.agent import versions
     except ImportError as e:
@@ -137,13 +137,13 @@ def run(args: argparse.Namespace) -> int:
     checks.extend(_check_mcp(cfg))
     checks.append(_check_acp())
     from agentui.tools.sandbox import (
-        sandbox_status,  # informational: no sandbox is not a failure (#14)
+        sandbox_status,  # informational: no sandbox is not a failure
     )
 
     checks.append(Check("sandbox", True, sandbox_status()))
     ok = all(c.ok for c in checks)
     # a data dir, memory store or endpoint that cannot be used (a model the server does not have
-    # included): exit 2, as `run` exits on them (#15, #12)
+    # included): exit 2, as `run` exits on them
     code = 0 if ok else 2 if not (dd.ok and store.ok and all(c.ok for c in llm_checks)) or no_model else 1
 
     if args.json:

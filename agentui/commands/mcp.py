@@ -1,4 +1,4 @@
-"""`agentui mcp list|add|remove`: the MCP servers whose tools the executors may call (#18)."""
+"""`agentui mcp list|add|remove`: the MCP servers whose tools the executors may call."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _add(args: argparse.Namespace, file: Path) -> int:
         print("agentui mcp add: give a command after -- or --url, e.g. "
               "agentui mcp add files -- npx -y @modelcontextprotocol/server-filesystem .", file=sys.stderr)
         return EXIT_USAGE
-    if args.url is not None:  # checked now, not first by `mcp list` (#15)
+    if args.url is not None:  # checked now, not first by `mcp list`
         from agentui.config_checks import check_base_url
 
         try:
@@ -163,7 +163,7 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
             print(f"{row['name']}: {row['server']} ({state})")
             if row["ok"] is False:
                 print(f"  {row['detail']}")
-            for w in row["warnings"]:  # tools left out (#18)
+            for w in row["warnings"]:  # tools left out
                 print(f"  warning: {w}")
             for t in row["tools"]:
                 print(f"  {row['name']}.{t} — {row['labels'].get(t, 'asks first')}")

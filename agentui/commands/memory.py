@@ -64,7 +64,7 @@ def _row(m: Any) -> dict[str, Any]:
 
 
 def _gate_note(m: Any) -> str | None:
-    """For a `tool:<name>` rule: whether the safety gate enforces it or only the executor sees it (#14)."""
+    """For a `tool:<name>` rule: whether the safety gate enforces it or only the executor sees it."""
     if not m.space.startswith("tool:") or m.level.value != "C" or m.entity != "env:local":
         return None
     from agentui.tools.safety.rules import describe, parse_rule
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
         mem = open_memory(layout.memory_db, SystemClock(), UuidIds(), read_only=reading)
     except MemoryInUse as e:
         print(f"agentui memory: {e}; close the other agentui first", file=sys.stderr)
-        return 2  # the store cannot be used here, like a damaged one (#15)
+        return 2  # the store cannot be used here, like a damaged one
     if getattr(mem, "note", ""):
         print(f"agentui memory: note: {mem.note}", file=sys.stderr)
     try:
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
                 print("agentui memory remember: give the text to remember", file=sys.stderr)
                 return 2
             for flag, val in (("--space", args.space), ("--entity", args.entity)):
-                if not val.strip():  # a Megram no plan would ever read (#15)
+                if not val.strip():  # a Megram no plan would ever read
                     print(f"agentui memory remember: {flag} is empty; give e.g. --space {USER_SPACE} "
                           "or --space tool:shell", file=sys.stderr)
                     return 2

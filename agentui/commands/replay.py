@@ -34,12 +34,12 @@ def run(args: argparse.Namespace) -> int:
         cfg.ui.theme = args.theme
     app = AgentApp(cfg, replay=path, speed=args.speed)
     app.run()
-    return int(app.return_code or 0)  # non-zero after a crash (#15)
+    return int(app.return_code or 0)  # non-zero after a crash
 
 
 def _check_recording(path: Path) -> None:
     """A file that is not UTF-8 JSONL with at least one bus envelope is one line + exit 2, before
-    the screen opens (#15); single bad lines are reported inside the replay."""
+    the screen opens; single bad lines are reported inside the replay."""
     from agentui.cli import UsageError
     from agentui.contracts import Envelope
 

@@ -1,4 +1,4 @@
-"""`agentui tree`: the deterministic goal-tree runner (issue #16).
+"""`agentui tree`: the deterministic goal-tree runner.
 
     agentui tree init "GOAL" [--title T] [--id ID] [--acceptance A]... [--guard CMD]
     agentui tree validate [--write-schema] | select | status [--json]
@@ -328,7 +328,7 @@ def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:
 async def _with_signals(runner: Any, work: Any) -> tuple[Any, int | None]:
     """Ctrl+C, SIGTERM and SIGHUP (what `timeout`, CI runners and a closed terminal send) all end
     a step the same way: the iteration is recorded as a runner error (`interrupted`, no attempt),
-    committed, the guard's process group stopped; the caller exits 128 + the signal (#15, #16)."""
+    committed, the guard's process group stopped; the caller exits 128 + the signal."""
     import asyncio
 
     from agentui.commands.run import SIGNALS, catch_stop_signals, release_stop_signals

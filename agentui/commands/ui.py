@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from agentui.gcpolicy import settle
     from agentui.ui.app import AgentApp
 
-    settle()  # Textual's and our import heap leave the full collections (#15)
+    settle()  # Textual's and our import heap leave the full collections
     app = AgentApp(cfg, workspace=Path(ws).expanduser() if ws else None, config_file=loaded.file)
     app.run()
     return int(app.return_code or 0)  # non-zero after a crash or a store that cannot open

@@ -33,7 +33,7 @@ class LLMError(Exception):
 
 
 class LLMInfraError(LLMError):
-    """The endpoint failed, not the model's reply (#12): the task ends with its own outcome — no
+    """The endpoint failed, not the model's reply: the task ends with its own outcome — no
     replan, no Megram. `said` is what the server said; `fix` is what the user should do."""
 
     kind = "unavailable"
@@ -86,7 +86,7 @@ class LLMNotConfigured(LLMInfraError):
 
 class LLMOutputError(LLMError):
     """The model answered but its reply is unusable — a failure of the model's output, not of the
-    approach (#12). `cut` says why: "invalid", "length" (finish_reason), "runaway:<how>", "deadline"."""
+    approach. `cut` says why: "invalid", "length" (finish_reason), "runaway:<how>", "deadline"."""
 
     def __init__(self, message: str, *, raw: str = "", cut: str = "invalid", **kw: Any) -> None:
         super().__init__(message, **kw)
@@ -110,7 +110,7 @@ class ChatResult:
     completion_tokens: int = 0
     latency_s: float = 0.0
     model: str = ""
-    cut: str | None = None  # why the client stopped reading early: "runaway:<how>", "deadline" (#12)
+    cut: str | None = None  # why the client stopped reading early: "runaway:<how>", "deadline"
 
 
 @dataclass

@@ -124,7 +124,7 @@ class LLMClient:
 
     @property
     def budget(self) -> int:
-        """This role's completion-token budget (#12: derived from its reply schema, configurable)."""
+        """This role's completion-token budget (derived from its reply schema, configurable)."""
         return self._cfg.budget_for(self.role)
 
     async def _infra(self, e: LLMInfraError) -> LLMInfraError:
@@ -204,7 +204,7 @@ class LLMClient:
     ) -> T:
         """A validated `model` instance, or LLMParseError (the model's output) / LLMInfraError.
         `enums` narrows fields of the sent schema (e.g. `tools` → the real tool names). After a cut
-        reply the re-ask uses `retry_messages` (a shorter prompt) and a tighter budget (#12)."""
+        reply the re-ask uses `retry_messages` (a shorter prompt) and a tighter budget."""
         token = EXPECT_JSON.set(True)
         try:
             return await self._structured(messages, model, max_tokens=max_tokens, timeout_s=timeout_s,
@@ -229,7 +229,7 @@ class LLMClient:
                 value = model.model_validate(ex.value)
             except (JSONExtractError, ValidationError) as e:
                 problem = _describe(e)
-                # every unusable reply is a parse failure of this role (#12), the re-ask included
+                # every unusable reply is a parse failure of this role, the re-ask included
                 self._usage(res, ok=attempt == 1, repairs=1, error=problem if attempt == 2 else None,
                             failure="output", cut=cut or "invalid")
                 if attempt == 2:
@@ -253,7 +253,7 @@ class LLMClient:
                         f"That reply was not valid: {problem}. Answer again with exactly one JSON "
                         "object that matches the schema, with no other text."
                         + (" Keep it short." if cut is not None else "")
-                        # the schema itself, which the first prompt left to the server (#13)
+                        # the schema itself, which the first prompt left to the server
                         + (f"\n{schema_note(model, enums)}" if self.backend.format_mode in SCHEMA_MODES else "")
                     )},
                 ]
@@ -285,7 +285,7 @@ class LLMClient:
 
 
 async def infra_fix(e: LLMInfraError, backend: ChatBackend) -> str:
-    """The fix for an endpoint failure; a missing model lists what the server has (#12)."""
+    """The fix for an endpoint failure; a missing model lists what the server has."""
     status = getattr(e, "status", 0)
     said = f"{e} {e.said}".lower()
     if status in (401, 403):

@@ -67,7 +67,7 @@ def http_why(e: BaseException) -> str:
 class HttpBackend:
     """OpenAI-compatible HTTP endpoint. One `httpx.AsyncClient` per endpoint.
 
-    Replies are streamed (#12): an idle timeout between chunks (tokens flowing = alive), a
+    Replies are streamed: an idle timeout between chunks (tokens flowing = alive), a
     per-call deadline, and the connection closed as soon as the reply is complete or runs away
     (:class:`~agentui.llm.stream.ReplyGuard`) — closing is how the server learns to stop. A
     server that answers `stream: true` with a plain completion (or refuses it) is remembered
@@ -78,7 +78,7 @@ class HttpBackend:
                  slots: EndpointSlots | None = None) -> None:
         self.url = normalise_base_url(base_url)
         # calls in flight on this endpoint (shared by every backend on the same URL): llama.cpp-style
-        # servers interrupt or queue a running generation when another request arrives (#12)
+        # servers interrupt or queue a running generation when another request arrives
         self.slots = slots or EndpointSlots(cfg.max_parallel)
         self.model = model or ""
         self.format_mode: str | None = None if cfg.structured_output == "auto" else cfg.structured_output
@@ -141,7 +141,7 @@ class HttpBackend:
                      deadline: float, connect: float, t0: float) -> ChatResult:
         """The non-streaming exchange: the whole reply within the call's deadline."""
         # the whole reply comes at once: give it the call's deadline, not the first-token wait —
-        # abandoning a reply still being generated leaves an orphan on the server (#12)
+        # abandoning a reply still being generated leaves an orphan on the server
         timeout = httpx.Timeout(deadline, connect=connect)
         try:
             async with asyncio.timeout(deadline):
@@ -152,7 +152,7 @@ class HttpBackend:
             raise Retryable(f"no answer within {deadline:g} s (timeout)") from e
         except asyncio.CancelledError:
             # abandoned (Esc, a fan-in timeout): a server that does not stream keeps generating
-            # the reply, so the next call waits until it is idle instead of queueing behind it (#12)
+            # the reply, so the next call waits until it is idle instead of queueing behind it
             self._suspect = True
             raise
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as e:
@@ -322,13 +322,13 @@ class HttpBackend:
 
     async def wait_until_idle(self, *, role: str = "runtime") -> None:
         """Wait (bounded by idle_wait_s) as after a timed-out call of ours: for a preflight that found
-        the server up but busy with a generation another process abandoned (#12 item 7)."""
+        the server up but busy with a generation another process abandoned."""
         self._suspect = True
         await self.wait_idle(role=role)
 
     async def wait_idle(self, *, role: str = "runtime") -> None:
         """After a timeout: wait (bounded by idle_wait_s) until the endpoint answers a one-token
-        completion, so a re-ask never queues behind an abandoned generation (#12)."""
+        completion, so a re-ask never queues behind an abandoned generation."""
         async with self._idle_lock:
             if not self._suspect:
                 return

@@ -99,7 +99,7 @@ class LocalLlamaBackend:
             rf = {"type": "json_object", "schema": rf["json_schema"]["schema"]}
         stop = threading.Event()
         deadline = time.monotonic() + (timeout_s or self._cfg.call_deadline_s)
-        # the same stop rules as a stream over HTTP (#12): complete value, runaway, deadline
+        # the same stop rules as a stream over HTTP: complete value, runaway, deadline
         guard = ReplyGuard(max_tokens, want_json=EXPECT_JSON.get())
 
         def run() -> ChatResult:

@@ -39,7 +39,7 @@ class EndpointHealth:
     since: float = 0.0
 
 
-# passing preflights, per process: (url, model, completion) → result (#12)
+# passing preflights, per process: (url, model, completion) → result
 _PREFLIGHT_OK: dict[tuple[str, str, bool], PreflightResult] = {}
 
 
@@ -112,11 +112,11 @@ class LLMPool:
         self.usage_by_role: dict[str, RoleUsage] = {}
         self.on_usage = on_usage  # called after the pool's own accounting (the runtime sets it)
         self.tracer: Callable[[dict[str, Any]], None] | None = None
-        # told of every endpoint failure (the runtime ends the task: #12)
+        # told of every endpoint failure (the runtime ends the task)
         self.on_infra_failure: Callable[[LLMInfraError], None] | None = None
         self.health: dict[str, EndpointHealth] = {}
         self._backends: dict[tuple[str, str, str], ChatBackend] = {}
-        self._slots: dict[str, EndpointSlots] = {}  # per endpoint URL, shared by its models (#12)
+        self._slots: dict[str, EndpointSlots] = {}  # per endpoint URL, shared by its models
         self._clients: dict[str, LLMClient] = {}
 
     def _record(self, u: LLMUsage, b: ChatBackend | None = None) -> None:
@@ -187,7 +187,7 @@ class LLMPool:
                         wait_busy: Callable[[str, float], None] | None = None, patience_s: float = 0.0,
                         waiting: Callable[[str, float, str], None] | None = None) -> list[PreflightResult]:
         """Does every endpoint answer? Model list + one tiny real completion on the configured model,
-        all within `timeout_s`; a pass is cached per process (#12: `doctor` and `run` share it).
+        all within `timeout_s`; a pass is cached per process (`doctor` and `run` share it).
         With `wait_busy`, an endpoint that is up but busy (an earlier process's abandoned generation)
         gets `llm.idle_wait_s` more to finish it; `wait_busy(url, seconds)` is told before the wait.
         With `patience_s`, a slow endpoint is waited for instead (see :func:`preflight_backend`)."""
@@ -386,7 +386,7 @@ def _why_waiting(reachable: bool) -> str:
 async def _busy_then_idle(b: ChatBackend, tell: Callable[[str, float], None]) -> str:
     """The server listed its models but the tiny completion timed out: it is most likely still
     generating a reply an earlier, killed process abandoned (llama.cpp finishes the prompt before it
-    notices the closed connection). Wait for it, bounded, instead of failing this task (#12 item 7).
+    notices the closed connection). Wait for it, bounded, instead of failing this task.
     Returns "" once idle, else the error to show."""
     if not isinstance(b, HttpBackend):
         return "no tiny completion (busy, or too slow)"

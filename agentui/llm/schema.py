@@ -41,7 +41,7 @@ def _schema_json(model: type[BaseModel]) -> str:
     return json.dumps(flatten_schema(model.model_json_schema()), sort_keys=True)
 
 
-# Every array and string of a reply schema is bounded (#12), so a grammar-constrained model cannot
+# Every array and string of a reply schema is bounded, so a grammar-constrained model cannot
 # loop inside one (the planner's `tools` list repeated for 700 tokens). Limits by field name, sized
 # to what the roles keep (the planner truncates intents to 500 chars, criteria to 300, …).
 # llama.cpp expands maxLength into one nested rule per character and refuses (llama-cpp-python's
@@ -55,8 +55,8 @@ LENGTHS = {
     "merged_output": 600,
 }
 #: a node with none of these is one llama.cpp's schema converter refuses, and llama-cpp-python's
-#: server then silently falls back to generic JSON for the WHOLE reply (#13: R4b's `verdicts`
-#: went unenforced because `merged_output: Any` had the schema `{"default": ""}`)
+#: server then silently falls back to generic JSON for the WHOLE reply (an `Any` field whose schema
+#: is only `{"default": ""}` would leave every other field unenforced)
 _TYPED = ("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "items", "pattern")
 ANY_JSON = ["string", "number", "boolean", "object", "array", "null"]
 

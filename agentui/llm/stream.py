@@ -1,4 +1,4 @@
-"""Reading a streamed reply (#12): server-sent events in, a verdict on every chunk out.
+"""Reading a streamed reply: server-sent events in, a verdict on every chunk out.
 
 :class:`ReplyGuard` watches the text as it arrives and says when to stop reading — and so close
 the connection, which is how llama.cpp's server and Ollama learn to stop generating:

@@ -15,7 +15,7 @@ Enums = Mapping[str, Sequence[str]] | None
 # response_format dialects, strongest first (DESIGN §4)
 FORMAT_MODES = ("json_schema", "json_object_schema", "json_object", "prompt")
 # the dialects that send the schema itself, which the server turns into a grammar: the prompt then
-# carries only a one-line instruction, not the schema again (a quarter of all prompt tokens, #13)
+# carries only a one-line instruction, not the schema again (a quarter of all prompt tokens)
 SCHEMA_MODES = frozenset({"json_schema", "json_object_schema"})
 ONE_OBJECT = "Reply with exactly one JSON object and nothing else"
 
@@ -41,7 +41,7 @@ def _with_schema(messages: Sequence[Message], model: type[BaseModel], enums: Enu
                  mode: str | None = None) -> list[Message]:
     """The reply's shape at the end of the system message (or a new one). The whole schema only
     where the server is not sent it (`mode` json_object or prompt, or unknown); a server sent the
-    schema constrains the reply to it, and each role's prompt shows a one-line example (#13)."""
+    schema constrains the reply to it, and each role's prompt shows a one-line example."""
     note = f"{ONE_OBJECT}." if mode in SCHEMA_MODES else schema_note(model, enums)
     out = [dict(m) for m in messages]
     if out and out[0].get("role") == "system":

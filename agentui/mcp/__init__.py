@@ -1,4 +1,4 @@
-"""MCP servers as tools (#18): an adapter at the edge, like the UI.
+"""MCP servers as tools: an adapter at the edge, like the UI.
 
 Only :mod:`agentui.mcp.client` imports the `mcp` SDK; the roles, the bus and the runtime see MCP
 tools as ordinary `Tool`s in the registry (named `<server>.<tool>`), behind the same safety gate,

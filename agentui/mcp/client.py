@@ -317,7 +317,7 @@ class McpConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 transport = await self._transport(stack)
-                # one tool with an invalid schema must not fail the whole listing (#18); the
+                # one tool with an invalid schema must not fail the whole listing; the
                 # in-process server (tests) is served without JSON-RPC, and validates its own tools
                 listing = None if self.inproc is not None else ToolListFilter(transport, version)
                 client = await stack.enter_async_context(Client(

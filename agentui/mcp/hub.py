@@ -1,4 +1,4 @@
-"""MCP servers' tools in the tool registry (#18).
+"""MCP servers' tools in the tool registry.
 
 `McpHub.attach(registry)` starts every enabled server concurrently (each bounded by its startup
 timeout), registers its tools as `<server>.<tool>` with their JSON schemas, and reports each
@@ -98,7 +98,7 @@ class McpTool(BaseTool):
                 assessment = replace(assessment, once_only=True, patterns=())
         else:  # runs unasked, but through the gate: remembered never:/ask: rules still apply
             assessment = SAFE
-        # the scoped gate entry point for non-shell tools (#14): arguments shown, pattern = tool name
+        # the scoped gate entry point for non-shell tools: arguments shown, pattern = tool name
         # never "sandboxed": the server process runs outside our OS sandbox, so `--yes` cannot approve it
         denial = await gate(ctx, self.name, f"{self.name} {shown}", assessment, confined=False)
         if denial is not None:

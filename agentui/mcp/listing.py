@@ -1,4 +1,4 @@
-"""A server's tools/list answer, tool by tool (#18).
+"""A server's tools/list answer, tool by tool.
 
 The SDK's client parses a tools/list answer as a whole, so one tool with an invalid input schema
 fails the whole list and the server contributes nothing. `ToolListFilter` sits between the

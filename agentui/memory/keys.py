@@ -1,5 +1,5 @@
 """Keys and codec of the Megram store: the key schema of ``store.py``'s docstring, tag escaping,
-the packed ``idx:`` row and the canonical Megram JSON encoder (split out of store.py, #15)."""
+the packed ``idx:`` row and the canonical Megram JSON encoder (split out of store.py)."""
 
 from __future__ import annotations
 

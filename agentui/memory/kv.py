@@ -49,7 +49,7 @@ def _get(path: Path, src: Any, key: bytes) -> bytes | None:
     from .leveldb import binding, classify
 
     try:
-        return src.get(key, verify_checksums=True)  # a flipped byte is an error, never data (#15)
+        return src.get(key, verify_checksums=True)  # a flipped byte is an error, never data
     except binding().Error as e:
         raise classify(path, e) from e
 

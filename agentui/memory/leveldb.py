@@ -1,6 +1,6 @@
 """LevelDB, opened safely: the one place that imports the bindings (plyvel-next on Python >= 3.12,
 plyvel / plyvel-ci on 3.11 — same API), and the rules that keep the user's long-term memory from
-being lost silently (#15):
+being lost silently:
 
 - an existing store directory is never opened with create-if-missing: with a damaged or missing
   ``CURRENT`` LevelDB would create an empty store there and then delete the old table files;
@@ -363,7 +363,7 @@ def _precheck(path: Path) -> None:
         return  # a live writer may be mid-record; the open reports the lock
     for num, size in sorted((live_tables(path / m.group(1).decode()) or {}).items()):
         # a missing or cut table: LevelDB would first turn the log into a new table and rewrite the
-        # MANIFEST, then fail — the store changed before the message (#15). Stop before it opens.
+        # MANIFEST, then fail — the store changed before the message. Stop before it opens.
         table = next((t for t in (path / f"{num:06d}.ldb", path / f"{num:06d}.sst") if t.exists()), None)
         if table is None:
             raise MemoryDamaged(f"the memory store {path} is damaged (its table {num:06d}.ldb is missing); "

@@ -68,7 +68,7 @@ class _WriteQueue:
         for m in batch:
             try:
                 self.write_many([m])
-            except Exception as e:  # surfaced by drain()/flush()/close(); a line, not a traceback (#15)
+            except Exception as e:  # surfaced by drain()/flush()/close(); a line, not a traceback
                 log.warning("memory write of %s failed: %s", getattr(m, "id", "?"), e)
                 self._write_error = e
 

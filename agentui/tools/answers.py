@@ -1,4 +1,4 @@
-"""Who answers a confirmation when no human does: `--yes` and `--unconfined` (issue #14).
+"""Who answers a confirmation when no human does: `--yes` and `--unconfined`.
 
 `--yes` approves, once, what will run inside the OS sandbox (plus whatever the allow-list already
 covers); it never answers a secret read, an escalation out of the sandbox, or anything at all when
@@ -16,7 +16,7 @@ from agentui.contracts import AnsweredBy, ConfirmationChoice
 
 @dataclass(frozen=True)
 class Answer:
-    """A confirmation handler's answer with who gave it (the Auditor records both, #14)."""
+    """A confirmation handler's answer with who gave it (the Auditor records both)."""
 
     choice: ConfirmationChoice
     by: AnsweredBy = "user"

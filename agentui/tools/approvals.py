@@ -1,4 +1,4 @@
-"""Scoped approvals (issue #14): once, for this task, for this session, always for this project.
+"""Scoped approvals: once, for this task, for this session, always for this project.
 
 A broader-than-once approval stores *patterns* (program + subcommand: `git commit`, `npm test`),
 never "yes to everything": a later command runs unasked only if every reason it needs a yes is

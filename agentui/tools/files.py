@@ -1,4 +1,4 @@
-"""File tools: `read_file`, `write_file` and `glob`, each behind the gate (issue #14).
+"""File tools: `read_file`, `write_file` and `glob`, each behind the gate.
 
 Inside the workspace, reads and writes go through `fsaccess` (openat-style, no symlink out, no
 check-then-open race). Outside it, a read asks (secret paths ask a human every time) and a write
@@ -46,11 +46,11 @@ class ReadFileTool(BaseTool):
         path = resolve_in(ctx.workspace, args["path"])
         max_chars = args.get("max_chars")
         if max_chars is not None and max_chars <= 0:
-            max_chars = None  # small models send 0 for "no limit" (#13: the 1.5B model, twice a task)
+            max_chars = None  # small models send 0 for "no limit"
         ws = Path(os.path.realpath(ctx.workspace))
         rel = fsaccess.relative_in(ws, path) or fsaccess.relative_in(ctx.workspace, path)
         real = Path(os.path.realpath(path))
-        name = shown(ctx.workspace, path)  # as the model should name it (#13)
+        name = shown(ctx.workspace, path)  # as the model should name it
         if not real.exists():
             near = await asyncio.to_thread(nearby.hint, ctx.workspace, [args["path"]], want_dir=False)
             return self.fail(args, f"no such file: {name}{near}")
@@ -61,7 +61,7 @@ class ReadFileTool(BaseTool):
         denial = await gate(ctx, self.name, str(subject), safety.assess_read(subject, ws))
         if denial:
             return self.fail(args, denial)
-        if (text := await _host_read(ctx, ws, rel, real)) is not None:  # the editor's buffer (#18)
+        if (text := await _host_read(ctx, ws, rel, real)) is not None:  # the editor's buffer
             return self.ok(args, _limit(text, max_chars))
         try:
             if rel is not None and safety.paths.inside(real, ws):
@@ -123,8 +123,8 @@ def _read_outside(real: Path, limit: int) -> tuple[bytes, int]:
 
 def _as_lines(ws: Path, rel: str, content: str, append: bool) -> str:
     """`content` ended with a line end when it is text of several lines, or a line appended after
-    whole lines: small models leave the last line end out of a JSON string (#13: the 1.5B executor
-    wrote sorted.txt and todo.txt's added line without one, and `sort`, `wc -l` and `cmp` differ)."""
+    whole lines: small models leave the last line end out of a JSON string, and `sort`, `wc -l` and
+    `cmp` then differ."""
     if not content or content.endswith("\n"):
         return content
     if "\n" in content:
@@ -184,7 +184,7 @@ class WriteFileTool(BaseTool):
         host = ctx.host
         if host is not None and getattr(host, "writes", False) and _direct(ws, rel, ws / rel) \
                 and (ws / rel).parent.is_dir() and not (ws / rel).is_dir():
-            # through the editor (an ACP client's fs/write_text_file), so it sees the change (#18)
+            # through the editor (an ACP client's fs/write_text_file), so it sees the change
             try:
                 await host.write_text(ws / rel, content, ctx, append=append)
             except asyncio.CancelledError:
@@ -236,7 +236,7 @@ class GlobTool(BaseTool):
             )
         except TimeoutError:
             return self.fail(args, f"glob timed out after {ctx.timeout_s:g}s")
-        # judged by what it found: a name behind a symlink out, or a secret's name, asks (#14)
+        # judged by what it found: a name behind a symlink out, or a secret's name, asks
         ws = Path(os.path.realpath(ctx.workspace))
         real = [Path(os.path.realpath(os.path.join(ws, m))) for m in matches]
         secret = next((str(r) for r, m in zip(real, matches, strict=True) if safety.paths.is_secret(r, m)), None)

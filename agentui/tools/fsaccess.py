@@ -1,4 +1,4 @@
-"""openat-style file access (issue #14): resolve a path component by component from a directory fd,
+"""openat-style file access: resolve a path component by component from a directory fd,
 never following a symlink out of the workspace, so there is no check-then-open race.
 
 `open_beneath(ws, rel, flags)` walks `rel` from an fd of the workspace with O_NOFOLLOW on every

@@ -1,4 +1,4 @@
-"""The gate every tool effect passes (issue #14): hard denials, approvals on record, remembered
+"""The gate every tool effect passes: hard denials, approvals on record, remembered
 tool rules, the user's answer — and a record of each outcome for the Auditor (R6).
 
 Asked outcomes reach the Auditor as the ConfirmationRequest/ConfirmationDecision pair on the bus;
@@ -151,7 +151,7 @@ def _scope(answer: object, request: GateRequest) -> Scope | None:
 
 def _log(ctx: ToolContext, tool: str, subject: str, assessment: Assessment, decision: str,
          scope: Scope | None, *, automatic: bool = False) -> None:
-    """The task log records every gate decision with its scope and patterns (issue #14)."""
+    """The task log records every gate decision with its scope and patterns."""
     if ctx.log is None:
         return
     entry = {"kind": "approval", "tool": tool, "command": subject, "decision": decision,

@@ -1,4 +1,4 @@
-"""Hooks a front end attaches to the tool registry (#18): live observers of each call, and the
+"""Hooks a front end attaches to the tool registry: live observers of each call, and the
 host's own file and terminal access (an ACP client's `fs/*` and `terminal/*`).
 
 Both are optional and never change what the safety gate decides: a tool asks the gate first, then

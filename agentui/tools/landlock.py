@@ -1,4 +1,4 @@
-"""Linux Landlock confinement (issue #14): the OS sandbox where bubblewrap cannot run.
+"""Linux Landlock confinement: the OS sandbox where bubblewrap cannot run.
 
 Run as a script (`python -I -S landlock.py POLICY_JSON -- argv…`, no agentui import, so it starts
 fast): it restricts itself with Landlock and execs argv, which then — with every child — can write

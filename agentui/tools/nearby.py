@@ -1,11 +1,11 @@
-"""Where a path that does not exist may be instead (#13).
+"""Where a path that does not exist may be instead.
 
 A tool that fails on a missing path says where a file or folder of that name is in the workspace,
 like a shell's "did you mean": `cat settings.ini` fails, and the error adds that
 `conf/settings.ini` exists. Small models otherwise retry the same path until the step budget is
-spent (seen on the 1.5B model: `cat settings.ini` five times over three replans). The search is
+spent. The search is
 bounded (entries visited, names returned) and never leaves the workspace or follows a symlink;
-a secret's path (a `.env`, a key) is never named: listing one asks the user first (#14).
+a secret's path (a `.env`, a key) is never named: listing one asks the user first.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def holding(workspace: Path, root: Path, text: str, *, fold: bool = True) -> lis
     """Workspace-relative paths of text files under `root` whose content contains `text` (letter
     case aside when no file holds it as written and `fold`), at most MAX_FOUND, after reading at most
     MAX_READ_FILES files of at most MAX_FILE_BYTES each; secrets, binary files, key stores, links and
-    anything but a regular file are never read (#13: the 1.5B model called file_search 'TODO' to find the file
-    that contains TODO, three replans long)."""
+    anything but a regular file are never read. A name search for a word the files hold in their
+    text is a common slip of small models."""
     ws = Path(os.path.realpath(workspace))
     needle = text.encode("utf-8", "replace")
     if not needle.strip():
@@ -116,8 +116,7 @@ def holding(workspace: Path, root: Path, text: str, *, fold: bool = True) -> lis
 def content_hint(workspace: Path, root: Path, text: str, nothing: str, *, fold: bool = True) -> str:
     """What a name search that found nothing returns: `nothing`, or, when some files hold the query
     as text, their names one per line first, as a search result reads, then `nothing` as a note
-    (#13: given "no files matching 'TODO'; files whose text contains 'TODO': b.txt", the 1.5B
-    executor answered "No files containing 'TODO' found")."""
+    (a note first is read as "nothing found")."""
     try:
         found = holding(workspace, root, text, fold=fold)
     except OSError:
@@ -125,7 +124,7 @@ def content_hint(workspace: Path, root: Path, text: str, nothing: str, *, fold: 
     if not found:
         return nothing
     where = os.path.relpath(os.path.realpath(root), os.path.realpath(workspace))
-    # a command that runs as written: the 1.5B executor ran "grep -l 'TODO' <files>" verbatim (#13)
+    # a command that runs as written: a placeholder in it would be run verbatim
     grep = f"grep -rl{'i' if fold else ''} {_quoted(_printable(text))} {shlex.quote(_printable(where))}"
     return "\n".join(map(_printable, found)) + (
         f"\n({nothing} by name; the files above hold {_printable(text)!r} in their text. "
@@ -135,8 +134,8 @@ def content_hint(workspace: Path, root: Path, text: str, nothing: str, *, fold: 
 def found_no_name(workspace: Path, command: str) -> str:
     """What `find <dir> -name '*W*'` that printed nothing returns, when no name under `<dir>` matches
     and files there hold W in their text: their names first, then the note `content_hint` gives,
-    else "" (#13: the 1.5B executor ran `find . -name '*TODO*'` for "Which file contains the word
-    TODO?", got nothing three times, and answered "."). Only a lone `find` (piped into a filter at
+    else "" (a name search for a word the files hold in their text finds nothing, and a small model
+    answers from that nothing). Only a lone `find` (piped into a filter at
     most, no redirection) with one -name (letter case kept) or -iname inside the workspace."""
     try:
         words = shlex.split(command)
@@ -224,8 +223,7 @@ def hint(workspace: Path, names: Iterable[str], *, want_dir: bool | None = None)
 def missing_folder(workspace: Path, output: str, writes: Iterable[str]) -> str:
     """" (the folder out does not exist: mkdir -p creates it …)" for the first path a command was
     to write, named in its "No such file" error, whose folder is missing in the workspace, else "":
-    the 1.5B executor ran `echo ok > out/status.txt` and `mkdir src/app tests` three times each on
-    "No such file" (#13)."""
+    without it a small model repeats the same write on "No such file"."""
     if "No such file or directory" not in (output or ""):
         return ""
     ws = Path(os.path.realpath(workspace))
@@ -263,7 +261,7 @@ def _parses(command: str) -> bool:
 
 def end_exec(command: str) -> str:
     """`command` with ` +` after the `{}` of a find -exec that has no end (`\\;` or `+`), or whose
-    end a JSON grammar mangled into a stray backslash or quote (`{} \\`, `{} ",`: the 1.5B planner),
+    end a JSON grammar mangled into a stray backslash or quote (`{} \\`, `{} ",`),
     else as it is."""
     if _EXEC_MANGLED.search(command) and not _parses(command):  # `sh -c "grep x {}"` parses: kept
         return _EXEC_MANGLED.sub(lambda m: f"{m.group(1)} +", command, count=1)
@@ -272,8 +270,8 @@ def end_exec(command: str) -> str:
 
 def unended_exec(command: str, output: str, *, exit_ok: bool = False) -> str:
     """" (find's -exec needs an end: …)" when find says an -exec has no end, else "". A JSON
-    string cannot hold `\\;` unescaped, so a grammar-constrained 1.5B planner wrote
-    `find . -type f -exec grep -l 'TODO' {}` and its executor ran it three times (#13). The example is
+    string cannot hold `\\;` unescaped, so a grammar-constrained planner writes
+    `find . -type f -exec grep -l 'TODO' {}` without it. The example is
     the command with ` +` after the `{}` that ends it, when the command shows where that is.
     `exit_ok`: the command exited 0 (`find … {} | sort`): only a command that holds such an -exec."""
     mangled = "unexpected EOF while looking for matching" in (output or "") and _EXEC_MANGLED.search(command)

@@ -39,21 +39,21 @@ class ToolContext:
     output_cap_chars: int = 4000
     log: Callable[[dict], None] | None = None  # full, uncapped evidence for the task log
     blocked_tools: frozenset[str] = frozenset()
-    waited_s: float = 0.0  # time spent waiting for the user's confirmation: not tool time (#17)
+    waited_s: float = 0.0  # time spent waiting for the user's confirmation: not tool time
     approvals: Approvals | None = None  # filled by the registry when None
     sandbox: Any = None  # a sandbox.SandboxInfo; filled by the registry when None
     unconfined: bool | None = None  # True: run without the OS sandbox (--unconfined)
     announce: Announce | None = None  # gate outcomes onto the bus for the Auditor; filled by the registry
     rules: RulesFn | None = None  # remembered tool rules (memory `tool:<name>`); filled by the registry
-    host: Any = None  # a hooks.HostIO (an ACP client's fs/terminal); None: local I/O (#18)
-    call_id: str = ""  # the registry's id of the call in progress (live observers, #18)
+    host: Any = None  # a hooks.HostIO (an ACP client's fs/terminal); None: local I/O
+    call_id: str = ""  # the registry's id of the call in progress (live observers)
 
 
 def brief(tool: Any) -> str:
     """What a small model needs to pick the tool, in one short line: the tool's own `brief`, else
     its description up to the first sentence end or semicolon (at most 80 characters). The full
     description (who is asked, what is refused) is for people and for clients that list tools; in
-    the executor's prompt it cost 155 of 481 tokens a call (#13, 1.5B over HTTP on 7dfbd1b)."""
+    the executor's prompt it would cost about a third of each call's tokens."""
     own = getattr(tool, "brief", "")
     if own:
         return own
@@ -112,7 +112,7 @@ def resolve_in(workspace: Path, raw: str) -> Path:
 def shown(workspace: Path, path: str | Path) -> str:
     """How a tool names a path to the model: relative to the workspace when inside it ("." for the
     workspace itself), else as given. Small models copy long absolute paths badly, and each costs
-    ~25 prompt tokens every time it is repeated (#13)."""
+    ~25 prompt tokens every time it is repeated."""
     raw = str(path)
     p = Path(os.path.normpath(Path(raw).expanduser())) if raw else Path(".")
     if not p.is_absolute():
@@ -173,7 +173,7 @@ def validate_args(schema: dict[str, Any], args: Any) -> str | None:
             return f"argument '{key}' must be {prop['type']}, got {type(value).__name__}"
         if isinstance(value, str) and "\0" in value and key in _NO_NUL:
             # a NUL cannot be in a command line, a path or a pattern: say so, not "ValueError: embedded
-            # null byte" (the 1.5B executor sent `sed 's/./\u0000/g'` three times, #13)
+            # null byte"
             return (f"argument '{key}' holds a NUL character (\\0), which no command line, path or pattern can "
                     f"hold; write it without one (in a shell command, printf '\\000' makes one)")
     return None
@@ -186,15 +186,15 @@ class ToolRegistry:
         self.approvals: Approvals | None = None  # set by the runtime (project allow-list file)
         self.sandbox: Any = None  # sandbox.SandboxInfo; detected on first call when None
         self.unconfined = False  # --unconfined: no OS sandbox for any tool process
-        self.announce: Announce | None = None  # set by the runtime: gate outcomes → bus → Auditor (#14)
-        self.rules: RulesFn | None = None  # set by the runtime: memory's `tool:<name>` rules (#13, #14)
-        self.watchers: list[Any] = []  # hooks.ToolWatcher: each call's start and end, live (#18)
-        self.host: Any = None  # hooks.HostIO for every call whose context has none (#18)
+        self.announce: Announce | None = None  # set by the runtime: gate outcomes → bus → Auditor
+        self.rules: RulesFn | None = None  # set by the runtime: memory's `tool:<name>` rules
+        self.watchers: list[Any] = []  # hooks.ToolWatcher: each call's start and end, live
+        self.host: Any = None  # hooks.HostIO for every call whose context has none
         self._call_seq = itertools.count(1)
 
     def sandbox_status(self) -> Any:
         """The sandbox every tool process of this registry runs in: `.active`, `.name`, `.detail`
-        (None-free: detected on first use). The TUI's status line reads it (#17)."""
+        (None-free: detected on first use). The TUI's status line reads it."""
         if self.sandbox is None:
             from agentui.tools.sandbox import detect
 
@@ -207,7 +207,7 @@ class ToolRegistry:
 
     def _bind(self, ctx: ToolContext) -> ToolContext:
         """Fill the context's approvals and sandbox from the registry's (explicit values win).
-        In place: the caller's context keeps accumulating `waited_s` (#17)."""
+        In place: the caller's context keeps accumulating `waited_s`."""
         if ctx.approvals is None:
             if self.approvals is None:
                 self.approvals = Approvals()
@@ -253,9 +253,8 @@ class ToolRegistry:
 
     def _tool_as_command(self, command: str, output: str) -> str:
         """" (read_file is a tool, not a shell command: …)" when a shell command failed because its
-        program is one of our tools: the 1.5B executor ran `read_file docs/in.txt` and
-        `write_file …` as shell commands, three times a task, and the validator then told it to
-        install them (#13, uppercase and sort-names over HTTP)."""
+        program is one of our tools: a small model runs `read_file docs/in.txt` as a shell command,
+        and a validator then tells it to install the program."""
         for m in _NOT_FOUND.finditer(output or ""):
             tool = self._tools.get(m.group(1))
             # the name must stand where a command does, not only in printed text

@@ -1,4 +1,4 @@
-"""The OS sandbox every tool process runs in (issue #14): bubblewrap on Linux (Landlock where bwrap
+"""The OS sandbox every tool process runs in: bubblewrap on Linux (Landlock where bwrap
 cannot run, e.g. user namespaces restricted), sandbox-exec on macOS.
 
 Inside it a process may write only the workspace and the temp dirs, cannot read the secret stores
@@ -38,7 +38,7 @@ class SandboxInfo:
 
     @property
     def name(self) -> str:
-        """The short label of the TUI status line (#17 shows it as is)."""
+        """The short label of the TUI status line (shown as is)."""
         return f"sandbox: {self.kind}" if self.active else "no OS sandbox (gate only)"
 
 

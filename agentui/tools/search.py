@@ -47,7 +47,7 @@ class FileSearchTool(BaseTool):
         return args["query"]
 
     def command(self, query: str, root: str) -> list[str]:
-        if re.search(r"[*?\[]", query):  # a glob (`*.md`) names whole files, as find -iname reads it (#13)
+        if re.search(r"[*?\[]", query):  # a glob (`*.md`) names whole files, as find -iname reads it
             return ["find", root, "-name", ".git", "-prune", "-o", "-iname", query, "-print"]
         if self.platform == "darwin" and shutil.which("mdfind"):
             return ["mdfind", "-onlyin", root, "-name", query]
@@ -94,9 +94,8 @@ class FileSearchTool(BaseTool):
         return self.ok(args, text)
 
     async def _in_file(self, args: dict[str, Any], query: str, path: Any, ctx: ToolContext) -> ToolCallRecord:
-        """`path` is a file: its lines holding `query` (in any letter case), as grep -in prints them
-        (#13, json-field on the 1.5B model: file_search 'port' in config.json, answered "is a file,
-        not a directory", three times over, then `infeasible`)."""
+        """`path` is a file: its lines holding `query` (in any letter case), as grep -in prints them,
+        rather than "is a file, not a directory" (a search in one file is a search all the same)."""
         ws = os.path.realpath(ctx.workspace)
         rel = fsaccess.relative_in(Path(ws), Path(os.path.realpath(path)))
         if rel is None or rel == ".":
@@ -151,7 +150,7 @@ class WebSearchTool(BaseTool):
             return self.fail(args, "empty query")
         url = self.endpoint()
         host = urlsplit(url).netloc or url
-        # the query leaves the machine: ask, showing exactly what is sent where (issue #14)
+        # the query leaves the machine: ask, showing exactly what is sent where
         denial = await gate(ctx, self.name, query, safety.assess_call(
             self.name, {"query": query}, network=(url,), reason=f"sends this query to {host}"))
         if denial:

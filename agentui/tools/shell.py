@@ -31,10 +31,10 @@ MAX_CAPTURE_BYTES = 2_000_000
 _DRAIN_S = 0.5
 
 # LESSSECURE=1: less (and macOS `more`) run no input preprocessor, lesskey file, shell or log file,
-# so the allow-listed `less FILE` only reads (issue #14)
+# so the allow-listed `less FILE` only reads
 _QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb", "LESSSECURE": "1",
               "LESSHISTFILE": "-"}
-# Variables that make bash (or an allow-listed reader) run code or resolve paths behind the gate's back (#14).
+# Variables that make bash (or an allow-listed reader) run code or resolve paths behind the gate's back.
 _UNSAFE_ENV = ("CDPATH", "BASH_ENV", "ENV", "GLOBIGNORE", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4",
                "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "IFS",
                "LESSOPEN", "LESSCLOSE", "LESSKEY", "LESSKEYIN", "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM",
@@ -157,7 +157,7 @@ async def kill_group(proc: asyncio.subprocess.Process, grace_s: float = KILL_GRA
 def close_transport(proc: asyncio.subprocess.Process) -> None:
     """Close the process's pipes now, while the loop runs. A cancelled run leaves them open (a killed
     child's EOF is not read yet); closed later by the garbage collector, after the loop, they print
-    "Exception ignored … Event loop is closed" with a traceback on stderr (#15: SIGTERM/SIGHUP)."""
+    "Exception ignored … Event loop is closed" with a traceback on stderr (on SIGTERM/SIGHUP)."""
     transport = getattr(proc, "_transport", None)  # asyncio exposes no public close for it
     if transport is not None:
         transport.close()
@@ -252,7 +252,7 @@ class ShellTool(BaseTool):
         output = result.output
         if not output.strip():  # `find . -name '*TODO*'` for a word that is in the files, not their names
             output = await asyncio.to_thread(nearby.found_no_name, ctx.workspace, command) or output
-        if note := nearby.unended_exec(command, output, exit_ok=True):  # `find … -exec grep x {} | sort` exits 0 (#13)
+        if note := nearby.unended_exec(command, output, exit_ok=True):  # `find … -exec grep x {} | sort` exits 0
             output = output.rstrip("\n") + "\n" + note.strip() + "\n"
         if "No such file or directory" in output:  # `grep x settings.ini | cut …` exits 0 on the error
             if note := await asyncio.to_thread(nearby.hint, ctx.workspace, nearby.missing_names(output)):
@@ -262,7 +262,7 @@ class ShellTool(BaseTool):
 
 async def execute(argv: list[str], ctx: ToolContext) -> ProcessResult:
     """Run `argv` (already inside the sandbox when there is one) locally, or in the host's terminal
-    (an ACP client's terminal/*, #18) with the same cleaned environment; the gate has already said yes."""
+    (an ACP client's terminal/*) with the same cleaned environment; the gate has already said yes."""
     host = ctx.host
     if host is not None and getattr(host, "terminal", False):
         from agentui.tools.hooks import HostNotStarted

@@ -86,7 +86,7 @@ class Actions:
         self.exit(return_code=code, message=message)
 
     def _on_signal(self, sig: int) -> None:
-        """SIGTERM / SIGHUP (#15): like quitting with a task running, without asking; exit 128+sig.
+        """SIGTERM / SIGHUP: like quitting with a task running, without asking; exit 128+sig.
 
         Once: `timeout` sends SIGTERM to the command and again to its process group, and a second
         exit message made Textual print "NOTE: 1 of 2 errors shown" after the clean stop line."""

@@ -54,7 +54,7 @@ from agentui.ui.widgets import (
 )
 
 # the main screen's own keys; any screen above it hides them (Esc back first): its footer then
-# shows its own keys plus Quit, Help, Settings and the palette within 80 columns (#17)
+# shows its own keys plus Quit, Help, Settings and the palette within 80 columns
 MAIN_SCREEN_ONLY = frozenset({"memory", "audit", "copy_answer", "history"})
 
 
@@ -82,7 +82,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         Binding("ctrl+l", "open_message", "Pick a bus message", priority=True, id="open-message", show=False),
         Binding("ctrl+t", "next_theme", "Next theme", priority=True, id="theme", show=False),
         Binding("ctrl+q", "quit_app", "Quit", priority=True, id="quit"),
-        Binding("f2", "goal_tree", "Goal tree", priority=True, show=False),  # agentui/ui/tree.py (#16)
+        Binding("f2", "goal_tree", "Goal tree", priority=True, show=False),  # agentui/ui/tree.py
         Binding("question_mark", "help", "Help", show=False),
     ]
 
@@ -128,7 +128,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     def action_goal_tree(self) -> None:
         from agentui.ui.tree import TreeScreen
 
-        if self._modal_pending():  # not over a pending confirmation (#17)
+        if self._modal_pending():  # not over a pending confirmation
             return
         self.push_screen(TreeScreen(self.workspace, self.config))
 
@@ -157,11 +157,11 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     async def on_mount(self) -> None:
         import signal
 
-        for sig in (signal.SIGTERM, signal.SIGHUP):  # #15: handled like Ctrl+C, never a bare kill
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # handled like Ctrl+C, never a bare kill
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().add_signal_handler(sig, self._on_signal, sig)
         wanted = self.config.ui.theme
-        extra = [Path(wanted).expanduser()] if wanted.endswith(".toml") else []  # --theme FILE (#15)
+        extra = [Path(wanted).expanduser()] if wanted.endswith(".toml") else []  # --theme FILE
         themes, problems = load_themes(extra=extra)
         for t in themes:
             self.register_theme(t)
@@ -222,7 +222,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             from agentui.paths import DataDirError
 
             if isinstance(e, MemoryError_ | DataDirError) and not isinstance(e, MemoryInUse):
-                # a damaged / unusable store: stop with one line and exit 2, never run on it (#15)
+                # a damaged / unusable store: stop with one line and exit 2, never run on it
                 self.exit(return_code=2, message=f"agentui: {e}")
                 return False
             if not isinstance(e, MemoryInUse):
@@ -262,7 +262,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                 self.stage(f"{self.llm_waiting} — slow, not down; {queued} once it answers", busy=True, clock=False)
                 self.query_one(StatusBar).set(health=f"waiting {elapsed:.0f} s", healthy=None)
 
-            # the preflight `doctor` and `run` share (#12 item 5): healthy only once a completion answered
+            # the preflight `doctor` and `run` share: healthy only once a completion answered
             results = await pool.preflight(timeout_s=self.check_window_s, completion=True, patience_s=math.inf,
                                            waiting=waiting)
             self.llm_waiting = None
@@ -296,7 +296,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if self.runtime.auditor is not None:
             self.runtime.auditor.channel.listen(self._on_audit)
         self._header(pool, latency)
-        for problem in self.runtime.problems:  # e.g. an MCP server that failed to start (#18)
+        for problem in self.runtime.problems:  # e.g. an MCP server that failed to start
             self.notify(problem, title="agentui started with a problem", severity="warning", timeout=20)
         if not self.llm_error:
             self.stage("ready — type a goal", busy=False)
@@ -344,7 +344,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.refresh_memory_counts()
 
     def refresh_health(self) -> None:
-        """The endpoints' health as the pool last saw it (#12's health_report): preflight and every call."""
+        """The endpoints' health as the pool last saw it (its health report): preflight and every call."""
         pool = getattr(self.runtime, "pool", None)
         report = getattr(pool, "health_report", None)
         if report is None:
@@ -380,7 +380,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                          f"{len(bus.envs)} shown · Ctrl+F changes it")
             title.add_class("filtered")
         else:
-            # count what is listed; hidden usage messages are named, not silently counted (#17)
+            # count what is listed; hidden usage messages are named, not silently counted
             hidden = len(bus.envs) - len(bus.rows)
             title.update(f"[b]bus[/b] · {len(bus.rows)} shown" + (f" ({hidden} usage hidden)" if hidden else "")
                          + " · Ctrl+L picks one")
@@ -420,7 +420,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MAIN_SCREEN_ONLY and len(self.screen_stack) > 1:
-            return False  # over another screen: hidden and off, so each footer fits 80 columns (#17)
+            return False  # over another screen: hidden and off, so each footer fits 80 columns
         if action == "abort" and isinstance(self.screen, ModalScreen):
             return False  # a dialog's Esc is its own (an approval's Esc denies): never "Abort task"
         if action == "abort" and self.screen is self.screen_stack[0]:

@@ -77,4 +77,4 @@ class HelpScreen(Screen[None]):
         bindings = [b for b in self.app.BINDINGS if isinstance(b, Binding)]
         with VerticalScroll():
             yield Static(help_text(bindings), id="help-text")
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key

@@ -54,7 +54,7 @@ class ClarifyModal(ModalScreen[str]):
 
 
 class ConfirmModal(ModalScreen[ConfirmationChoice]):
-    """The safety gate (issue #14): the exact command (control characters made visible), where it runs,
+    """The safety gate: the exact command (control characters made visible), where it runs,
     what it writes and contacts, why it asks; approve once / for this task / this session / always for
     this project — the pattern an approval stores is in the button text — or deny (the default)."""
 

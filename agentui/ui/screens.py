@@ -83,7 +83,7 @@ class MemoryScreen(Screen[None]):
         Binding("d", "dream", "Dream"),
         Binding("g", "refresh", "Refresh", show=False),
         # still F1 / Ctrl+S (the app's priority keys run), just not in this footer: the browser's own
-        # keys and Quit fill 80 columns (#17)
+        # keys and Quit fill 80 columns
         Binding("f1", "app.help", "Help", show=False, priority=True),
         Binding("ctrl+s", "app.settings", "Settings", show=False, priority=True),
     ]
@@ -103,7 +103,7 @@ class MemoryScreen(Screen[None]):
             yield DataTable(id="megrams", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="mem-detail-box"):
                 yield Static("select a Megram", id="mem-detail")
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
@@ -320,7 +320,7 @@ class TaskDetailScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(task_tree(self.envs) if self.envs else "no task yet", id="task-tree")
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
 
 class AuditScreen(Screen[None]):
@@ -335,7 +335,7 @@ class AuditScreen(Screen[None]):
         with Vertical():
             yield Static(f"[b]Audit[/b] — {len(self.stored)} stored report(s), {len(self.history)} item(s) this session")
             yield RichLog(id="audit-log", wrap=True, markup=True, min_width=1)
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
     def on_mount(self) -> None:
         log = self.query_one(RichLog)

@@ -48,7 +48,7 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
         Binding("enter", "open", "Replay", priority=True),
         Binding("r", "rerun", "Run again"),
         Binding("c", "copy_goal", "Copy", tooltip="copy the goal of the selected task"),
-        Binding("g", "refresh", "Refresh", show=False),  # in Help; the footer fits 80 columns (#17)
+        Binding("g", "refresh", "Refresh", show=False),  # in Help; the footer fits 80 columns
     ]
     LIMIT = 200
 
@@ -62,7 +62,7 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
         yield Static("[b]History[/b] — reading past tasks…", id="hist-title")
         yield DataTable(id="hist-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="hist-detail")
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
@@ -152,7 +152,7 @@ class ReplayScreen(Screen[None]):
                 yield BusView(limit=5000, id="replay-bus")
             with VerticalScroll(id="replay-right"):
                 yield ResultPanel("", id="replay-result")
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
     def on_mount(self) -> None:
         bus = self.query_one(BusView)

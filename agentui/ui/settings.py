@@ -175,7 +175,7 @@ class SettingsScreen(Screen[Config | None]):
         # outside the scroll, above the footer: what F5, Ctrl+S and Detect did is visible at 80×24
         yield Static("[dim]F5 checks the endpoint · Ctrl+S saves · Detect finds local servers[/dim]",
                      id="set-status")
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
     def on_mount(self) -> None:
         from agentui.ui.modals import steady_cursors

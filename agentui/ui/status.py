@@ -1,6 +1,6 @@
 """The status bar at the top: what the agent will act on and with what — workspace, model@endpoint
 and its health, the sandbox, the memory's M/K/C/T counts (or, in a replay, what is replayed), and a
-badge when the runtime started with problems (an MCP server that failed to start, #18)."""
+badge when the runtime started with problems (an MCP server that failed to start)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def short_path(p: str | Path) -> str:
 
 
 def sandbox_label(runtime: Any) -> tuple[str, bool]:
-    """(text, active). Hook for the sandbox status API (#14): a runtime (or its tool registry)
+    """(text, active). Hook for the sandbox status API: a runtime (or its tool registry)
     exposing `sandbox_status()` → str / object with `.active` and `.name` is shown as is; without
     it, commands run as the user, behind the safety gate's confirmations."""
     for owner in (runtime, getattr(runtime, "tools", None)):
@@ -73,7 +73,7 @@ class StatusBar(Static):
 
     def _compact(self) -> dict[str, str]:
         """The fields, shortened step by step until the line fits the bar (80 columns cut the
-        sandbox and the M/K/C/T counts, #17); the full text stays in the tooltip."""
+        sandbox and the M/K/C/T counts); the full text stays in the tooltip."""
         f = dict(self.fields)
         width = self.size.width - 2 if self.size.width else 0
         steps = [("sandbox", lambda s: s.split(" (")[0]),

@@ -1,4 +1,4 @@
-"""The goal-tree screens (issue #16): the tree pane with the iterations of the run, and one
+"""The goal-tree screens: the tree pane with the iterations of the run, and one
 iteration's guard log and diff.
 
 TreeScreen (Ctrl+G): node states ([x] passed, [ ] open, [!] stuck), attempts, each node's last
@@ -104,7 +104,7 @@ class TreeScreen(Screen[None]):
                 yield DataTable(id="tree-iterations", cursor_type="row", zebra_stripes=True)
                 yield RichLog(id="tree-bus", wrap=False, markup=False, max_lines=500)
         yield Static("", id="tree-status")
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -222,7 +222,7 @@ class IterationScreen(Screen[None]):
         yield Static("", id="iter-head")
         with VerticalScroll(id="iter-body"):
             yield Static("", id="iter-text", markup=False)
-        yield Footer(compact=True)  # 80 columns: room for every key (#17)
+        yield Footer(compact=True)  # 80 columns: room for every key
 
     def on_mount(self) -> None:
         head, body = self.query_one("#iter-head", Static), self.query_one("#iter-text", Static)

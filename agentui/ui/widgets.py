@@ -306,8 +306,7 @@ class AuditFeed(RichLog):
 
 
 class ResultBox(VerticalScroll):
-    """The result pane's scroller: a scrollbar, and its title says when text is out of sight (#17;
-    at 80×24 the cost table's last rows are below the fold)."""
+    """The result pane's scroller: a scrollbar, and its title says when text is out of sight (at 80×24 the cost table's last rows are below the fold)."""
 
     can_focus = True  # Tab reaches it; ↑ ↓ PgUp PgDn then scroll
 
@@ -388,7 +387,7 @@ class ResultPanel(Static):
         t.add_row("tools", str(stats.get("tool_calls", 0)), "", "", f"{stats.get('tool_seconds', 0):.1f}", "")
         muted = colour(self.app.current_theme, "muted")
         roles = stats["by_role"].values()
-        # the totals first: at 80×24 the table's last rows are below the fold (#17)
+        # the totals first: at 80×24 the table's last rows are below the fold
         total = Text(f"total {sum(r.get('calls', 0) for r in roles)} calls · "
                      f"{sum(r.get('prompt_tokens', 0) for r in roles):,}↑ "
                      f"{sum(r.get('completion_tokens', 0) for r in roles):,}↓ tok · "

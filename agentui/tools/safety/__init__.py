@@ -1,4 +1,4 @@
-"""The tool safety gate (DESIGN §5, issue #14): fail closed.
+"""The tool safety gate (DESIGN §5): fail closed.
 
 A shell command runs unasked only when every simple command in it is on the allow-list of
 read-only programs with known-safe flags, every path it names resolves inside the workspace (or a

@@ -1,4 +1,4 @@
-"""Remembered tool rules the gate enforces (issues #13 item 8, #14): `tool:<name>` memory spaces.
+"""Remembered tool rules the gate enforces: `tool:<name>` memory spaces.
 
 A rule the gate can read is one line of the form
 

@@ -76,6 +76,8 @@ def test_directives_are_thoughts_and_the_final_result_is_the_message() -> None:
     assert msg.content.text == "abandon after 2 replan(s): could not list\n\n→ check the path"
     ok = FinalResult(task_id="t1", summary="3 files", loss=LOSS, directive="accept", output={"n": 3})
     assert final_text(ok).startswith("3 files\n\n{")
+    answered = FinalResult(task_id="t1", summary="counted", answer="3", loss=LOSS, directive="accept", output="3")
+    assert final_text(answered) == "Answer: 3\n\ncounted"  # the answer first, not repeated
 
 
 def test_usage_updates_carry_the_task_totals_and_cancel_is_silent_live() -> None:
