@@ -20,7 +20,8 @@ from .store import (
     MemoryUnavailable,
     open_memory,
 )
-from .tags import ENV_LOCAL, intent_space, parse_blocked_target, path_entity, slug, tool_space
+from .tags import ENV_LOCAL, parse_blocked_target, path_entity, slug, tool_space
+from .workkind import intent_space
 
 
 @runtime_checkable

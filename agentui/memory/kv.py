@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MemoryUnavailable
-
-PID_FILE = "agentui.pid"
+from .files import PID_FILE
 
 
 class _KV:

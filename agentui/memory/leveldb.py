@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MemoryDamaged, MemoryError_, MemoryInUse, MemoryUnavailable
-from .kv import PID_FILE
+from .files import PID_FILE
 
 try:  # Python >= 3.12: plyvel-next (cp312-cp314 wheels)
     import plyvel_next as plyvel  # type: ignore[import-not-found]

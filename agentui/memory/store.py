@@ -64,6 +64,7 @@ from .errors import (
     MemoryInUse,
     MemoryUnavailable,
 )
+from .files import PID_FILE
 from .keys import (
     _LVL_PREFIX,
     CODE_LEVEL,
@@ -84,7 +85,7 @@ from .keys import (
     to_days,
     unesc,
 )
-from .kv import _KV, PID_FILE, _DictKV, _LevelKV
+from .kv import _KV, _DictKV, _LevelKV
 from .queries import RECENT, IndexScan, _Queries
 from .writequeue import BATCH_MAX, INLINE_MAX, _WriteQueue
 

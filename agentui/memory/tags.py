@@ -49,14 +49,6 @@ def slug(text: str) -> str:
     return _slug_raw(text) or _hash(text)
 
 
-def intent_space(intent: str) -> str:
-    """``intent:<verb>_<object>`` of the kind of work the intent names (workkind.intent_key), else
-    ``intent:<first three content words>`` (CJK text without spaces is one word)."""
-    from .workkind import intent_key
-
-    return f"intent:{intent_key(intent)}"
-
-
 def tool_space(tool: str) -> str:
     return f"tool:{tool.strip() or '?'}"
 

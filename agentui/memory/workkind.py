@@ -251,6 +251,11 @@ def request_space(request: str) -> str | None:
 def task_spaces(intent: str, request: str) -> list[str]:
     """The spaces a task's terminal lessons go to and its plans read: the intent's, then the
     request's when that differs."""
-    from .tags import intent_space
-
     return list(dict.fromkeys([intent_space(intent), *filter(None, [request_space(request)])]))
+
+
+def intent_space(intent: str) -> str:
+    """``intent:<verb>_<object>`` of the kind of work the intent names (workkind.intent_key), else
+    ``intent:<first three content words>`` (CJK text without spaces is one word)."""
+    return f"intent:{intent_key(intent)}"
+

@@ -11,49 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from agentui.contracts import ApprovalRecord, ConfirmationChoice
 from agentui.tools.approvals import Scope
+from agentui.tools.context import GateRequest, ToolContext
 from agentui.tools.safety import Assessment, Verdict, one_line, sanitize
 from agentui.tools.safety.rules import apply_rules, parse_rule
-
-if TYPE_CHECKING:
-    from agentui.tools.registry import ToolContext
-
-
-@dataclass(frozen=True)
-class GateRequest:
-    """What the gate asks the user: everything shown is sanitized (no ANSI, no control characters)."""
-
-    tool: str
-    command: str
-    reasons: tuple[str, ...]
-    cwd: str = ""
-    patterns: tuple[str, ...] = ()  # what "always for this project" stores; empty: once only
-    writes: tuple[str, ...] = ()
-    network: tuple[str, ...] = ()
-    human_only: bool = False  # a secret or a remembered always-ask rule: --yes and stored approvals never answer it
-    sandboxed: bool = False  # the command will run inside the OS sandbox
-    escalation: bool = False  # the sandbox blocked it; the question is "run it unconfined?"
-
-    def scopes(self) -> tuple[Scope, ...]:
-        """The answers this request offers besides deny."""
-        if self.escalation or self.human_only or not self.patterns:
-            return (Scope.ONCE,)
-        return (Scope.ONCE, Scope.TASK, Scope.SESSION, Scope.PROJECT)
-
-
-ConfirmFn = Callable[[GateRequest], Awaitable[Any]]
-"""GateRequest -> a ConfirmationChoice (approve = once, task, session, project, deny) or a bool."""
-
-Announce = Callable[[ApprovalRecord], Awaitable[None]]
-"""Publishes a gate outcome on the bus (safety → user), where the Auditor's tap reads it."""
-
-RulesFn = Callable[[str], Awaitable[list[str]]]
-"""tool name -> the texts of the rules remembered for it (memory's `tool:<name>` space)."""
 
 _SCOPE_OF = {
     ConfirmationChoice.APPROVE: Scope.ONCE,

@@ -12,41 +12,18 @@ import asyncio
 import itertools
 import os
 import re
-import sys
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from agentui.contracts import ToolCallRecord
 from agentui.tools.approvals import Approvals
-from agentui.tools.gate import Announce, ConfirmFn, GateRequest, RulesFn, gate, sandbox_active
+from agentui.tools.context import Announce, ConfirmFn, GateRequest, RulesFn, ToolContext
+from agentui.tools.gate import gate, sandbox_active
 
 __all__ = ["BaseTool", "ConfirmFn", "GateRequest", "Tool", "ToolContext", "ToolRegistry", "cap_output",
-           "default_registry", "gate", "resolve_in", "sandbox_active"]
-
-
-@dataclass
-class ToolContext:
-    """What a tool call may touch and how it is bounded."""
-
-    workspace: Path
-    task_id: str = ""
-    subtask_id: str | None = None
-    confirm: ConfirmFn | None = None  # None => deny anything that needs confirmation
-    timeout_s: float = 60.0
-    output_cap_chars: int = 4000
-    log: Callable[[dict], None] | None = None  # full, uncapped evidence for the task log
-    blocked_tools: frozenset[str] = frozenset()
-    waited_s: float = 0.0  # time spent waiting for the user's confirmation: not tool time
-    approvals: Approvals | None = None  # filled by the registry when None
-    sandbox: Any = None  # a sandbox.SandboxInfo; filled by the registry when None
-    unconfined: bool | None = None  # True: run without the OS sandbox (--unconfined)
-    announce: Announce | None = None  # gate outcomes onto the bus for the Auditor; filled by the registry
-    rules: RulesFn | None = None  # remembered tool rules (memory `tool:<name>`); filled by the registry
-    host: Any = None  # a hooks.HostIO (an ACP client's fs/terminal); None: local I/O
-    call_id: str = ""  # the registry's id of the call in progress (live observers)
+           "gate", "resolve_in", "sandbox_active"]
 
 
 def brief(tool: Any) -> str:
@@ -350,25 +327,3 @@ _NOT_FOUND = re.compile(r"(?:^|\s|:\s)([\w.-]+): command not found", re.MULTILIN
 
 def _failed(name: str, args: dict[str, Any], error: str) -> ToolCallRecord:
     return ToolCallRecord(tool=name, args=args, ok=False, error=error)
-
-
-def default_registry(platform: str = sys.platform) -> ToolRegistry:
-    """Every built-in tool; the macOS ones report themselves unavailable elsewhere."""
-    from agentui.tools.files import GlobTool, ReadFileTool, WriteFileTool
-    from agentui.tools.macos import AppleScriptTool, ShortcutsTool
-    from agentui.tools.search import FileSearchTool, WebSearchTool
-    from agentui.tools.shell import ShellTool
-
-    registry = ToolRegistry()
-    for tool in (
-        ShellTool(),
-        ReadFileTool(),
-        WriteFileTool(),
-        GlobTool(),
-        FileSearchTool(platform=platform),
-        WebSearchTool(),
-        AppleScriptTool(platform=platform),
-        ShortcutsTool(platform=platform),
-    ):
-        registry.register(tool)
-    return registry

@@ -1,4 +1,4 @@
-"""The deterministic goal-tree runner (`agentui tree`, issue #16; spec/runner-decisions.md).
+"""The deterministic goal-tree runner (`agentui tree`; spec/runner-decisions.md).
 
 A task tree in `.agentui/state/tree.json` is worked leaf by leaf: each iteration runs one role
 pipeline task on the leftmost open leaf with fresh context; the runner — not the agent — owns

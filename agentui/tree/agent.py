@@ -1,7 +1,7 @@
 """The agent side of one iteration: the tree planner's execute-or-decompose decision (its own
 structured LLM call, role `tree_planner`) and one role-pipeline task on the leaf.
 
-Outcome mapping (documented in the README, issue #16):
+Outcome mapping (documented in the README):
 
 | pipeline end                                   | agent status | attempt |
 |------------------------------------------------|--------------|---------|
@@ -9,7 +9,7 @@ Outcome mapping (documented in the README, issue #16):
 | FinalResult accept / success                   | done → guard | on guard fail |
 | FinalResult abandon                            | retry        | yes     |
 | PerceiverReply (no task was run)               | retry        | yes     |
-| TaskEnd.infra (#12: the endpoint failed)       | runner error | no, stop |
+| TaskEnd.infra (the endpoint failed)            | runner error | no, stop |
 | any other directive                            | runner error | no, stop |
 | cancelled by the iteration timeout             | runner error | no, stop |
 | LLM endpoint down / reply unparseable          | runner error | no, stop |
@@ -202,7 +202,7 @@ class AgentOutcome:
 def map_task_end(end: Any) -> AgentOutcome:
     """A runtime TaskEnd onto the agent status model (the table above)."""
     infra = getattr(end, "infra", None)
-    if infra:  # #12: the LLM endpoint failed — not a verdict on the leaf
+    if infra:  # the LLM endpoint failed — not a verdict on the leaf
         return AgentOutcome(internal="llm", detail=f"LLM endpoint failed: {infra.get('message') or infra}")
     if end.cancelled:
         kind = "timeout" if "timed out" in (end.reason or "") else "pipeline"

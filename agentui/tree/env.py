@@ -1,9 +1,9 @@
 """What an iteration needs before it may start: a usable LLM endpoint and the user's memory store.
 
-Checked before anything is written (issue #16 leftover): with no usable endpoint a step neither
+Checked before anything is written : with no usable endpoint a step neither
 runs nor commits, it says what `agentui run` says. The memory is the persistent MKCT store of the
 data dir, as `agentui run` opens it, so what one node taught helps the next: in use by another
-agentui → a temporary memory and a warning; damaged or unusable → refuse (never recreate it, #15).
+agentui → a temporary memory and a warning; damaged or unusable → refuse (never recreate it).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Its stdout and stderr are each capped (default 100 KB) in guard.log with "[trunc
 Both pipes are drained as the guard writes: only the capped head of each is kept, the rest is
 counted, so memory stays bounded whatever the guard prints.
 The remaining iteration budget is its timeout; a timeout or a spawn error is a runner-internal
-failure (no attempt consumed), not a guard fail (issue #16).
+failure (no attempt consumed), not a guard fail.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ async def run_guard(command: str, repo: Path, *, timeout_s: float, output_cap: i
         proc = await asyncio.shield(spawn)
     except asyncio.CancelledError:
         # Ctrl+C after the fork, before the pipes are connected: asyncio would kill the shell alone
-        # and then wait for its children to close the pipes (#16). Finish the spawn, kill the group.
+        # and then wait for its children to close the pipes. Finish the spawn, kill the group.
         try:
             proc = await asyncio.wait_for(spawn, 5)
         except BaseException:

@@ -1,5 +1,5 @@
 """Files under `.agentui/` in the repository being worked on, the tree's config.toml and the
-run state (issue #16; decision log 2026-01-17 "Directory structure split").
+run state (decision log 2026-01-17 "Directory structure split").
 
     .agentui/.gitignore             ignores context/ and iterations/
     .agentui/state/tree.json        canonical tree (source of truth)

@@ -1,6 +1,6 @@
 """The iteration runner: `start`, `step` (one iteration) and `run` (until complete/stuck/error).
 
-One iteration (issue #16): validate state → select the leftmost open leaf → clean tree check →
+One iteration: validate state → select the leftmost open leaf → clean tree check →
 rewrite context/ → agent (tree planner, then one pipeline task) → guard when `done` → runner-owned
 transitions → canonical tree + run state → iteration logs → one commit. Runner-internal failures
 (timeout, LLM down or unparseable, guard spawn error, git failure) keep the previous tree and
@@ -187,7 +187,7 @@ class TreeRunner:
     async def _iterate(self, cfg: TreeConfig, rs: dict[str, Any], tree: Node, sel: Any,  # noqa: C901, PLR0912, PLR0915
                        env: AgentEnv, branch: str) -> StepResult:
         """The iteration proper, in order; every path ends in one commit — unless HEAD left `branch`
-        meanwhile: then nothing is committed (never onto main/master, issue #16 git policy)."""
+        meanwhile: then nothing is committed (never onto main/master: the git policy)."""
         lay = self.lay
         run_id, n = rs["run_id"], int(rs["next_iteration"])
         it = lay.iteration_dir(run_id, n)
@@ -269,7 +269,7 @@ class TreeRunner:
         except G.GitError as e:
             git_error = str(e)
             atomic_write(it / "runner_error.log", f"runner error (git): {e}\n")
-            # a runner error keeps the previous tree and uses no attempt (#16), commit or not
+            # a runner error keeps the previous tree and uses no attempt, commit or not
             new_tree, status = tree, "error"
             atomic_write(lay.tree, before_text)
             atomic_write(it / "tree.after.json", before_text)
@@ -562,8 +562,8 @@ class TreeRunner:
         if timeout <= 0:
             return AgentOutcome(internal="timeout", detail="no time left for the pipeline task")
 
-        async def confirm(req: Any) -> Any:  # a ConfirmationChoice or answers.Answer (who answered, #14)
-            # --yes approves inside the OS sandbox only (#14)
+        async def confirm(req: Any) -> Any:  # a ConfirmationChoice or answers.Answer (who answered)
+            # --yes approves inside the OS sandbox only
             from agentui.tools.answers import Answer, auto
 
             given = auto(req, yes=self.yes, unconfined=False) if self.yes else None

@@ -102,7 +102,7 @@ def apply_iteration(prev: Node, nxt: Node, selected: str, status: str, guard: st
     nxt.sort_children()
     problems += [f"tree invariant: {e}" for e in invariant_errors(nxt)]
     if problems:
-        # an agent error: its edits are discarded and it costs an attempt (issue #16)
+        # an agent error: its edits are discarded and it costs an attempt
         nxt = prev.copy()
         status, guard = "retry", "skipped"
     node = nxt.find(selected)

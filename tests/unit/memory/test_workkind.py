@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agentui.memory.tags import intent_space
-from agentui.memory.workkind import normalise_intent, read_work, request_space, task_spaces
+from agentui.memory.workkind import (
+    intent_space,
+    normalise_intent,
+    read_work,
+    request_space,
+    task_spaces,
+)
 
 
 @pytest.mark.parametrize(("one", "other"), [
