@@ -299,11 +299,13 @@ class MetaValidator(RoleBase):
         hay = G.tool_text([*calls, *(r.record for r in runs.values() if r.record is not None)])
         changes = [p for o in outcomes for p in o.changes]
         asked_changed = W.question_changed(request, changes, ws) or W.source_changed(request, changes, ws)
-        answer = " ".join((out.answer or "").split()) or None
+        # one answer, for a request that asks for a value; any other request has none
+        asks_value = spec is not None and (G.asks_for(request) is not None or W.is_question(request))
+        answer = (" ".join((out.answer or "").split()) or None) if asks_value else None
         verdicts = [self._vetted(c, out.verdicts[i] if i < len(out.verdicts) else None, runs.get(i),
                                  request, merged_text, hay, asked_changed)
                     for i, c in enumerate(crits)]
-        if spec is not None and (G.asks_for(request) is not None or W.is_question(request)):
+        if asks_value:
             verdicts.append(self._answer_verdict(answer, list(runs.values()), calls))
         merged = out.merged_output
         if merged in (None, "", [], {}):

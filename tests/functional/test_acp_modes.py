@@ -195,7 +195,7 @@ async def test_an_mcp_servers_progress_shows_in_its_live_tool_call(fakellm, tmp_
     from tests.functional.test_acp import ROOT
 
     fakellm.script("perceiver", [perceive("count to 3 with the server")])
-    fakellm.script("planner", [plan(["counted"], sub("count to 3", "it counted", tools=["t.count"]))])
+    fakellm.script("planner", [plan(["counted"], sub("count to 3", "it counted", tools=["t.count"]), checks=["echo 3"])])
     fakellm.script("executor", [call("t.count", n=3), finish("counted to 3")])
     fakellm.script("agent_validator", [verdicts("pass", quote="counted to 3")])
     fakellm.script("meta_validator", [merge("counted to 3", "pass", summary="counted")])
@@ -205,7 +205,8 @@ async def test_an_mcp_servers_progress_shows_in_its_live_tool_call(fakellm, tmp_
         s = await conn.new_session(cwd=str(ROOT), mcp_servers=[srv])
         resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("count to 3")]), 60)
     assert resp.stop_reason == "end_turn"
-    [start] = client.of("tool_call")
+    # the MCP call (the plan's check, a shell command, is a tool call of its own)
+    [start] = [c for c in client.of("tool_call") if "echo 3" not in str(c.raw_input)]
     updates = [u for u in client.of("tool_call_update") if u.tool_call_id == start.tool_call_id]
     shown = [u.content[0].content.text for u in updates if u.status == "in_progress"]
     assert shown[-1] == "progress 3/3 (100%): step 3" and len(shown) == 3

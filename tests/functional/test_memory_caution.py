@@ -43,7 +43,8 @@ def _log(data, tid):
 
 def _script(fake, command: str, answer: str) -> None:
     fake.script("perceiver", [perceive("count files")])
-    fake.script("planner", [plan(["the count is given"], sub(f"Count with: {command}", "a number", tools=["shell"]))])
+    fake.script("planner", [plan(["the count is given"], sub(f"Count with: {command}", "a number", tools=["shell"]),
+                                 checks=[command])])
     fake.script("executor", [call("shell", command=command), finish(answer)])
     fake.script("agent_validator", [verdicts("pass", quote=answer)])
     fake.script("meta_validator", [merge(answer, "pass")])

@@ -30,7 +30,8 @@ def _failing(fake, request: str) -> None:
     fake.responder("perceiver", lambda _r: perceive(request))
     fake.responder("planner", lambda _r: plan(["the total is given"],
                                               sub("Sum the sizes with: du -cb problem_directory/*.ext",
-                                                  "a number is reported", tools=["shell"])))
+                                                  "a number is reported", tools=["shell"]),
+                                              checks=["du -cb problem_directory/*.ext"]))
     fake.responder("executor", lambda r: call("shell", command="du -cb problem_directory/*.ext")
                    if len(r["messages"]) == 2 else finish("no total"))
     fake.responder("agent_validator", lambda _r: verdicts("fail:environmental"))
@@ -40,7 +41,8 @@ def _failing(fake, request: str) -> None:
 def _happy(fake, request: str, command: str, answer: str) -> None:
     fake.responder("perceiver", lambda _r: perceive(request))
     fake.responder("planner", lambda _r: plan(["the answer is given"],
-                                              sub(f"Run: {command}", "a number is reported", tools=["shell"])))
+                                              sub(f"Run: {command}", "a number is reported", tools=["shell"]),
+                                              checks=[command]))
     fake.responder("executor", lambda r: call("shell", command=command) if len(r["messages"]) == 2 else finish(answer))
     fake.responder("agent_validator", lambda _r: verdicts("pass", quote=answer))
     fake.responder("meta_validator", lambda _r: merge(answer, "pass"))

@@ -21,6 +21,7 @@ from tests.functional.pipeline import (
     sub,
     verdicts,
 )
+from tests.procs import sleeper_pid
 
 FAST = {"ggs": {"time_budget_ms": 10**9}}
 P = "plausible"  # for macro-state tests whose executor answers without a tool (grounding: test_truth.py)
@@ -527,17 +528,19 @@ async def test_cancellation_kills_tool_processes_within_a_second(fakellm, tmp_pa
     ws.mkdir()
     fakellm.script("perceiver", [perceive("wait")])
     fakellm.script("planner", [plan(["waited"], sub("wait", "waited"))])
-    fakellm.script("executor", [call("shell", command="echo $$ > pid; sleep 30")])
+    marker = f"30.{os.getpid()}4"  # found by its command line: a `$$` in bubblewrap's PID namespace is no host pid
+    fakellm.script("executor", [call("shell", command=f"sleep {marker}")])
     cfg = config_for(fakellm, tmp_path / "data")
     rt = Runtime(cfg, workspace=ws, data_dir=tmp_path / "data", pool=LLMPool(cfg))
     await rt.start()
     tap = rt.bus.tap("t")
     tid = await rt.submit("wait 30 s")
-    for _ in range(200):
-        if (ws / "pid").is_file() and (ws / "pid").read_text().strip():
+    pid = 0
+    for _ in range(400):
+        if pid := sleeper_pid(marker):
             break
         await asyncio.sleep(0.05)
-    pid = int((ws / "pid").read_text())
+    assert pid, "the tool never started"
     t0 = time.monotonic()
     await rt.cancel(tid)
     end = await rt.wait(tid)

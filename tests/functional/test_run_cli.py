@@ -11,6 +11,7 @@ import sys
 import time
 
 from tests.functional.pipeline import call, finish, merge, perceive, plan, sub, verdicts
+from tests.procs import wait_for_sleeper
 
 
 def _env(fake=None, **extra):
@@ -139,15 +140,12 @@ def test_ctrl_c_cancels_cleanly_with_130(fakellm, tmp_path):
     ws.mkdir()
     fakellm.script("perceiver", [perceive("wait")])
     fakellm.script("planner", [plan(["waited"], sub("wait", "waited"))])
-    fakellm.script("executor", [call("shell", command="echo $$ > pid; sleep 30")])
+    marker = f"30.{os.getpid()}3"  # found by its command line: a `$$` in bubblewrap's PID namespace is no host pid
+    fakellm.script("executor", [call("shell", command=f"sleep {marker}")])
     p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--json", "--workspace", str(ws),
                           "--data-dir", str(tmp_path / "d"), "wait"], env=_env(fakellm),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(300):
-        if (ws / "pid").is_file() and (ws / "pid").read_text().strip():
-            break
-        time.sleep(0.05)
-    pid = int((ws / "pid").read_text())
+    pid = wait_for_sleeper(marker)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=15)
     assert p.returncode == 130, err

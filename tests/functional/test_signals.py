@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.functional.pipeline import call, perceive, plan, sub
+from tests.procs import sleeper_pid
 
 
 def _alive(pid: int) -> bool:
@@ -29,32 +30,34 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def _wait_pid(path: Path, proc: subprocess.Popen) -> int:
+def _wait_pid(marker: str, proc: subprocess.Popen) -> int:
+    """The host pid of the tool's `sleep <marker>` (in bubblewrap's PID namespace a `$$` it printed
+    would be no pid out here)."""
     for _ in range(400):
-        if path.is_file() and path.read_text().strip():
-            return int(path.read_text())
+        if pid := sleeper_pid(marker):
+            return pid
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     raise AssertionError("the tool never started")
 
 
-def _script_sleeper(fakellm, pidfile: Path) -> None:
+def _script_sleeper(fakellm, marker: str) -> None:
     fakellm.script("perceiver", [perceive("wait")])
     fakellm.script("planner", [plan(["waited"], sub("wait", "waited", tools=["shell"]))])
-    fakellm.script("executor", [call("shell", command=f"echo $$ > {pidfile}; sleep 100")])
+    fakellm.script("executor", [call("shell", command=f"sleep {marker}")])
 
 
 def _run_with_a_sleeping_tool(fakellm, tmp_path) -> tuple[subprocess.Popen, int]:
     """`agentui run --json --yes` started and now inside its tool (`sleep 100`): (process, tool pid)."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    pidfile = tmp_path / "tool.pid"
-    _script_sleeper(fakellm, pidfile)
+    marker = f"100.{os.getpid()}{len(str(tmp_path))}1"
+    _script_sleeper(fakellm, marker)
     env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
     p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--json", "--yes", "--workspace", str(ws),
                           "--data-dir", str(tmp_path / "d"), "wait"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    tool = _wait_pid(pidfile, p)
+    tool = _wait_pid(marker, p)
     return p, tool
 
 
@@ -96,14 +99,14 @@ def test_run_signal_before_the_task_starts_still_prints_json(fakellm, tmp_path):
 
 
 def test_bench_sigterm_stops_the_child_and_its_tools(fakellm, tmp_path):
-    pidfile = tmp_path / "tool.pid"
-    _script_sleeper(fakellm, pidfile)
+    marker = f"100.{os.getpid()}2"
+    _script_sleeper(fakellm, marker)
     suite = tmp_path / "s.json"
     suite.write_text(json.dumps([{"id": "sleeps", "description": "wait", "init": "true", "check": "true"}]))
     env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url}
     p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--timeout", "120"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    tool = _wait_pid(pidfile, p)
+    tool = _wait_pid(marker, p)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
     assert p.returncode == 143, err
