@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 LOCAL_STAMP := $(VENV)/.installed-local
 
-.PHONY: install run test test-live bench heldout check demo screenshots clean
+.PHONY: install run test test-live bench heldout lint check demo screenshots clean
 
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "agentui needs Python >= 3.11 on PATH (python3.11, python3.12 or python3.13)"; exit 2; fi
@@ -46,15 +46,17 @@ bench: $(STAMP)
 heldout: $(STAMP)
 	@rc=0; for f in heldout/issue12/run_cases.py heldout/issue13/run_cases.py heldout/issue13/run_cases2.py \
 	    heldout/issue13/run_cases3.py heldout/issue13/run_cases4.py heldout/issue13/run_cases5.py heldout/issue13/run_cases6.py heldout/issue13/run_cases7.py heldout/issue13/run_cases8.py heldout/issue13/run_cases9.py heldout/issue13/run_cases10.py heldout/issue13/run_cases11.py heldout/issue13/run_cases12.py heldout/issue13/run_cases13.py heldout/issue13/run_cases14.py heldout/issue13/run_cases15.py heldout/issue13/run_cases16.py \
-	    heldout/issue15/run_cases.py heldout/issue16/run_cases.py; do \
+	    heldout/issue15/run_cases.py heldout/issue16/run_cases.py heldout/issue36/run_cases.py; do \
 	  out=$$($(PY) $$f $(abspath $(VENV))/bin/agentui 2>/dev/null); \
 	  echo "== $$f: $$(echo "$$out" | tail -n 1)"; \
 	  new=$$(echo "$$out" | grep '^FAIL' | grep -v -F -f <(grep -v '^#' heldout/known.txt | cut -d' ' -f1 | sed 's/$$/:/; s/^/FAIL /')); \
 	  if [ -n "$$new" ]; then echo "$$new"; rc=1; fi; \
 	done; exit $$rc
 
-check: $(STAMP)
-	$(VENV)/bin/ruff check agentui tests benchmarks
+lint: $(STAMP)
+	$(VENV)/bin/ruff check agentui tests benchmarks scripts
+
+check: lint
 	$(MAKE) test
 
 # the recorded task at its own pace (about 11 s; `make demo SPEED=0.5` is slower still)
