@@ -103,4 +103,4 @@ def test_doctor_notes_a_store_the_ui_holds_open(tmp_path):
     doc = json.loads(r.stdout)
     checks = doc["checks"] if isinstance(doc, dict) else doc
     lev = next(c for c in checks if c["name"] == "leveldb")
-    assert lev["ok"] and "open in another agentui" in lev["detail"], lev
+    assert lev["ok"] and "in use by PID" in lev["detail"] and "while it is open" in lev["detail"], lev
