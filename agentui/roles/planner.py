@@ -37,7 +37,7 @@ from agentui.contracts import (
 from agentui.llm.base import LLMInfraError, LLMOutputError
 from agentui.roles import grounding as G
 from agentui.roles import worldcheck as W
-from agentui.roles.actions import COMMAND_TOOLS, REPEATED_PLAN, WORKSPACE_LINE
+from agentui.roles.actions import COMMAND_TOOLS, REPEATED_PLAN, WORKSPACE_LINE, _runnable
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import Calibration, calibrate
 from agentui.tools import fsaccess
@@ -46,19 +46,23 @@ DECLINED = "declined: "  # planner_error prefix: the user said no; GGS abandons 
 
 
 class PlanCriterion(BaseModel):
+    # the reply calls the check `verify`: reply schemas list their keys in sorted order, and a model
+    # that meets the check before the criterion writes the criterion's words into it
+    model_config = ConfigDict(populate_by_name=True)
+
     criterion: str = Field(min_length=1)
     mode: Literal["verifiable", "plausible"] = "verifiable"
-    check: str = Field("", max_length=200)
+    check: str = Field("", max_length=200, alias="verify")
 
 
 def _check_required(schema: dict[str, Any]) -> None:
-    schema["required"] = sorted({*schema.get("required", []), "check"})
+    schema["required"] = sorted({*schema.get("required", []), "verify"})
 
 
 # a task criterion: the reply schema asks for its `check` (a grammar-constrained model then writes
 # one), though a reply without it still parses
 class TaskCriterion(PlanCriterion):
-    model_config = ConfigDict(json_schema_extra=_check_required)
+    model_config = ConfigDict(populate_by_name=True, json_schema_extra=_check_required)
 
 
 def _coerce_criteria(v: Any) -> Any:
@@ -174,13 +178,15 @@ def _example_texts() -> set[str]:
 
 def without_example(plan: PlanOut, request: str) -> list[str]:
     """Criteria, checks and steps copied from the prompt's example into a plan for another request
-    go; a check that is a placeholder goes. Returns what was dropped."""
+    go; a check that is a placeholder, or prose rather than a command, goes. Returns what was
+    dropped."""
     dropped: list[str] = []
     copied = set() if EXAMPLE_FILE in request else _example_texts()
     for crits in (plan.task_criteria, *(st.success_criteria for st in plan.subtasks)):
         for c in crits:
             c.check = " ".join(c.check.split())
-            if c.check and (_PLACEHOLDER.search(c.check) or (copied and EXAMPLE_FILE in c.check)):
+            if c.check and (_PLACEHOLDER.search(c.check) or (copied and EXAMPLE_FILE in c.check)
+                            or not _runnable(c.check)):
                 dropped.append(f"check: {c.check}")
                 c.check = ""
     if copied:
@@ -212,7 +218,7 @@ class PlanOut(BaseModel):
 
 SYSTEM = (
     "You are the Planner of an agent working on the user's computer. First interpret the request "
-    "into task_criteria: concrete statements about the final result, each with a check: one "
+    "into task_criteria: concrete statements about the final result, each with verify: one "
     "read-only shell command whose output shows whether it holds (for a question: a command that "
     "prints the answer, by another method than the step's, e.g. grep -c vs awk; for a file: a "
     "command that prints what should be in it). Then split the work into the FEWEST subtasks "
@@ -223,7 +229,7 @@ SYSTEM = (
     "a tool output proves it, else \"plausible\". Criteria and checks come from THIS request, never "
     "from the example. Keep it short.\n"
     'Example for "How many lines of app.log contain ERROR?": {"task_criteria": [{"criterion": '
-    '"the answer is the number of lines of app.log that contain ERROR", "mode": "verifiable", "check": '
+    '"the answer is the number of lines of app.log that contain ERROR", "mode": "verifiable", "verify": '
     '"awk \'/ERROR/{n++} END{print n+0}\' app.log"}], "subtasks": [{"intent": "Count the lines of app.log '
     'that contain ERROR with: grep -c ERROR app.log", "success_criteria": [{"criterion": "the count is '
     'printed", "mode": "verifiable"}], "sequence": 1, "tools": ["shell"], "context": ""}]}'
