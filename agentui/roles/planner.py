@@ -161,44 +161,46 @@ def judged_on_the_answer(steps: list[PlanStep]) -> list[str]:
     return dropped
 
 
-#: the file the prompt's example is about: a plan that names it for a request that does not copied it
-EXAMPLE_FILE = "app.log"
 # a placeholder in angle brackets ("<a command>"), not a redirection ("wc -l < f.txt")
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>|;&]*\s[^<>|;&]*>")
 
 
-def _example_texts() -> set[str]:
-    import json
+#: words of the prompt's example request; in a plan for a request without them, they were copied
+EXAMPLE_WORDS = ("app.log", "error")
 
-    doc = json.loads(SYSTEM.split("Example for ", 1)[1].split(": ", 1)[1].strip())
-    out = {_norm(c["criterion"]) for c in doc["task_criteria"]}
-    out.update(_norm(st["intent"]) for st in doc["subtasks"])
-    return out
+
+def _copies_example(text: str, request: str) -> bool:
+    low, asked = text.casefold(), request.casefold()
+    return any(re.search(rf"(?<![\w.]){re.escape(w)}(?![\w])", low) and w not in asked for w in EXAMPLE_WORDS)
 
 
 def without_example(plan: PlanOut, request: str) -> list[str]:
     """Criteria, checks and steps copied from the prompt's example into a plan for another request
-    go; a check that is a placeholder, or prose rather than a command, goes. Returns what was
-    dropped."""
+    go ("copied: …"); a check that is a placeholder, or prose rather than a command, goes ("check:
+    …"). Returns what was dropped."""
     dropped: list[str] = []
-    copied = set() if EXAMPLE_FILE in request else _example_texts()
     for crits in (plan.task_criteria, *(st.success_criteria for st in plan.subtasks)):
         for c in crits:
             c.check = " ".join(c.check.split())
-            if c.check and (_PLACEHOLDER.search(c.check) or (copied and EXAMPLE_FILE in c.check)
-                            or not _runnable(c.check)):
+            if c.check and (_PLACEHOLDER.search(c.check) or not _runnable(c.check)):
                 dropped.append(f"check: {c.check}")
                 c.check = ""
-    if copied:
-        steps = [st for st in plan.subtasks if _norm(st.intent) not in copied]
-        if steps and len(steps) < len(plan.subtasks):
-            dropped += [st.intent for st in plan.subtasks if st not in steps]
-            plan.subtasks = steps
-        kept = [c for c in plan.task_criteria if _norm(c.criterion) not in copied]
-        if len(kept) < len(plan.task_criteria):
-            dropped += [c.criterion for c in plan.task_criteria if c not in kept]
-            plan.task_criteria = kept or [TaskCriterion(criterion=f"the result does what the request asks: {request[:200]}")]
+            elif c.check and _copies_example(c.check, request):
+                dropped.append(f"copied: {c.check}")
+                c.check = ""
+    steps = [st for st in plan.subtasks if not _copies_example(f"{st.intent} {st.context}", request)]
+    if steps and len(steps) < len(plan.subtasks):
+        dropped += [f"copied: {st.intent}" for st in plan.subtasks if st not in steps]
+        plan.subtasks = steps
+    kept = [c for c in plan.task_criteria if not _copies_example(c.criterion, request)]
+    if len(kept) < len(plan.task_criteria):
+        dropped += [f"copied: {c.criterion}" for c in plan.task_criteria if c not in kept]
+        plan.task_criteria = kept or [TaskCriterion(criterion=f"the result does what the request asks: {request[:200]}")]
     return dropped
+
+
+COPIED_EXAMPLE = ("the plan copies the example (app.log, ERROR) instead of this request: write the task "
+                  "criteria, their verify commands and the steps for THIS request")
 
 
 def has_check(plan: PlanOut) -> bool:
@@ -495,8 +497,11 @@ class Planner(RoleBase):
             told, problem = problem, self.validate(cand, st)
             if dropped := without_example(cand, spec.raw_input):
                 self.ctx.log(tid, {"kind": "plan_example_copied", "round": st.round, "dropped": dropped})
-            if problem is None and told != NO_CHECK and not has_check(cand) and asks_value \
-                    and _attempt < self.ctx.config.pipeline.plan_reasks:
+            more = _attempt < self.ctx.config.pipeline.plan_reasks
+            if problem is None and more and told not in (COPIED_EXAMPLE, NO_CHECK) \
+                    and any(d.startswith("copied: ") for d in dropped):
+                problem = COPIED_EXAMPLE  # asked once; what is left of a plan that copies it again runs
+            elif problem is None and more and told != NO_CHECK and not has_check(cand) and asks_value:
                 problem = NO_CHECK  # asked once; a plan still without one runs, and R4b cannot confirm it
             self.ctx.log(tid, {"kind": "plan", "round": st.round, "plan": cand.model_dump(mode="json"),
                                "rejected": problem})

@@ -205,3 +205,26 @@ async def test_a_follow_up_sees_the_previous_answer(fakellm, tmp_path):
     assert first.final.answer == "3" and second.final.answer == "6"
     prompt = fakellm.calls("planner")[1]["messages"][1]["content"]
     assert "Earlier in this session:\n- How many lines does notes.txt have? → answer: 3" in prompt
+
+
+async def test_a_plan_that_copies_the_prompts_example_is_asked_again(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "server.log").write_text("a\nb\nc\n")
+    copied = plan(["the answer is the number of lines of server.log that contain ERROR"],
+                  sub("Count with: grep -c ERROR server.log", "the count is printed", tools=["shell"]),
+                  checks=["grep -c ERROR server.log"])
+    fixed = plan(["the answer is the number of lines of server.log"],
+                 sub("Count with: wc -l < server.log", "the count is printed", tools=["shell"]),
+                 checks=["grep -c '' server.log"])
+    fakellm.script("perceiver", [perceive("count the lines of a file")])
+    fakellm.script("planner", [copied, fixed])
+    fakellm.script("executor", [call("shell", command="wc -l < server.log"), finish("3")])
+    fakellm.script("agent_validator", [verdicts("pass", quote="3")])
+    fakellm.script("meta_validator", [merge("server.log has 3 lines", "pass", answer="3")])
+    r = await run_task(fakellm, tmp_path, "How many lines are in server.log?", **FAST)
+    reask = fakellm.calls("planner")[1]["messages"][1]["content"]
+    assert "the plan copies the example" in reask
+    assert r.final.directive.value == "accept" and r.final.answer == "3"
+    [crit] = r.of("DispatchManifest")[0].task_criteria
+    assert "ERROR" not in crit.criterion and crit.check == "grep -c '' server.log"
