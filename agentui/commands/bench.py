@@ -6,6 +6,7 @@ import argparse
 import json
 import signal
 import sys
+from typing import Any
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -113,9 +114,7 @@ def run(args: argparse.Namespace) -> int:
                 results = run_suite(tasks, timeout=args.timeout, run_args=run_args, ablation=args.ablation,
                                     on_result=on_result, on_start=on_start, keep=args.keep)
             except KeyboardInterrupt:
-                sig = caught[0] if caught else signal.SIGINT
-                err.print(f"bench: interrupted ({signal.Signals(sig).name}); the running task was stopped")
-                return 128 + sig
+                return _interrupted(err, caught)
     finally:
         if out_fh:
             out_fh.close()
@@ -144,6 +143,13 @@ def run(args: argparse.Namespace) -> int:
     return 0 if summary["failed"] == 0 else 1
 
 
+def _interrupted(err: Any, caught: list[int]) -> int:
+    """Say which signal stopped the suite (the running task was stopped with it); its exit code."""
+    sig = caught[0] if caught else signal.SIGINT
+    err.print(f"bench: interrupted ({signal.Signals(sig).name}); the running task was stopped")
+    return 128 + sig
+
+
 def _run_passes(args: argparse.Namespace, tasks: list, run_args: list[str], caught: list[int]) -> int:
     """`--shared-memory` / `--passes N`: the suite in its file's order, N times; one line per task,
     then each pass's pass rate (and with --json one document with every pass's summary)."""
@@ -169,9 +175,7 @@ def _run_passes(args: argparse.Namespace, tasks: list, run_args: list[str], caug
                               run_args=run_args, ablation=args.ablation, on_result=on_result, keep=args.keep,
                               on_pass=lambda n, rs: err.print(pass_line(n, rs)))
     except KeyboardInterrupt:
-        sig = caught[0] if caught else signal.SIGINT
-        err.print(f"bench: interrupted ({signal.Signals(sig).name}); the running task was stopped")
-        return 128 + sig
+        return _interrupted(err, caught)
     finally:
         if out_fh:
             out_fh.close()
