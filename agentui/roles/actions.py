@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, create_model, model_validator
@@ -216,3 +218,12 @@ class Window:
 def one_line(text: str, n: int = 90) -> str:
     first = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
     return first if len(first) <= n else first[: n - 1] + "…"
+
+
+def as_seen(text: str, workspace: Path) -> str:
+    """`text` with the workspace's absolute path prefix taken off the paths inside it: the model
+    sees workspace paths relative, as its prompts name them."""
+    ws = str(workspace).rstrip("/")
+    for root in dict.fromkeys((ws, os.path.realpath(ws))):
+        text = text.replace(root + "/", "")
+    return text

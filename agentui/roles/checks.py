@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentui.contracts import Criterion, ToolCallRecord
+from agentui.roles import grounding as G
+from agentui.roles.actions import as_seen
 
 #: at most this many checks run for one judgement; each is one short command
 MAX_CHECKS = 4
@@ -87,7 +89,7 @@ async def run(ctx: Any, task_id: str, criteria: Sequence[Criterion], *, subtask_
         rec = await reg.call("shell", {"command": cmd}, tctx)
         ran = not _refused(rec)
         runs[i] = CheckRun(criteria[i].criterion, cmd, ran, rec.exit_code if ran else None,
-                           _as_seen(rec.evidence or "", ctx.workspace) if ran else "",
+                           as_seen(rec.evidence or "", ctx.workspace) if ran else "",
                            "" if ran else (rec.error or "refused"), rec)
         ctx.log(task_id, {"kind": "check_result", "subtask_id": subtask_id, "criterion": criteria[i].criterion,
                           "command": cmd, "ran": ran, "exit_code": runs[i].exit_code,
@@ -100,20 +102,12 @@ def _refused(rec: ToolCallRecord) -> bool:
     return rec.exit_code is None or (rec.error or "").startswith("timed out")
 
 
-def _as_seen(text: str, workspace: Any) -> str:
-    ws = str(workspace).rstrip("/")
-    return text.replace(ws + "/", "") if ws else text
-
-
-_NUM = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
-
-
 def numbers(text: str) -> list[float]:
-    """The numbers in `text`, thousands separators dropped."""
+    """The numbers in `text` (grounding's reading: "1,200" is twelve hundred), as floats."""
     out = []
-    for m in _NUM.finditer(re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)):
+    for n in G.numbers(text):
         try:
-            out.append(float(m.group(0)))
+            out.append(float(n))
         except ValueError:
             continue
     return out

@@ -49,6 +49,7 @@ from agentui.roles.actions import (
     WORKSPACE_LINE,
     Window,
     action_model,
+    as_seen,
     one_line,
     order_tools,
     required_args,
@@ -322,7 +323,7 @@ class Executor(RoleBase):
             calls.append(rec)
             seen[key] = rec
             # the model sees workspace paths relative, as its prompt names them; the task log keeps all
-            error, evidence = self._as_seen(rec.error or ""), self._as_seen(rec.evidence or "")
+            error, evidence = as_seen(rec.error or "", self.ctx.workspace), as_seen(rec.evidence or "", self.ctx.workspace)
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {error}"
             win.step(sent, f"{head}\n{evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
                 f"ok: {one_line(evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(error)}"))
@@ -383,13 +384,6 @@ class Executor(RoleBase):
             if W.about(p, asked):
                 return os.path.relpath(p, root)
         return None
-
-    def _as_seen(self, text: str) -> str:
-        """`text` with the workspace's absolute path prefix taken off the paths inside it."""
-        ws = str(self.ctx.workspace).rstrip("/")
-        for root in dict.fromkeys((ws, os.path.realpath(ws))):
-            text = text.replace(root + "/", "")
-        return text
 
     async def _memory_targets(self, tid: str, mem: Any) -> dict[str, str]:
         """`tool:target` → rule, for memory's consolidated Constraints (the executor's gate)."""
