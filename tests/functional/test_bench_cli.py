@@ -51,9 +51,7 @@ def test_bench_counts_a_done_run_with_a_wrong_answer_as_a_false_success(fakellm,
     fakellm.script("agent_validator", [verdicts("pass", quote="4")])
     fakellm.script("meta_validator", [merge("notes.txt has 4 lines, 3 of them blank: 3", "pass", answer="4")])
     out = tmp_path / "results.jsonl"
-    env = {**os.environ, "AGENTUI_BASE_URL": fakellm.base_url, "COLUMNS": "160"}
-    r = subprocess.run([sys.executable, "-m", "agentui.cli", "bench", str(suite), "--out", str(out), "--timeout", "60"],
-                       capture_output=True, text=True, env=env, timeout=300)
+    r = _bench(fakellm, suite, "--out", out)
     assert "bench: 0 passed, 1 failed, 1 false success(es)" in r.stdout, r.stdout + r.stderr
     row = json.loads(out.read_text())
     # only the answer is matched: the 3 in the merged output does not pass the task

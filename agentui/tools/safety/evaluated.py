@@ -87,6 +87,14 @@ def _arith_problem(content: str, what: str) -> str | None:
             f"{content.strip()[:60]}")
 
 
+#: expansions bash evaluates inside a word: (start, opening, closing, what judges the text inside)
+_EXPANSIONS = (
+    ("$((", "((", "))", lambda inner: _arith_problem(inner, "$(( … ))")),
+    ("$[", "[", "]", lambda inner: _arith_problem(inner, "$[ … ]")),
+    ("${", "{", "}", parameter_problem),
+)
+
+
 def evaluated_text(raw: str) -> list[str]:
     """Every place in `raw` (bash source) where bash evaluates text as code the gate cannot follow.
 
@@ -121,26 +129,12 @@ def evaluated_text(raw: str) -> list[str]:
             continue
         elif ch == '"':
             quote = "" if quote == '"' else '"'
-        elif raw.startswith("$((", i):
-            end = _matching(raw, i + 1, "((", "))")
-            problem = _arith_problem(raw[i + 3:end - 2], "$(( … ))")
-            if problem:
+        elif expansion := next((e for e in _EXPANSIONS if raw.startswith(e[0], i)), None):
+            start, opening, closing, judge = expansion
+            end = _matching(raw, i + 1, opening, closing)
+            if problem := judge(raw[i + len(start):end - len(closing)]):
                 found.append(problem)
-            i += 3
-            continue
-        elif raw.startswith("$[", i):
-            end = _matching(raw, i + 1, "[", "]")
-            problem = _arith_problem(raw[i + 2:end - 1], "$[ … ]")
-            if problem:
-                found.append(problem)
-            i += 2
-            continue
-        elif raw.startswith("${", i):
-            end = _matching(raw, i + 1, "{", "}")
-            problem = parameter_problem(raw[i + 2:end - 1])
-            if problem:
-                found.append(problem)
-            i += 2
+            i += len(start)
             continue
         elif quote == "" and raw.startswith("((", i) and (i == 0 or raw[i - 1] != "$"):
             end = _matching(raw, i, "((", "))")
