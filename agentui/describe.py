@@ -124,6 +124,29 @@ def detail(env: Envelope) -> str:
     return type(p).__name__
 
 
+def megram_brief(m: Megram, n: int = 70) -> str:
+    """A lesson in one line, as a plan's memory is listed: level, space, the lesson's first words."""
+    return f"{m.level.value} {m.space}: {_one(m.content, n)}"
+
+
+def used_megrams(memory: Any, ids: list[str]) -> list[tuple[str, Megram | None]]:
+    """Each Megram a plan used, read from the store now; None for one that is gone since (forgotten,
+    or folded into a rule by the Dreamer) or when the store cannot be read."""
+    out: list[tuple[str, Megram | None]] = []
+    for mid in ids:
+        try:
+            out.append((mid, memory.get(mid) if memory is not None else None))
+        except Exception:  # noqa: BLE001 - a listing never fails a task or a screen
+            out.append((mid, None))
+    return out
+
+
+def used_lines(memory: Any, ids: list[str], n: int = 70) -> list[str]:
+    """One line per Megram a plan used: its id (what `agentui memory forget` takes), then the lesson."""
+    return [f"{mid} {megram_brief(m, n)}" if m is not None else f"{mid} (no longer in memory)"
+            for mid, m in used_megrams(memory, ids)]
+
+
 # colour per message type (rich style names; the TUI maps them onto its theme)
 STYLE = {
     "UserInput": "bold", "TaskStarted": "dim", "TaskSpec": "cyan", "SubTask": "blue",

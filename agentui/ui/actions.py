@@ -105,6 +105,18 @@ class Actions:
             return
         self.push_screen(MemoryScreen(self.memory, self.clock, filter))
 
+    def action_plan_memory(self) -> None:
+        """The Megram browser on the Megrams the current (or last) task's plans were made with."""
+        from agentui.ui.screens import plan_memory
+
+        if isinstance(self.screen, MemoryScreen) or self._modal_pending():
+            return
+        used = [mid for _r, mid in plan_memory(self.task_envs)]
+        if not used or self.memory is None:
+            self.notify("the last task's plans were made without memory", severity="warning", timeout=4)
+            return
+        self.push_screen(MemoryScreen(self.memory, self.clock, ids=used, focus=used[0]))
+
     def action_task_detail(self) -> None:
         if isinstance(self.screen, TaskDetailScreen) or self._modal_pending():
             return
@@ -298,6 +310,8 @@ class Actions:
         yield SystemCommand("Abort task", "Cancel the running task (Esc)", self.action_abort)
         yield SystemCommand("Copy the final answer", "To the clipboard (Ctrl+Y)", self.action_copy_answer)
         yield SystemCommand("Memory browser", "Browse, filter, remember, forget Megrams (Ctrl+O)", self.action_memory)
+        yield SystemCommand("Memory the plan used", "The Megrams the last task's plans were made with, to forget "
+                            "a bad lesson", self.action_plan_memory)
         yield SystemCommand("Task detail", "Subtasks, verdicts, gap trajectory, rounds (Ctrl+D)",
                             self.action_task_detail)
         yield SystemCommand("Audit reports", "The Auditor's reports and events (Ctrl+R)", self.action_audit)

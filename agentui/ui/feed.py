@@ -17,7 +17,7 @@ from agentui.contracts import (
     TaskCancelled,
     TaskStarted,
 )
-from agentui.ui.screens import MemoryScreen
+from agentui.ui.screens import MemoryScreen, plan_memory
 from agentui.ui.widgets import BusView, PipelineLine, ResultPanel, StageLine
 
 AUDIT_AFTER_TASK_S = 1.0  # the Auditor reads a burst once it settles: report after that
@@ -147,7 +147,8 @@ class BusFeed:
             self.query_one(PipelineLine).show(p)
         elif isinstance(p, FinalResult):
             self.query_one(PipelineLine).show(p)
-            self.query_one(ResultPanel).show_final(p, self.task_stats(p.task_id))
+            self.query_one(ResultPanel).show_final(p, self.task_stats(p.task_id),
+                                                   lessons=len(plan_memory(self.task_envs)))
             self.stage(f"{p.directive.value} — {after}", busy=False)
             self._task_done()
         elif isinstance(p, PerceiverReply):

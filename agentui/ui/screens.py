@@ -88,13 +88,16 @@ class MemoryScreen(Screen[None]):
         Binding("ctrl+s", "app.settings", "Settings", show=False, priority=True),
     ]
 
-    def __init__(self, memory: Any, clock: Any, filter: str = "") -> None:
+    def __init__(self, memory: Any, clock: Any, filter: str = "", *, ids: list[str] | None = None,
+                 focus: str | None = None) -> None:
         super().__init__()
         self.memory = memory
         self.clock = clock
         self.rows: list[Megram] = []
         self.sort_col = 0
         self.filter = filter  # `/memory FILTER` opens the browser filtered
+        self.ids = ids  # only these Megrams (the ones a task's plans used); None: all of them
+        self.focus_id = focus  # the row the cursor starts on
 
     def compose(self) -> ComposeResult:
         yield Static("[b]Memory[/b] — MKCT Megrams", id="mem-title")
@@ -113,6 +116,8 @@ class MemoryScreen(Screen[None]):
         t.focus()
 
     def _matches(self, m: Megram) -> bool:
+        if self.ids is not None and m.id not in self.ids:
+            return False
         for tok in self.filter.split():
             key, _, val = tok.partition(":")
             if val and key in ("level", "space", "entity", "state"):
@@ -143,6 +148,10 @@ class MemoryScreen(Screen[None]):
         from agentui.memory import action_for
 
         t = self.query_one(DataTable)
+        # the cursor stays on its Megram through a refresh (GGS writing, a sort); the first fill
+        # puts it on the one the browser was opened for
+        keep = self.focus_id or self._selected()
+        self.focus_id = None
         t.clear()
         now = self.clock.now()
         for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=COLUMNS[self.sort_col] in ("age", "M_att", "f")):
@@ -152,8 +161,11 @@ class MemoryScreen(Screen[None]):
                 short_id(m.id), m.level.value, _clip(" ".join(m.content.split()), 32), _clip(m.space),
                 _clip(m.entity), m.state, f"{m.f:.2f}", f"{m.sigma:+.1f}", f"{m.k:g}", _age(m, now),
                 f"{att:.2f}", f"{dec:+.2f}", action_for(att, dec).value)), key=m.id)
+        if keep is not None and keep in t.rows:
+            t.move_cursor(row=t.get_row_index(keep), animate=False)
         self.query_one("#mem-title", Static).update(
             f"[b]Memory[/b] — {len(self.rows)} Megram(s) shown · sorted by {COLUMNS[self.sort_col]}"
+            + (f" · the {len(self.ids)} the task's plans used" if self.ids is not None else "")
             + (f" · filter {escape(self.filter)!r}" if self.filter else ""))
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -233,6 +245,8 @@ class MemoryScreen(Screen[None]):
         mid = self._selected()
         if not mid:
             return
+        m = next((x for x in self.rows if x.id == mid), None)
+        what = f" ({_clip(' '.join(m.content.split()), 60)})" if m is not None else ""
 
         def done(yes: bool | None) -> None:
             if yes:
@@ -240,7 +254,7 @@ class MemoryScreen(Screen[None]):
                 self.notify(f"forgot {mid[:8]}")
                 self.action_refresh()
 
-        self.app.push_screen(YesNoModal(f"Delete Megram {mid}? This cannot be undone."), done)
+        self.app.push_screen(YesNoModal(f"Delete Megram {mid}{what}? This cannot be undone."), done)
 
     @work(exclusive=True, group="dream")
     async def action_dream(self) -> None:
@@ -276,7 +290,9 @@ def task_tree(envs: list[Envelope]) -> Tree:
         p = e.payload
         if isinstance(p, DispatchManifest):
             rnd = root.add(f"[b]round {p.round}[/b] — {len(p.subtask_ids)} subtask(s)"
-                           + (f" [red]no plan: {escape(p.planner_error or '')}[/red]" if not p.subtask_ids else ""))
+                           + (f" [red]no plan: {escape(p.planner_error or '')}[/red]" if not p.subtask_ids else "")
+                           + (f" · planned with {len(p.memory_ids)} Megram(s) from memory, listed below"
+                              if p.memory_ids else ""))
             for c in p.task_criteria:
                 rnd.add(f"[dim]task criterion[/dim] {escape(c.criterion)} [dim]({c.mode.value})[/dim]")
             for sid in sorted(p.subtask_ids, key=lambda s: subs[s].sequence if s in subs else 0):
@@ -310,17 +326,86 @@ def task_tree(envs: list[Envelope]) -> Tree:
     return root
 
 
+def plan_memory(envs: list[Envelope]) -> list[tuple[int, str]]:
+    """(round, Megram id) of every Megram the task's plans were made with, each once, in order."""
+    seen: dict[str, int] = {}
+    for e in envs:
+        if isinstance(e.payload, DispatchManifest):
+            for mid in e.payload.memory_ids:
+                seen.setdefault(mid, e.payload.round)
+    return [(rnd, mid) for mid, rnd in seen.items()]
+
+
 class TaskDetailScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    """Rounds, subtasks and verdicts; below them the Megrams the plans were made with: Enter (or a
+    click) on one opens the Megram browser on it, among the task's others, where `f` forgets it."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"),
+                Binding("m", "memory", "Memory used", tooltip="open the Megram browser on the plans' Megrams")]
 
     def __init__(self, envs: list[Envelope]) -> None:
         super().__init__()
         self.envs = envs
+        self.used = plan_memory(envs)
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import OptionList
+
         with VerticalScroll():
             yield Static(task_tree(self.envs) if self.envs else "no task yet", id="task-tree")
+        if self.used:
+            yield Static(f"[b]memory the plans used[/b] — {len(self.used)} Megram(s) · Enter opens one in the "
+                         "Megram browser (f forgets it there)", id="plan-memory-title", classes="panel-title")
+            yield OptionList(id="plan-memory")
         yield Footer(compact=True)  # 80 columns: room for every key
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self.used) if action == "memory" else True  # `m` only where there is memory to open
+
+    def on_mount(self) -> None:
+        self.fill_memory()
+
+    def on_screen_resume(self) -> None:
+        self.fill_memory()  # back from the browser: a forgotten Megram says so
+
+    def fill_memory(self) -> None:
+        from textual.widgets import OptionList
+        from textual.widgets.option_list import Option
+
+        from agentui.describe import megram_brief, used_megrams
+
+        if not self.used:
+            return
+        ol = self.query_one("#plan-memory", OptionList)
+        at = ol.highlighted
+        ol.clear_options()
+        memory = getattr(self.app, "memory", None)
+        found = dict(used_megrams(memory, [mid for _r, mid in self.used]))
+        for rnd, mid in self.used:
+            m = found.get(mid)
+            what = megram_brief(m, 60) if m is not None else "(no longer in memory)"
+            ol.add_option(Option(Text(f"round {rnd} · {short_id(mid)} {what}"), id=mid))
+        ol.highlighted = at if at is not None else 0
+
+    def action_memory(self, focus: str | None = None) -> None:
+        """The Megram browser on the task's plans' Megrams, its cursor on `focus` (else the one
+        highlighted here)."""
+        from textual.widgets import OptionList
+
+        memory = getattr(self.app, "memory", None)
+        if not self.used or memory is None:
+            self.notify("no plan of this task was made with memory", severity="warning", timeout=4)
+            return
+        if focus is None:
+            ol = self.query_one("#plan-memory", OptionList)
+            i = ol.highlighted if ol.highlighted is not None else 0
+            focus = self.used[i][1]
+        self.app.push_screen(MemoryScreen(memory, self.app.clock, ids=[mid for _r, mid in self.used],  # type: ignore[attr-defined]
+                                          focus=focus))
+
+    def on_option_list_option_selected(self, event: Any) -> None:
+        if event.option_list.id == "plan-memory" and event.option.id:
+            self.action_memory(event.option.id)
 
 
 class AuditScreen(Screen[None]):

@@ -344,7 +344,7 @@ class ResultPanel(Static):
         if isinstance(box, ResultBox):  # the new text may (no longer) overflow the pane
             self.call_after_refresh(box.update_hint)
 
-    def show_final(self, f: FinalResult, stats: dict[str, Any]) -> None:
+    def show_final(self, f: FinalResult, stats: dict[str, Any], lessons: int = 0) -> None:
         c = colour(self.app.current_theme, "success" if f.directive.value in ("accept", "success") else "error")
         out = f.output if isinstance(f.output, str) else (str(f.output) if f.output is not None else "")
         answer = getattr(f, "answer", None)  # the single answer as a sentence, when the result has one
@@ -361,6 +361,8 @@ class ResultPanel(Static):
         if f.partial_result:
             parts.append("[b]partial:[/b] " + escape(str(f.partial_result)[:600]))
         parts.extend(f"→ {escape(m)}" for m in f.next_moves)
+        if lessons:  # memory helping or hurting is one key away
+            parts.append(f"[dim]planned with {lessons} Megram(s) from memory — Ctrl+D lists them[/dim]")
         self.update(self._with_costs("\n".join(parts), stats))
 
     def show_text(self, text: str, stats: dict[str, Any] | None = None) -> None:
