@@ -186,7 +186,7 @@ class AgentuiAcpAgent:
         s = await self._open(rec, mcp_servers)
         from agentui.acp.mapping import Mapper
 
-        replay = Mapper()
+        replay = Mapper(memory=getattr(s.runtime, "memory", None))
         for env in self.store.replay(rec):  # the history, as it streamed the first time
             for update in replay.updates(env, replay=True):
                 await self._send(s, update)
@@ -499,6 +499,7 @@ class AgentuiAcpAgent:
         host = AcpHost(self.conn, rec.session_id, self.client_caps, None)
         s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop))
         s.stream.mapper.window = self._models.window
+        s.stream.mapper.memory = rt.memory  # a plan's thought names the lessons it was made with
         if rt.mcp is not None:  # an MCP server's progress notifications, shown in its live tool call
             stream = s.stream
 

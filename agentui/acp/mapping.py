@@ -116,17 +116,39 @@ class Mapper:
     refused: dict[str, bool] = field(default_factory=dict)  # task → the hard deny-list refused a call
     timed_out: set[str] = field(default_factory=set)  # tasks with a permission request nobody answered
     answered: set[str] = field(default_factory=set)  # tasks with a permission request someone denied
+    memory: Any = None  # the store the plans' Megrams are read from (None: they are named by id only)
+    lessons: list[dict[str, str]] = field(default_factory=list)  # the current plan's Megrams, for `_meta`
 
     def _plan_update(self) -> Any:
         """ACP v1 plan entries end as "completed" only; a failed one says so in its `_meta`
-        (`{"agentui": {"status": "failed"}}`) and a thought names it when it fails."""
+        (`{"agentui": {"status": "failed"}}`) and a thought names it when it fails. A plan made with
+        memory carries its Megrams in the plan's own `_meta` (`{"agentui": {"memory": [...]}}`)."""
         entries = []
         for sid, status in self.plan.items():
             entry = h.plan_entry(self.subtasks.get(sid, sid), status=status)
             if sid in self.failed:
                 entry.field_meta = {"agentui": {"status": "failed"}}
             entries.append(entry)
-        return h.update_plan(entries)
+        update = h.update_plan(entries)
+        if self.lessons:
+            update.field_meta = {"agentui": {"memory": self.lessons}}
+        return update
+
+    def _used(self, ids: list[str]) -> list[Any]:
+        """The thought that names the Megrams a plan was made with, one line each, and their `_meta`
+        entries (id, level, space, lesson; the lesson is empty for one no longer in memory)."""
+        from agentui.describe import megram_brief, used_megrams
+
+        self.lessons = []
+        lines = []
+        for mid, m in used_megrams(self.memory, ids) if self.memory is not None else []:
+            self.lessons.append({"id": mid, "level": m.level.value if m else "", "space": m.space if m else "",
+                                 "lesson": m.content if m else ""})
+            lines.append(f"\n- {mid} {megram_brief(m, 120)}" if m else f"\n- {mid} (no longer in memory)")
+        if not ids:
+            return []
+        return [_thought(f"R2 planned with memory {', '.join(ids)} (agentui memory show ID; "
+                         f"forget ID drops a bad lesson){':' if lines else ''}{''.join(lines)}")]
 
     def stop_reason(self, task_id: str, final: FinalResult | None) -> str:
         """ACP's stop reason for a task that ended without success: `refusal` when the hard
@@ -154,8 +176,7 @@ class Mapper:
                 return [_thought(f"R2 could not plan: {p.planner_error}")]
             self.plan = {sid: "pending" for sid in p.subtask_ids}
             self.failed -= set(p.subtask_ids)
-            used = [_thought(f"R2 planned with memory {', '.join(p.memory_ids)} (agentui memory show ID; "
-                             "forget ID drops a bad lesson)")] if p.memory_ids else []
+            used = self._used(p.memory_ids)
             return [*used, self._plan_update()]
         if isinstance(p, ExecutionResult):
             if any((c.error or "").startswith("refused by the safety gate (hard deny-list") for c in p.tool_calls):

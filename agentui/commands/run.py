@@ -126,8 +126,8 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     from rich.console import Console
     from rich.markup import escape
 
-    from agentui.contracts import ConfirmationChoice
-    from agentui.describe import STYLE, line
+    from agentui.contracts import ConfirmationChoice, DispatchManifest
+    from agentui.describe import STYLE, line, used_lines
     from agentui.gcpolicy import settle
     from agentui.llm import LLMError, LLMPool
     from agentui.memory import MemoryDamaged, MemoryInUse, MemoryUnavailable, open_memory
@@ -249,6 +249,10 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
                     continue
                 style = STYLE.get(env.type, "")
                 err.print(f"[{style}]{escape(line(env))}[/]" if style else escape(line(env)))
+                if isinstance(env.payload, DispatchManifest) and env.payload.memory_ids:
+                    # the lessons the plan was shown, each with the id `agentui memory forget` takes
+                    for used in used_lines(memory, env.payload.memory_ids, 100):
+                        err.print(f"  [dim cyan]memory[/] {escape(used)}")
 
         printer = asyncio.create_task(show())
         if rt.auditor is not None:

@@ -63,6 +63,26 @@ def test_a_plan_made_with_memory_names_its_megrams_in_a_thought() -> None:
     assert "forget ID" in thought.content.text and plan.session_update == "plan"
 
 
+def test_a_megram_forgotten_since_the_plan_is_named_as_gone() -> None:
+    from agentui.clock import FakeClock
+    from agentui.ids import SeededIds
+    from agentui.memory import InMemoryMemory
+
+    clock, ids = FakeClock(), SeededIds(1, readable=True)
+    mem = InMemoryMemory(clock, ids)
+    kept = mem.remember("use wc -l for line counts", space="intent:count_lines")
+    m = Mapper(memory=mem)
+    thought, plan = m.updates(env(Role.PLANNER, Role.META_VALIDATOR, DispatchManifest(
+        task_id="t1", subtask_ids=["s1"], dispatched_at="x", memory_ids=[kept.id, "megram-gone"])))
+    assert thought.content.text.splitlines()[1:] == [
+        f"- {kept.id} C intent:count_lines: use wc -l for line counts", "- megram-gone (no longer in memory)"]
+    assert plan.field_meta["agentui"]["memory"][1] == {"id": "megram-gone", "level": "", "space": "", "lesson": ""}
+    # the next plan, made without memory, carries none
+    [plan2] = m.updates(env(Role.PLANNER, Role.META_VALIDATOR, DispatchManifest(
+        task_id="t1", subtask_ids=["s2"], dispatched_at="x", round=1)))
+    assert plan2.field_meta is None
+
+
 def test_directives_are_thoughts_and_the_final_result_is_the_message() -> None:
     m = Mapper()
     [thought] = m.updates(env(Role.GGS, Role.PLANNER, PlanDirective(
