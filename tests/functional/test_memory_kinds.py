@@ -183,3 +183,54 @@ async def test_a_sequence_of_unseen_tasks_meets_only_lessons_of_its_own_kind(fak
             assert shown, request
         kind_of.update({e.payload.id: kind for e in envs if e.type == "Megram"})
     await mem.close()
+
+
+SIZE_RULE = ('worked (success) for "sum size by extension": 1 step(s) [shell]; calls that worked: '
+             "shell `du -cb problem_directory/*.log | tail -1`")
+
+
+async def test_another_kinds_rule_and_mixed_record_neither_reach_a_plan_nor_pause_it(fakellm, tmp_path):
+    """A consolidated rule and a mixed record (memory's Caution band, which asks the user and shows
+    the lessons in the question) of one kind of work: a request with the same first words and other
+    work meets neither and is asked nothing; the same work in other words meets both."""
+    from agentui.contracts import ConfirmationChoice
+    from agentui.memory import ENV_LOCAL
+    from agentui.memory.workkind import request_space
+
+    _workspace(tmp_path)
+    db = tmp_path / "memory.leveldb"
+    mem = open_memory(db, SystemClock(), UuidIds())
+    space = request_space(SIZE_BY_EXT)
+    assert space == "intent:sum_size"
+    rule = mem.remember(SIZE_RULE, level="C", space=space, entity=ENV_LOCAL, sigma=1.0)
+    good = mem.remember('worked (accept) for "sum size": 1 step(s) [shell]', level="M", space=space,
+                        entity=ENV_LOCAL, sigma=1.0, f=0.9, k=0.05)
+    bad = mem.remember('failed (abandon) for "sum size": avoid shell `du -cb problem_directory/*.ext`', level="M",
+                       space=space, entity=ENV_LOCAL, sigma=-1.0, f=0.9, k=0.05)
+    await mem.close()
+    asked: list = []
+
+    async def confirm(req):  # noqa: ANN001, ANN202
+        asked.append(req)
+        return ConfirmationChoice.APPROVE
+
+    _happy(fakellm, COUNT_DIRS, "find problem_directory -mindepth 1 -type d | wc -l", "2")
+    r1 = await run_task(fakellm, tmp_path, COUNT_DIRS, confirm=confirm,
+                        memory=open_memory(db, SystemClock(), UuidIds()), **FAST)
+    assert r1.final.directive.value == "accept" and asked == []
+    cal = _calibration(tmp_path, r1.final.task_id)
+    assert (cal["megrams"], cal["caution"], cal["prefer"], cal["must_not"]) == ([], [], [], [])
+    assert "du -cb" not in _planner_prompt(fakellm, 0) and "sum size" not in _planner_prompt(fakellm, 0)
+    [manifest] = [e.payload for e in r1.envelopes if e.type == "DispatchManifest"]
+    assert manifest.memory_ids == []
+
+    n = len(fakellm.calls("planner"))
+    _happy(fakellm, "find out the disk space that log files use", "du -cb problem_directory/*.log | tail -1", "6")
+    r2 = await run_task(fakellm, tmp_path, SIZE_OTHER_WORDS, confirm=confirm,
+                        memory=open_memory(db, SystemClock(), UuidIds()), **FAST)
+    assert r2.final.directive.value == "accept"
+    [caution] = asked  # the mixed record of its own kind: asked once, its lessons in the question
+    assert caution.caution and any("du -cb problem_directory/*.ext" in x for x in caution.reasons)
+    cal = _calibration(tmp_path, r2.final.task_id)
+    assert cal["megrams"][0] == rule.id and set(cal["megrams"]) == {rule.id, good.id, bad.id}
+    assert SIZE_RULE in _planner_prompt(fakellm, n)
