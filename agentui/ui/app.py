@@ -261,6 +261,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                 queued = "your goal runs" if self._queued_goal else "a goal typed now runs"
                 self.stage(f"{self.llm_waiting} — slow, not down; {queued} once it answers", busy=True, clock=False)
                 self.query_one(StatusBar).set(health=f"waiting {elapsed:.0f} s", healthy=None)
+                if onboarding.display:  # an earlier "no LLM" notice is stale once an endpoint is set
+                    onboarding.update(f"[b]Waiting for the model[/b] at {escape(url)} ({why}, {elapsed:.0f} s) — "
+                                      f"slow, not down; {queued} once it answers. Ctrl+S changes the endpoint.")
 
             # the preflight `doctor` and `run` share: healthy only once a completion answered
             results = await pool.preflight(timeout_s=self.check_window_s, completion=True, patience_s=math.inf,

@@ -182,7 +182,7 @@ class StageLine(Static):
         grid = Table.grid(expand=True)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
         grid.add_column(justify="right", no_wrap=True, overflow="ellipsis")
-        grid.add_row(Text(stage), Text(meter))
+        grid.add_row(Text(stage), Text("  " + meter if meter else ""))  # never glued to a cut stage
         if self.rationale and self.busy:
             grid.add_row(Text("  " + self.rationale[:300], style="italic", overflow="ellipsis", no_wrap=True), "")
         self.update(grid)

@@ -40,3 +40,18 @@ async def test_the_answer_sentence_comes_first_and_is_what_ctrl_y_copies(fakellm
         final.answer = None  # a result without the sentence reads as before
         panel.show_final(final, {})
         assert "checked by" not in str(panel.render()) and panel.copy_text == "7"
+
+
+async def test_at_80_columns_a_long_stage_and_the_meter_never_run_together(fakellm, tmp_path):
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        line = app.query_one(StageLine)
+        line.start_task()
+        line.set_stage("R1 perceiving the request and then some more words that do not fit", busy=True)
+        await pilot.pause(0.05)
+        from textual.geometry import Region
+
+        row = "".join(strip.text for strip in line.render_lines(Region(0, 0, line.region.width, 1)))
+        assert "  task " in row, row  # the stage is cut short with room to spare, not glued to "task"
+        assert row.rstrip().endswith("0 tools"), row  # and the meter is whole

@@ -136,6 +136,10 @@ async def test_settings_save_a_slow_endpoint_with_a_note(fakellm, tmp_path):
             assert tomllib.loads(cfg_file.read_text())["llm"]["base_url"] == fakellm.base_url
             # the main screen keeps checking, visibly, until the model answers
             await wait_for(pilot, lambda: app.llm_waiting is not None, steps=200)
+            # the first screen's "no LLM is configured" is stale now: it says what is happening instead
+            await wait_for(pilot, lambda: "Waiting for the model" in str(app.query_one("#onboarding").render()),
+                           steps=200)
+            assert "no LLM is configured" not in str(app.query_one("#onboarding").render())
             await wait_for(pilot, lambda: app.runtime is not None and app.runtime.pool is not None, steps=300)
             assert not app.llm_error
     finally:
