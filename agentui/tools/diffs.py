@@ -79,11 +79,15 @@ def _decode(data: bytes, complete: bool) -> str | None:
         return None
 
 
-def propose(workspace: Path, rel: str, content: str, *, append: bool) -> FileChange:
-    """The change writing `content` to the workspace file `rel` (appending, or replacing it) makes."""
+def propose(workspace: Path, rel: str, content: str, *, append: bool, secret: bool = False) -> FileChange:
+    """The change writing `content` to the workspace file `rel` (appending, or replacing it) makes.
+    A secret file's text is never read into it: the request travels the bus into the task log."""
     ws = Path(os.path.realpath(workspace))
     name = sanitize(rel, keep_newlines=False)
     abs_path = str(ws / rel)
+    if secret:
+        return FileChange(name, abs_path, f"(a secret file: its text is not shown; the write "
+                                          f"{'appends' if append else 'replaces it with'} {len(content)} characters)")
     try:
         data, size = fsaccess.read_beneath(ws, rel, MAX_READ_BYTES)
     except FileNotFoundError:

@@ -181,7 +181,7 @@ class WriteFileTool(BaseTool):
             assessment = safety.Assessment(safety.Verdict.DENY, (f"writes outside the workspace: {path}",))
         async def preview() -> diffs.FileChange:  # the diff the question shows: built only when it asks
             lined = await asyncio.to_thread(_as_lines, ws, rel, content, append)
-            return await asyncio.to_thread(diffs.propose, ws, rel, lined, append=append)
+            return await asyncio.to_thread(diffs.propose, ws, rel, lined, append=append, secret=assessment.human_only)
 
         denial = await gate(ctx, self.name, str(path), assessment,
                             preview=preview if rel is not None and rel != "." else None)

@@ -164,7 +164,11 @@ async def test_code_places_and_secrets_still_ask_every_time(registry: ToolRegist
     for name in ("Makefile", ".env"):
         assert (await registry.call("write_file", {"path": name, "content": "x\n"}, ctx(ws, session))).ok
     assert [r.scopes() for r in session.requests] == [(Scope.ONCE,), (Scope.ONCE,)]
-    assert all(r.change is not None and "+x" in r.change.diff for r in session.requests)  # the diff is still shown
+    makefile, env = (r.change for r in session.requests)
+    assert makefile.diff.splitlines()[-2:] == ["-all:", "+x"]  # a code place: the diff is shown
+    # a secret's text never enters the request (it travels the bus into the task log)
+    assert env.old_text is None and env.new_text is None and "KEY" not in env.diff
+    assert env.diff.startswith("(a secret file: its text is not shown")
     again = Answer(ConfirmationChoice.DENY)
     for name in ("Makefile", ".env"):
         assert not (await registry.call("write_file", {"path": name, "content": "y\n"}, ctx(ws, again))).ok
