@@ -3,8 +3,8 @@
 allow once → approve, allow always → always for this task, reject once → deny, reject always →
 deny and never ask again in this session. The request refers to the live tool call it is about;
 a file write's request carries the change as ACP `diff` content (path, oldText, newText) when the
-texts fit, else the unified diff as text. No answer (an error, a cancelled request, none within `acp.permission_timeout_s`) is a denial,
-never a crash.
+texts fit, else the unified diff as text. No answer (an error, a cancelled request, none within
+`acp.permission_timeout_s`) is a denial, never a crash.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest,
         tool_call_id=live or f"confirm-{req.request_id}", title=f"{req.tool}: {req.command}"[:200],
         kind=tool_kind(req.tool), status="pending",  # type: ignore[arg-type]
         raw_input={"tool": req.tool, "command": req.command, "cwd": req.cwd, "reasons": req.reasons},
-        content=[*_change_content(req), h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
+        content=[*_change_content(req),
+                 h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
     asked = conn.request_permission(session_id=s.id, tool_call=call, options=_options(req))
     try:
         resp = await (asyncio.wait_for(asked, timeout_s) if timeout_s > 0 else asked)

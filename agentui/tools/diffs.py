@@ -7,7 +7,6 @@ workspace-relative path the write then uses (openat-style, no symlink out).
 
 from __future__ import annotations
 
-import codecs
 import difflib
 import os
 from dataclasses import dataclass
@@ -69,12 +68,12 @@ def _cut(line: str) -> str:
     return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
 
 
-def _decode(data: bytes, complete: bool) -> str | None:
+def _decode(data: bytes) -> str | None:
     """UTF-8 text, or None for binary content (a NUL byte, or bytes that are not UTF-8)."""
     if fsaccess.looks_binary(data):
         return None
     try:
-        return codecs.getincrementaldecoder("utf-8")().decode(data, final=complete)
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
 
@@ -86,8 +85,9 @@ def propose(workspace: Path, rel: str, content: str, *, append: bool, secret: bo
     name = sanitize(rel, keep_newlines=False)
     abs_path = str(ws / rel)
     if secret:
-        return FileChange(name, abs_path, f"(a secret file: its text is not shown; the write "
-                                          f"{'appends' if append else 'replaces it with'} {len(content)} characters)")
+        verb = "appends" if append else "replaces it with"
+        return FileChange(name, abs_path, f"(a secret file: its text is not shown; the write {verb} "
+                                          f"{len(content)} characters)")
     try:
         data, size = fsaccess.read_beneath(ws, rel, MAX_READ_BYTES)
     except FileNotFoundError:
@@ -97,13 +97,14 @@ def propose(workspace: Path, rel: str, content: str, *, append: bool, secret: bo
     except OSError as exc:  # a directory, a FIFO, a link out: the write reports it; say so here
         return FileChange(name, abs_path, f"(cannot show the change: {exc.strerror or exc})")
     if size > len(data):
-        return FileChange(name, abs_path, f"(a large file: {size} bytes; the change is not shown line by line — "
-                                          f"{'appends' if append else 'replaces it with'} {len(content)} characters)")
-    old = _decode(data, True)
+        verb = "appends" if append else "replaces it with"
+        return FileChange(name, abs_path, f"(a large file: {size} bytes; the change is not shown line by "
+                                          f"line — the write {verb} {len(content)} characters)")
+    old = _decode(data)
     if old is None:
-        return FileChange(name, abs_path, f"(binary file, {size} bytes: not shown; "
-                                          f"{'appends' if append else 'replaced by'} {len(content)} characters of text)",
-                          binary=True)
+        verb = "appends" if append else "replaced by"
+        return FileChange(name, abs_path, f"(binary file, {size} bytes: not shown; {verb} {len(content)} "
+                                          "characters of text)", binary=True)
     new = old + content if append else content
     diff, added, removed = unified(old, new, name)
     if not diff:  # difflib compares lines: line ends alone do not show as a change

@@ -179,3 +179,13 @@ def test_a_name_that_shows_differently_gets_no_pattern(ws: Path) -> None:
     (ws / "a\x1bb.txt").write_text("x")
     a = assess_write(ws / "a\x1bb.txt", ws)
     assert a.once_only and not a.patterns and not a.file_scoped
+
+
+def test_a_file_too_large_to_diff_and_a_change_of_line_ends_say_so(ws: Path) -> None:
+    (ws / "huge.txt").write_text("x" * (diffs.MAX_READ_BYTES + 10))
+    huge = diffs.propose(ws, "huge.txt", "short\n", append=False)
+    assert huge.old_text is None and huge.new_text is None
+    assert huge.diff == f"(a large file: {diffs.MAX_READ_BYTES + 10} bytes; the change is not shown line by line " \
+                        "— the write replaces it with 6 characters)"
+    assert diffs.propose(ws, "notes.txt", "one\r\ntwo\r\nthree\r\n", append=False).diff == "(only line ends change)"
+    assert diffs.propose(ws, "notes.txt", "one\ntwo\nthree\n", append=False).diff.startswith("(no change")
