@@ -587,13 +587,31 @@ class AuditReport(Contract):
 # ---------------------------------------------------------------------------------------------
 
 
+class FileDiff(Contract):
+    """What a file write would change, shown with its confirmation: a unified diff (bounded, each
+    line sanitized) and, when they fit, the whole text before and after (an ACP client draws its
+    own diff from them). `old_text` is None for a new file, and both are None when the text is not
+    carried whole (too large, binary): `diff` then says so."""
+
+    path: str = Field(description="the file as the user knows it: relative to the workspace")
+    abs_path: str = ""
+    diff: str
+    new_file: bool = False
+    binary: bool = False
+    old_text: str | None = None
+    new_text: str | None = None
+    added: int = 0
+    removed: int = 0
+
+
 class ConfirmationRequest(Contract):
     """safety → user: an effect the allow-list does not cover needs an explicit yes.
 
     Every text field is sanitized (no ANSI or control characters). `patterns` is what "always for
     this project" stores (shown in the button); `scopes` lists the answers offered besides deny;
     `human_only` (a secret) is never answered by --yes; `escalation` asks to run outside the sandbox;
-    `caution` marks the planner's go-ahead question, which runs no command.
+    `caution` marks the planner's go-ahead question, which runs no command; `change` is a file
+    write's diff, shown above the answers.
     """
 
     request_id: str
@@ -613,6 +631,7 @@ class ConfirmationRequest(Contract):
     caution: bool = Field(default=False, description=(
         "memory's Caution band asks whether to go ahead with a plan (v0.8 §R2), not the gate about a "
         "command: --yes and an unattended tree run give the go-ahead; an approval of it approves no command"))
+    change: FileDiff | None = None
 
 
 AnsweredBy = Literal["user", "yes", "unconfined", "unattended", "error", "timeout"]

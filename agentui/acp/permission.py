@@ -1,9 +1,10 @@
 """The safety gate's confirmations as ACP `session/request_permission`.
 
 allow once → approve, allow always → always for this task, reject once → deny, reject always →
-deny and never ask again in this session. The request refers to the live tool call it is about.
-No answer (an error, a cancelled request, none within `acp.permission_timeout_s`) is a denial,
-never a crash.
+deny and never ask again in this session. The request refers to the live tool call it is about;
+a file write's request carries the change as ACP `diff` content (path, oldText, newText) when the
+texts fit, else the unified diff as text. No answer (an error, a cancelled request, none within
+`acp.permission_timeout_s`) is a denial, never a crash.
 """
 
 from __future__ import annotations
@@ -27,6 +28,26 @@ OPTIONS = [  # the gate's choices on ACP's four option kinds
 ]
 
 
+def _change_content(req: ConfirmationRequest) -> list[Any]:
+    """A file write's change: ACP diff content the editor draws itself, or the bounded unified diff
+    as text when the texts are not carried whole (too large, binary)."""
+    c = req.change
+    if c is None:
+        return []
+    if c.new_text is not None and (c.old_text is not None or c.new_file):
+        return [h.tool_diff_content(c.abs_path or c.path, c.new_text, None if c.new_file else c.old_text)]
+    return [h.tool_content(h.text_block(f"{c.path}:\n{c.diff}"))]
+
+
+def _options(req: ConfirmationRequest) -> list[PermissionOption]:
+    """The four options; a file write's "allow always" names the one file it covers."""
+    if req.change is None or not req.patterns or "task" not in req.scopes:
+        return OPTIONS
+    shown = ", ".join(f'"{p}"' for p in req.patterns)
+    return [o if o.kind != "allow_always" else PermissionOption(
+        option_id=o.option_id, name=f"Allow {shown} for the rest of this task", kind=o.kind) for o in OPTIONS]
+
+
 async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest,
                          timeout_s: float = 0) -> ConfirmationChoice | Answer:
     """The client's answer; after `timeout_s` (0: none) without one, a denial by "timeout"."""
@@ -40,8 +61,9 @@ async def ask_permission(conn: Any, s: Any, req: ConfirmationRequest,
         tool_call_id=live or f"confirm-{req.request_id}", title=f"{req.tool}: {req.command}"[:200],
         kind=tool_kind(req.tool), status="pending",  # type: ignore[arg-type]
         raw_input={"tool": req.tool, "command": req.command, "cwd": req.cwd, "reasons": req.reasons},
-        content=[h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
-    asked = conn.request_permission(session_id=s.id, tool_call=call, options=OPTIONS)
+        content=[*_change_content(req),
+                 h.tool_content(h.text_block("Needs your confirmation: " + "; ".join(req.reasons)))])
+    asked = conn.request_permission(session_id=s.id, tool_call=call, options=_options(req))
     try:
         resp = await (asyncio.wait_for(asked, timeout_s) if timeout_s > 0 else asked)
     except TimeoutError:  # an editor that never answers must not hold the task until cancel

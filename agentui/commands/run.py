@@ -221,6 +221,11 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
             err.print(f"  writes: {escape(sanitize(', '.join(req.writes)))}")
         if req.network:
             err.print(f"  network: {escape(sanitize(', '.join(req.network)))}")
+        if req.change is not None:  # a file write: what a yes would change, as a unified diff
+            colour = {"+": "green", "-": "red", "@": "cyan"}
+            for line in sanitize(req.change.diff).split("\n"):
+                style = "bold" if line.startswith(("+++ ", "--- ")) else colour.get(line[:1], "")
+                err.print(f"  [{style}]{escape(line)}[/]" if style else f"  {escape(line)}")
         ans = await asyncio.to_thread(input, tty_menu(req))
         return parse_tty(ans, req)
 

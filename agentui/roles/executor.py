@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from agentui.contracts import (
     Envelope,
     ExecutionResult,
     ExecutionStatus,
+    FileDiff,
     OutcomeStatus,
     PlanDirective,
     ReplanRequest,
@@ -416,7 +417,7 @@ class Executor(RoleBase):
                 reasons=list(req.reasons) or ["needs confirmation"], cwd=req.cwd or str(self.ctx.workspace),
                 patterns=list(req.patterns), scopes=[s.value for s in req.scopes()], writes=list(req.writes),
                 network=list(req.network), human_only=req.human_only, sandboxed=req.sandboxed,
-                escalation=req.escalation), task_id=tid)
+                escalation=req.escalation, change=_file_diff(getattr(req, "change", None))), task_id=tid)
             try:
                 decision = await fut
             finally:
@@ -425,3 +426,9 @@ class Executor(RoleBase):
 
         return confirm
 
+
+def _file_diff(change: Any) -> FileDiff | None:
+    """A file write's proposed change (a tools.diffs.FileChange) as the request carries it."""
+    if change is None or not is_dataclass(change) or isinstance(change, type):
+        return None
+    return FileDiff.model_validate(asdict(change))

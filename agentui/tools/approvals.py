@@ -2,8 +2,10 @@
 
 A broader-than-once approval stores *patterns* (program + subcommand: `git commit`, `npm test`),
 never "yes to everything": a later command runs unasked only if every reason it needs a yes is
-covered by a stored pattern. Secrets, hard denials and reasons without a pattern (an overwrite, a
-path only known at run time) are never covered. The project list is a plain text file, one pattern
+covered by a stored pattern. Secrets, hard denials and reasons without a pattern (a path only known
+at run time) are never covered. A file write's pattern names that one file (`write_file notes.txt`):
+it is kept apart from command patterns, for the task or the session only, and covers writes to that
+file alone. The project list is a plain text file, one pattern
 a line, that the user can read and edit; it lives in the data dir, out of the agent's reach.
 """
 
@@ -49,6 +51,9 @@ class Approvals:
         self.workspace = workspace
         self._task: dict[str, set[str]] = defaultdict(set)
         self._session: set[str] = set()
+        # file-write approvals: apart from command patterns, so neither can ever stand for the other
+        self._task_files: dict[str, set[str]] = defaultdict(set)
+        self._session_files: set[str] = set()
 
     def project_patterns(self) -> set[str]:
         """Read each time: the user may edit the file while agentui runs."""
@@ -66,6 +71,8 @@ class Approvals:
             return None
         if not assessment.patterns:
             return None
+        if assessment.file_scoped:
+            return self._covering_file(task_id, assessment.patterns)
         widest = Scope.TASK
         project = None
         for pattern in assessment.patterns:
@@ -81,8 +88,22 @@ class Approvals:
             return None
         return widest
 
-    def record(self, scope: Scope, task_id: str, patterns: tuple[str, ...] | list[str]) -> None:
+    def _covering_file(self, task_id: str, patterns: tuple[str, ...]) -> Scope | None:
+        if all(p in self._task_files.get(task_id, ()) for p in patterns):
+            return Scope.TASK
+        if all(p in self._task_files.get(task_id, ()) or p in self._session_files for p in patterns):
+            return Scope.SESSION
+        return None
+
+    def record(self, scope: Scope, task_id: str, patterns: tuple[str, ...] | list[str], *,
+               files: bool = False) -> None:
         if scope is Scope.ONCE or not patterns:
+            return
+        if files:  # never the project file: a file write is approved for the task or the session
+            if scope is Scope.TASK:
+                self._task_files[task_id].update(patterns)
+            elif scope is Scope.SESSION:
+                self._session_files.update(patterns)
             return
         if scope is Scope.TASK:
             self._task[task_id].update(patterns)
@@ -108,3 +129,4 @@ class Approvals:
 
     def forget_task(self, task_id: str) -> None:
         self._task.pop(task_id, None)
+        self._task_files.pop(task_id, None)

@@ -26,13 +26,20 @@ class GateRequest:
     human_only: bool = False  # a secret or a remembered always-ask rule: --yes and stored approvals never answer it
     sandboxed: bool = False  # the command will run inside the OS sandbox
     escalation: bool = False  # the sandbox blocked it; the question is "run it unconfined?"
+    file_scoped: bool = False  # the pattern names one file: approvable for the task or session, not the project
+    change: Any = None  # a diffs.FileChange: what a file write would change (its diff), shown before the answer
 
     def scopes(self) -> tuple[Scope, ...]:
         """The answers this request offers besides deny."""
         if self.escalation or self.human_only or not self.patterns:
             return (Scope.ONCE,)
+        if self.file_scoped:
+            return (Scope.ONCE, Scope.TASK, Scope.SESSION)
         return (Scope.ONCE, Scope.TASK, Scope.SESSION, Scope.PROJECT)
 
+
+Preview = Callable[[], Awaitable[Any]]
+"""Builds what an effect would change (a diffs.FileChange), called only when the gate asks a person."""
 
 ConfirmFn = Callable[[GateRequest], Awaitable[Any]]
 """GateRequest -> a ConfirmationChoice (approve = once, task, session, project, deny) or a bool."""

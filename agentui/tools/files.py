@@ -1,5 +1,7 @@
 """File tools: `read_file`, `write_file` and `glob`, each behind the gate.
 
+A write the gate asks about shows its change first: a unified diff of the file now and after.
+
 Inside the workspace, reads and writes go through `fsaccess` (openat-style, no symlink out, no
 check-then-open race). Outside it, a read asks (secret paths ask a human every time) and a write
 is refused.
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentui.contracts import ToolCallRecord
-from agentui.tools import fsaccess, nearby, safety
+from agentui.tools import diffs, fsaccess, nearby, safety
 from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in, shown
 
 MAX_READ_BYTES = 5_000_000
@@ -177,7 +179,12 @@ class WriteFileTool(BaseTool):
         assessment = safety.assess_write(path, ws, append=append)
         if rel is None or rel == ".":
             assessment = safety.Assessment(safety.Verdict.DENY, (f"writes outside the workspace: {path}",))
-        denial = await gate(ctx, self.name, str(path), assessment)
+        async def preview() -> diffs.FileChange:  # the diff the question shows: built only when it asks
+            lined = await asyncio.to_thread(_as_lines, ws, rel, content, append)
+            return await asyncio.to_thread(diffs.propose, ws, rel, lined, append=append, secret=assessment.human_only)
+
+        denial = await gate(ctx, self.name, str(path), assessment,
+                            preview=preview if rel is not None and rel != "." else None)
         if denial:
             return self.fail(args, denial)
         content = await asyncio.to_thread(_as_lines, ws, rel, content, append)

@@ -14,7 +14,7 @@ import time
 
 from agentui.contracts import ApprovalRecord, ConfirmationChoice
 from agentui.tools.approvals import Scope
-from agentui.tools.context import GateRequest, ToolContext
+from agentui.tools.context import GateRequest, Preview, ToolContext
 from agentui.tools.safety import Assessment, Verdict, one_line, sanitize
 from agentui.tools.safety.rules import apply_rules, parse_rule
 
@@ -42,12 +42,13 @@ async def remembered(ctx: ToolContext, tool: str, assessment: Assessment, subjec
 
 
 async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment,
-               *, escalation: bool = False, confined: bool | None = None) -> str | None:
+               *, escalation: bool = False, confined: bool | None = None, preview: Preview | None = None) -> str | None:
     """The one door for every effect: returns the denial error, or None to proceed.
 
     Hard denials refuse; remembered `never:` rules refuse and `ask:` rules ask a person; approvals
     on record (task, session, project patterns) answer without asking; everything else asks
     `ctx.confirm` (none = deny). Every decision goes to the task log and to the Auditor.
+    `preview` builds what the effect would change (a file write's diff) for the question only.
     """
     assessment = await remembered(ctx, tool, assessment, subject)
     if not assessment.needs_confirmation and not escalation:
@@ -67,6 +68,7 @@ async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment
     if ctx.confirm is None:
         await _record(ctx, tool, shown, assessment, "denied", None, "unattended")
         return f"denied: {why} (no one to confirm; non-interactive — see `agentui run --help` for --yes)"
+    change = await _preview(preview)
     request = GateRequest(
         tool=tool, command=sanitize(subject), reasons=reasons, cwd=sanitize(assessment.cwd or str(ctx.workspace)),
         patterns=() if assessment.once_only else tuple(sanitize(p) for p in assessment.patterns),
@@ -74,6 +76,7 @@ async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment
         # `confined=False`: the effect happens outside our OS sandbox (an MCP server), so `--yes` never answers it
         human_only=assessment.human_only, escalation=escalation,
         sandboxed=(sandbox_active(ctx) if confined is None else confined and sandbox_active(ctx)) and not escalation,
+        file_scoped=assessment.file_scoped and not assessment.once_only, change=change,
     )
     asked = time.monotonic()
     try:
@@ -91,9 +94,21 @@ async def gate(ctx: ToolContext, tool: str, subject: str, assessment: Assessment
         _log(ctx, tool, shown, assessment, "denied", None)
         return f"denied by user: {why}"
     if ctx.approvals is not None and request.patterns:
-        ctx.approvals.record(scope, ctx.task_id, request.patterns)
+        ctx.approvals.record(scope, ctx.task_id, request.patterns, files=request.file_scoped)
     _log(ctx, tool, shown, assessment, "approved", scope)
     return None
+
+
+async def _preview(preview: Preview | None) -> object:
+    """The change to show, or None: a preview that fails leaves the question as it was."""
+    if preview is None:
+        return None
+    try:
+        return await preview()
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - the question is still asked, without the diff
+        return None
 
 
 def _scope(answer: object, request: GateRequest) -> Scope | None:

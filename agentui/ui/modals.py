@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 from rich.markup import escape
+from rich.style import Style
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -55,17 +57,21 @@ class ClarifyModal(ModalScreen[str]):
 
 class ConfirmModal(ModalScreen[ConfirmationChoice]):
     """The safety gate: the exact command (control characters made visible), where it runs,
-    what it writes and contacts, why it asks; approve once / for this task / this session / always for
-    this project — the pattern an approval stores is in the button text — or deny (the default)."""
+    what it writes and contacts, why it asks; for a file write, the change as a coloured unified
+    diff that scrolls; approve once / for this task / this session / always for this project — the
+    pattern an approval stores is in the button text — or deny (the default)."""
 
     BINDINGS = [
         Binding("o,a", "choose('approve')", "Once"),
         Binding("t", "choose('task')", "This task"),
         Binding("s", "choose('session')", "This session"),
         Binding("p", "choose('project')", "Always for this project"),
+        Binding("pagedown,down,j", "scroll_diff(1)", "Scroll diff", key_display="pgdn"),
+        Binding("pageup,up,k", "scroll_diff(-1)", "Diff up", show=False),
         Binding("escape", "choose('deny')", "Deny", key_display="esc"),
         Binding("d", "choose('deny')", "Deny", show=False),
     ]
+    _SCOPE_OF_ACTION = {"task": "task", "session": "session", "project": "project"}
 
     def __init__(self, req: ConfirmationRequest) -> None:
         super().__init__()
@@ -78,16 +84,23 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
         req = self.req
         where = "inside the OS sandbox" if req.sandboxed else "without an OS sandbox"
         title = "Run OUTSIDE the sandbox?" if req.escalation else "Confirm"
-        with Vertical(id="dialog", classes="modal confirm"):
+        with Vertical(id="dialog", classes="modal confirm" + (" with-diff" if req.change is not None else "")):
             yield Label(f"[b]{title}[/b] {escape(sanitize(req.tool))} in {escape(sanitize(req.cwd or '.'))} "
                         f"({where})")
-            yield Static(escape(sanitize(req.command)), id="command")
+            command = escape(sanitize(req.command))
+            if req.change is not None:
+                command += f"  [dim]+{req.change.added} −{req.change.removed}" + (
+                    " (a new file)" if req.change.new_file else "") + "[/dim]"
+            yield Static(command, id="command")
             lines = [f"• {escape(sanitize(r))}" for r in req.reasons]
             if req.writes:
                 lines.append(f"writes: {escape(sanitize(', '.join(req.writes)))}")
             if req.network:
                 lines.append(f"network: {escape(sanitize(', '.join(req.network)))}")
             yield Static("\n".join(lines), id="reasons")
+            if req.change is not None:  # right above the choices: what a yes would write
+                with VerticalScroll(id="diff"):
+                    yield Static(self._diff_text(req.change.diff), id="diff-text")
             with Vertical(id="buttons"):  # one per line: the patterns in the labels can be long
                 for scope in req.scopes or ["once"]:
                     key = {"once": "o", "task": "t", "session": "s", "project": "p"}[scope]
@@ -100,8 +113,53 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
         # its own footer, over the main screen's: it names what Esc does here (deny), not "Abort task"
         yield Footer(compact=True, show_command_palette=False)
 
+    def _diff_text(self, diff: str) -> Text:
+        """The unified diff coloured from the theme: additions, removals, hunk headers."""
+        from agentui.tools.safety import sanitize
+        from agentui.ui.palette import theme_colour
+
+        theme = self.app.current_theme
+        style = {"+": Style(color=theme_colour(theme, "success").hex6),
+                 "-": Style(color=theme_colour(theme, "error").hex6),
+                 "@": Style(color=theme_colour(theme, "secondary").hex6),
+                 "h": Style(bold=True)}
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for i, line in enumerate(sanitize(diff).split("\n")):
+            key = "h" if line.startswith(("+++ ", "--- ")) else line[:1]
+            if i:
+                text.append("\n")
+            text.append(line, style.get(key, ""))
+        return text
+
     def on_mount(self) -> None:
         self.query_one("#deny", Button).focus()  # the safe default
+        self._fit_diff()
+
+    def on_resize(self) -> None:
+        self._fit_diff()
+
+    def _fit_diff(self) -> None:
+        """The diff takes the rows the rest leaves: every choice stays on screen, at 80×24 too."""
+        if self.req.change is None:
+            return
+        reasons = len(self.req.reasons) + bool(self.req.writes) + bool(self.req.network)
+        # title, command, reasons, the diff's and the choices' top margins, the choices, the border, the footer
+        fixed = 2 + reasons + 2 + len(self.req.scopes or ["once"]) + 1 + 2 + 1
+        height = self.app.size.height
+        self.query_one("#diff").styles.max_height = max(2, min(height * 6 // 10, height - fixed - 1))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys for answers not offered, and the diff's keys without a diff, are off and unlisted."""
+        if action == "scroll_diff":
+            return self.req.change is not None
+        if action == "choose" and parameters and parameters[0] in self._SCOPE_OF_ACTION:
+            return self._SCOPE_OF_ACTION[str(parameters[0])] in (self.req.scopes or ["once"])
+        return True
+
+    def action_scroll_diff(self, direction: int) -> None:
+        box = self.query_one("#diff", VerticalScroll)
+        page = max(1, box.size.height - 1)
+        box.scroll_relative(y=direction * page, animate=False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_choose(event.button.id or "deny")

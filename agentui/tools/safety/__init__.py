@@ -44,6 +44,9 @@ class Assessment:
     cwd: str = ""
     commands: tuple[tuple[str, ...], ...] = ()  # every simple command the walk saw (program basename, args…)
     denied_by_rule: bool = False  # DENY comes from a remembered `never:` rule, not the hard deny-list
+    # the one pattern names one file (`write_file notes.txt`): an approval of it stands for the task
+    # or the session, never the project file, and covers later writes to that file only
+    file_scoped: bool = False
 
     @property
     def needs_confirmation(self) -> bool:
@@ -101,8 +104,12 @@ def assess_write(path: Path, workspace: Path, *, append: bool = False) -> Assess
     if target.is_dir():
         return Assessment(Verdict.ASK, (f"target is a directory: {shown}",), once_only=True, cwd=str(ws))
     if not append and target.is_file():
-        return Assessment(Verdict.ASK, (f"overwrites an existing file: {shown}",), once_only=True,
-                          writes=(shown,), cwd=str(ws))
+        # "for this session" may cover later writes to this very file; a name that shows differently
+        # from what it is (control characters) gets no pattern, so no approval can stand for another
+        plain = sanitize(shown, keep_newlines=False) == shown
+        return Assessment(Verdict.ASK, (f"overwrites an existing file: {shown}",),
+                          patterns=(f"write_file {shown}",) if plain else (), once_only=not plain,
+                          writes=(shown,), cwd=str(ws), file_scoped=plain)
     return Assessment(Verdict.SAFE, writes=(shown,), cwd=str(ws))
 
 
