@@ -5,7 +5,7 @@
     agentui tree start [--run-id ID] | step [--yes] | run [--max-iterations N] [--yes] | recover
     agentui tree add PARENT TITLE [--goal G] [-a A]... [--guard CMD] [--order N] [--id ID]
     agentui tree edit ID [--title T] [--goal G] [-a A]... [--guard CMD | --no-guard] [--order N]
-    agentui tree move ID PARENT [--order N] | reset ID | unstick ID [--more N]
+    agentui tree move ID PARENT [--order N] | remove ID | reset ID | unstick ID [--more N]
 
 Exit codes: 0 ok / an open leaf, 1 invalid state or an error, 2 the tree is complete, 3 stuck,
 4 a run-wide limit (run_max_iterations / run_max_tokens / run_max_wall_s) is reached;
@@ -71,6 +71,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("node")
     p.add_argument("parent")
     p.add_argument("--order", type=int, metavar="N")
+    p = add("remove", help="remove an open node and its subtree (none of it passed)")
+    p.add_argument("node")
     p = add("reset", help="attempts back to 0 on an open node and the open nodes under it")
     p.add_argument("node")
     p = add("unstick", help="give a stuck leaf another go: attempts back to 0, or --more N attempts")
@@ -210,67 +212,56 @@ def _status(lay: Any, *, as_json: bool) -> int:
     return _exit_for(s.status)
 
 
-EDITS = ("add", "edit", "move", "reset", "unstick")
+EDITS = ("add", "edit", "move", "remove", "reset", "unstick")
 
 
 def _edit(args: argparse.Namespace, lay: Any, action: str) -> int:
     """Apply one edit under the run lock and write the tree; on the run's branch the edit is
     committed (tree.json alone), so the next step starts from a clean working tree."""
     from agentui.tree import edit as E
-    from agentui.tree import git as G
-    from agentui.tree.lock import RunLock, RunLocked
-    from agentui.tree.model import load_tree, write_tree
+    from agentui.tree.lock import RunLocked
+    from agentui.tree.model import Node
 
-    lock = RunLock(lay.repo) if G.is_repo(lay.repo) else None
+    fields: dict[str, Any] = {}
+    if action == "edit":
+        fields = {k: getattr(args, k) for k in ("title", "goal", "max_attempts", "order") if getattr(args, k) is not None}
+        if args.acceptance is not None or args.clear_acceptance:
+            fields["acceptance"] = [] if args.clear_acceptance else args.acceptance
+        if args.guard is not None or args.no_guard:
+            fields["guard"] = None if args.no_guard else args.guard
+        if not fields:
+            return _err("nothing to change: give --title, --goal, -a, --guard, --max-attempts or --order")
+
+    def change(tree: Node) -> tuple[Node, str]:
+        if action == "add":
+            title = " ".join(args.title).strip()
+            tree, nid = E.add(tree, args.parent, title=title, goal=args.goal or title, acceptance=args.acceptance,
+                              guard=args.guard, order=args.order, node_id=args.node_id, max_attempts=args.max_attempts)
+            return tree, f"add {nid} under {args.parent}"
+        if action == "edit":
+            return E.edit(tree, args.node, **fields), f"edit {args.node}"
+        if action == "move":
+            return E.move(tree, args.node, args.parent, order=args.order), f"move {args.node} under {args.parent}"
+        if action == "remove":
+            tree, n = E.remove(tree, args.node)
+            return tree, f"remove {args.node}" + (f" and {n - 1} node(s) under it" if n > 1 else "")
+        if action == "reset":
+            return E.reset(tree, args.node), f"reset attempts of {args.node}"
+        return E.unstick(tree, args.node, more=args.more), f"unstick {args.node}"
+
     try:
-        if lock is not None:
-            lock.acquire()
+        done = E.apply(lay, change)
     except RunLocked as e:
         print(f"agentui tree {action}: {e}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        tree = load_tree(lay.tree)
-        try:
-            if action == "add":
-                title = " ".join(args.title).strip()
-                tree, nid = E.add(tree, args.parent, title=title, goal=args.goal or title, acceptance=args.acceptance,
-                                  guard=args.guard, order=args.order, node_id=args.node_id,
-                                  max_attempts=args.max_attempts)
-                what = f"add {nid} under {args.parent}"
-            elif action == "edit":
-                fields: dict[str, Any] = {k: getattr(args, k) for k in ("title", "goal", "max_attempts", "order")
-                                          if getattr(args, k) is not None}
-                if args.acceptance is not None or args.clear_acceptance:
-                    fields["acceptance"] = [] if args.clear_acceptance else args.acceptance
-                if args.guard is not None or args.no_guard:
-                    fields["guard"] = None if args.no_guard else args.guard
-                if not fields:
-                    return _err("nothing to change: give --title, --goal, -a, --guard, --max-attempts or --order")
-                tree = E.edit(tree, args.node, **fields)
-                what = f"edit {args.node}"
-            elif action == "move":
-                tree = E.move(tree, args.node, args.parent, order=args.order)
-                what = f"move {args.node} under {args.parent}"
-            elif action == "reset":
-                tree = E.reset(tree, args.node)
-                what = f"reset attempts of {args.node}"
-            else:
-                tree = E.unstick(tree, args.node, more=args.more)
-                what = f"unstick {args.node}"
-        except E.EditError as e:
-            return _err(f"{action}: {e}")
-        write_tree(lay.tree, tree)
-        print(f"{what}: wrote {lay.tree}")
-        rs = lay.load_run_state() if lock is not None else None
-        if rs and rs.get("branch") and G.current_branch(lay.repo) == rs["branch"]:
-            sha = G.commit_paths(lay.repo, f"chore(tree): {what}\n\nrun {rs['run_id']} edit\n", [lay.tree])
-            print(f"committed {sha[:12]} on {rs['branch']}")
-        else:
-            print("not committed (no run on this branch): commit it before the next step")
-        return EXIT_OK
-    finally:
-        if lock is not None:
-            lock.release()
+    except E.EditError as e:
+        return _err(f"{action}: {e}")
+    print(f"{done.what}: wrote {lay.tree}")
+    if done.commit:
+        print(f"committed {done.commit[:12]} on {done.branch}")
+    else:
+        print("not committed (no run on this branch): commit it before the next step")
+    return EXIT_OK
 
 
 def _drive(args: argparse.Namespace, lay: Any, action: str) -> int:

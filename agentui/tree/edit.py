@@ -1,17 +1,32 @@
-"""Edits to the tree by the user (`agentui tree add|edit|move|reset|unstick`).
+"""Edits to the tree by the user (`agentui tree add|edit|move|remove|reset|unstick`, and the
+terminal UI's tree screen).
 
 Each edit returns a new tree and leaves the one it was given alone. The rules are the runner's:
 passed nodes are immutable (follow-up work becomes new nodes), the result must pass the schema
 and the invariants, and ids the user does not choose are numbered by the runner like a
-decomposition's (`<parent>.<k>`).
+decomposition's (`<parent>.<k>`). `apply` is how both front ends write one: under the run lock,
+and on the run's branch as one commit.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from agentui.tree.model import Node, TreeInvalid, canonical_text, index, parse_tree
+from agentui.tree.model import (
+    Node,
+    TreeInvalid,
+    canonical_text,
+    index,
+    load_tree,
+    parse_tree,
+    write_tree,
+)
 from agentui.tree.transitions import child_id
+
+if TYPE_CHECKING:
+    from agentui.tree.layout import TreeLayout
 
 
 class EditError(Exception):
@@ -125,3 +140,86 @@ def unstick(tree: Node, node_id: str, *, more: int | None = None) -> Node:
     else:
         n.attempts = 0
     return _checked(out)
+
+
+def remove(tree: Node, node_id: str) -> tuple[Node, int]:
+    """Remove an open node with its subtree; returns the tree and how many nodes went. A subtree
+    holding a passed node stays: passed nodes are immutable."""
+    out = tree.copy()
+    n = _open_node(out, node_id, "it stays in the record")
+    parent = index(out)[node_id].parent
+    if parent is None:
+        raise EditError("the root cannot be removed")
+    gone = [m for _, m in n.walk()]
+    passed = [m.id for m in gone if m.passes]
+    if passed:
+        raise EditError(f"'{passed[0]}' under '{node_id}' has passed: passed nodes are immutable; "
+                        "remove the open nodes under it one by one")
+    parent.children = [c for c in parent.children if c.id != node_id]
+    return _checked(out), len(gone)
+
+
+def reorder(tree: Node, node_id: str, step: int) -> Node:
+    """Move an open node `step` places among its siblings (negative: earlier). Only open siblings
+    get a new order, and only where the new place needs it; passed siblings keep theirs."""
+    out = tree.copy()
+    n = _open_node(out, node_id, "it keeps its place")
+    parent = index(out)[node_id].parent
+    if parent is None:
+        raise EditError("the root has no siblings")
+    seq = sorted(parent.children, key=Node.key)
+    i = next(k for k, c in enumerate(seq) if c.id == node_id)
+    j = min(max(i + step, 0), len(seq) - 1)
+    if j == i:
+        raise EditError(f"'{node_id}' is already {'first' if step < 0 else 'last'} among its siblings")
+    seq.insert(j, seq.pop(i))
+    before = seq[j - 1].key() if j > 0 else None
+    after = seq[j + 1].key() if j + 1 < len(seq) else None
+    # first try the moved node alone: an order between its new neighbours
+    bounds = [o for k in (before, after) if k is not None for o in (k[0] - 1, k[0], k[0] + 1)]
+    for o in sorted(set(bounds), key=lambda o: abs(o - n.order)):
+        if (before is None or before < (o, n.id)) and (after is None or (o, n.id) < after):
+            n.order = o
+            return _checked(out)
+    # else number the open siblings along the new sequence, passed ones fixed
+    prev: tuple[int, str] | None = None
+    for c in seq:
+        if not c.passes and prev is not None and c.key() <= prev:
+            c.order = prev[0] if (prev[0], c.id) > prev else prev[0] + 1
+        prev = c.key()
+    if sorted(parent.children, key=Node.key) != seq:
+        raise EditError(f"'{node_id}' cannot be placed there: the passed siblings keep their order")
+    return _checked(out)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One written edit: what it did, and its commit on the run's branch (None: written only)."""
+
+    what: str
+    commit: str | None = None
+    branch: str | None = None
+
+
+def apply(lay: TreeLayout, change: Callable[[Node], tuple[Node, str]]) -> Applied:
+    """Load the tree, `change` it (a new tree and what was done, or EditError) and write it, all
+    under the run lock (RunLocked when a run holds the tree: the running tree is never edited
+    under it). On the run's branch the edit is committed — tree.json alone — so the next step
+    starts from a clean working tree; elsewhere it is only written."""
+    from agentui.tree import git as G
+    from agentui.tree.lock import RunLock
+
+    lock = RunLock(lay.repo) if G.is_repo(lay.repo) else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        tree, what = change(load_tree(lay.tree))
+        write_tree(lay.tree, tree)
+        rs = lay.load_run_state() if lock is not None else None
+        if rs and rs.get("branch") and G.current_branch(lay.repo) == rs["branch"]:
+            sha = G.commit_paths(lay.repo, f"chore(tree): {what}\n\nrun {rs['run_id']} edit\n", [lay.tree])
+            return Applied(what, sha, rs["branch"])
+        return Applied(what)
+    finally:
+        if lock is not None:
+            lock.release()

@@ -1,17 +1,23 @@
 """The goal-tree screens: the tree pane with the iterations of the run, and one
 iteration's guard log and diff.
 
-TreeScreen (Ctrl+G): node states ([x] passed, [ ] open, [!] stuck), attempts, each node's last
+TreeScreen (F2): node states ([x] passed, [ ] open, [!] stuck), attempts, each node's last
 guard result, the running node highlighted; the iterations table; the current iteration's
 pipeline as bus lines. `s` runs one iteration, `r` runs until complete/stuck/error, Enter on an
 iteration opens IterationScreen. Destructive commands ask through the app's confirmation modal
 (a host without one denies them).
+
+The tree is edited here with the CLI's own edits (agentui.tree.edit): `a` adds a child under the
+highlighted node, `e` (or Enter) edits its title, goal and guard, `d` removes it after a yes/no,
+Shift+↑/↓ move it among its siblings. Each goes through `edit.apply` — the run lock, the schema and
+invariants, one commit on the run's branch — so nothing is edited while a run holds the tree.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +27,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, RichLog, Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Label, OptionList, RichLog, Static
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from agentui.tree.layout import StateError, TreeLayout
 from agentui.tree.model import Node, TreeInvalid, load_tree, select
@@ -30,7 +37,10 @@ from agentui.tree.view import MARK, node_state, rows
 
 CSS = """
 TreeScreen #tree-main { height: 1fr; }
-TreeScreen #tree-pane { width: 1fr; padding: 0 1; }
+TreeScreen #tree-pane { width: 1fr; }
+TreeScreen #tree-note { padding: 0 1; }
+TreeScreen #tree-view { height: 1fr; max-height: 100%; padding: 0 1; background: $surface; }
+TreeScreen #tree-keys { height: auto; padding: 0 1; color: $text-muted; }
 TreeScreen #tree-right { width: 1fr; border-left: solid $panel; }
 TreeScreen #tree-iterations { height: 1fr; }
 TreeScreen #tree-bus { height: 10; border-top: solid $panel; }
@@ -40,6 +50,7 @@ IterationScreen #iter-body { padding: 0 1; }
 """
 
 STATE_STYLE = {"passed": "green", "open": "", "stuck": "bold red"}
+EDIT_KEYS = "a add · e edit · d remove · ⇧↑↓ move"
 
 
 def read_iterations(lay: TreeLayout, run_id: str | None) -> list[dict[str, Any]]:
@@ -57,24 +68,74 @@ def read_iterations(lay: TreeLayout, run_id: str | None) -> list[dict[str, Any]]
     return sorted(out, key=lambda m: int(m.get("iteration", 0)))
 
 
-def tree_text(root: Node, *, running: str | None, guards: dict[str, str], selected: str | None) -> Text:
-    t = Text()
-    for depth, n in rows(root):
-        state = node_state(n)
-        line = Text("  " * depth + f"{MARK[state]} {n.id}  ", style=STATE_STYLE[state])
-        line.append(n.title[:60])
-        line.append(f"  {n.attempts}/{n.max_attempts}", style="dim")
-        if n.id in guards:
-            g = guards[n.id]
-            line.append(f"  guard {g}", style={"pass": "green", "fail": "red"}.get(g, "dim"))
-        if n.id == running:
-            line.stylize("reverse")
-            line.append("  ◀ running", style="bold")
-        elif n.id == selected:
-            line.append("  ← next", style="bold")
-        t.append_text(line)
-        t.append("\n")
-    return t
+def node_line(depth: int, n: Node, *, running: str | None, guards: dict[str, str], selected: str | None) -> Text:
+    """One row of the tree pane: state mark, id, title, attempts, last guard result, running / next."""
+    state = node_state(n)
+    line = Text("  " * depth + f"{MARK[state]} {n.id}  ", style=STATE_STYLE[state])
+    line.append(n.title[:60])
+    line.append(f"  {n.attempts}/{n.max_attempts}", style="dim")
+    if n.id in guards:
+        g = guards[n.id]
+        line.append(f"  guard {g}", style={"pass": "green", "fail": "red"}.get(g, "dim"))
+    if n.id == running:
+        line.stylize("reverse")
+        line.append("  ◀ running", style="bold")
+    elif n.id == selected:
+        line.append("  ← next", style="bold")
+    return line
+
+
+class NodeModal(ModalScreen[bool]):
+    """A node's title, goal and guard, for a new child or an edit. Enter saves through `submit`,
+    which writes the edit or returns why not (shown here, the typed text kept); Esc cancels."""
+
+    DEFAULT_CSS = """
+    NodeModal { align: center middle; }
+    NodeModal #node-dialog { width: 90%; max-width: 100; height: auto; padding: 0 1;
+                             border: thick $primary; background: $surface; }
+    NodeModal .node-row { height: 1; margin-top: 1; }
+    NodeModal .node-row Label { width: 7; }
+    NodeModal .node-row Input { width: 1fr; }
+    NodeModal #node-error { color: $error; height: auto; margin-top: 1; }
+    NodeModal #node-keys { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, heading: str, submit: Callable[[dict[str, str]], str | None], *, title: str = "",
+                 goal: str = "", guard: str = "") -> None:
+        super().__init__()
+        self.heading, self.submit = heading, submit
+        self.values = {"title": title, "goal": goal, "guard": guard}
+
+    def compose(self) -> ComposeResult:
+        fields = (("title", "what the node does, in a few words"), ("goal", "what it must achieve (empty: the title)"),
+                  ("guard", "shell command, exit 0 = pass (empty: the tree's guard)"))
+        with Vertical(id="node-dialog"):
+            yield Static(f"[b]{escape(self.heading)}[/b]")
+            for name, hint in fields:
+                with Horizontal(classes="node-row"):
+                    yield Label(name)
+                    yield Input(self.values[name], id=f"node-{name}", placeholder=hint, compact=True)
+            yield Static("", id="node-error")
+            yield Static("Enter save · Tab next field · Esc cancel", id="node-keys")
+
+    def on_mount(self) -> None:
+        from agentui.ui.modals import steady_cursors
+
+        steady_cursors(self)
+        self.query_one("#node-title", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        values = {k: self.query_one(f"#node-{k}", Input).value.strip() for k in ("title", "goal", "guard")}
+        why = self.submit(values)
+        if why:
+            self.query_one("#node-error", Static).update(Text(why))
+        else:
+            self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
 
 
 class TreeScreen(Screen[None]):
@@ -84,6 +145,13 @@ class TreeScreen(Screen[None]):
         Binding("s", "step", "Step"),
         Binding("r", "run", "Run"),
         Binding("u", "reload", "Reload"),
+        # the edit keys are named in the tree pane's own hint line: the footer keeps room at 80
+        # columns for the app's keys (Ctrl+S: Settings, which the no-LLM message names)
+        Binding("a", "add", "Add", show=False),
+        Binding("e", "edit", "Edit", show=False),
+        Binding("d,delete", "remove", "Remove", show=False),
+        Binding("shift+up", "reorder(-1)", "Move up", key_display="⇧↑", show=False),
+        Binding("shift+down", "reorder(1)", "Move down", key_display="⇧↓", show=False),
     ]
 
     def __init__(self, repo: Path, agent_config: Any) -> None:
@@ -95,11 +163,14 @@ class TreeScreen(Screen[None]):
         self.iterations: list[dict[str, Any]] = []
         self.run_id: str | None = None
         self.not_ready = ""  # why the last step could not start (no LLM), shown in the status line
+        self.root: Node | None = None  # the tree as last loaded
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="tree-main"):
-            with VerticalScroll(id="tree-pane"):
-                yield Static("", id="tree-view")
+            with Vertical(id="tree-pane"):
+                yield Static("", id="tree-note")
+                yield OptionList(id="tree-view", compact=True)
+                yield Static(EDIT_KEYS, id="tree-keys")
             with Vertical(id="tree-right"):
                 yield DataTable(id="tree-iterations", cursor_type="row", zebra_stripes=True)
                 yield RichLog(id="tree-bus", wrap=False, markup=False, max_lines=500)
@@ -115,10 +186,14 @@ class TreeScreen(Screen[None]):
     def action_reload(self) -> None:
         self.reload()
 
-    def reload(self) -> None:
-        view, status = self.query_one("#tree-view", Static), self.query_one("#tree-status", Static)
+    def reload(self, highlight: str | None = None) -> None:
+        """Re-read the tree and the run; the highlighted node stays (or becomes `highlight`)."""
+        note, status = self.query_one("#tree-note", Static), self.query_one("#tree-status", Static)
+        view = self.query_one("#tree-view", OptionList)
+        keep = highlight or self.highlighted()
+        self.root = None
         if not self.lay.exists():
-            view.update(f"no goal tree in {self.lay.repo}\n\nstart one with:\n  agentui tree init \"GOAL\" --guard CMD")
+            self._show_note(f"no goal tree in {self.lay.repo}\n\nstart one with:\n  agentui tree init \"GOAL\" --guard CMD")
             status.update("no tree")
             return
         try:
@@ -126,15 +201,23 @@ class TreeScreen(Screen[None]):
             rs = self.lay.load_run_state()
         except (TreeInvalid, StateError) as e:
             errs = e.errors if isinstance(e, TreeInvalid) else [str(e)]
-            view.update("[b red]invalid state[/]\n" + "\n".join(f"- {escape(x)}" for x in errs))
+            self._show_note("[b red]invalid state[/]\n" + "\n".join(f"- {escape(x)}" for x in errs))
             status.update("invalid state — fix it, then press u")
             return
+        self.root = root
+        note.display = False
+        view.display = self.query_one("#tree-keys", Static).display = True
         self.run_id = rs["run_id"] if rs else None
         self.iterations = read_iterations(self.lay, self.run_id)
         guards = {m["node_id"]: m.get("guard", "") for m in self.iterations if m.get("guard") in ("pass", "fail")}
         sel = select(root)
-        view.update(tree_text(root, running=self.running, guards=guards,
-                              selected=sel.node.id if sel.node else None))
+        nxt = sel.node.id if sel.node else None
+        view.set_options(Option(node_line(d, n, running=self.running, guards=guards, selected=nxt), id=n.id)
+                         for d, n in rows(root))
+        with contextlib.suppress(OptionDoesNotExist):  # the node is gone (removed): the first row
+            view.highlighted = view.get_option_index(keep or nxt or root.id)
+        if view.highlighted is None:
+            view.highlighted = 0
         table = self.query_one(DataTable)
         table.clear()
         for m in self.iterations:
@@ -146,6 +229,141 @@ class TreeScreen(Screen[None]):
             status.update(Text(self.not_ready, style="bold red"))
             return
         status.update(f"{run} · {len(self.iterations)} iteration(s) · {state}")
+
+    def _show_note(self, markup: str) -> None:
+        note, view = self.query_one("#tree-note", Static), self.query_one("#tree-view", OptionList)
+        note.update(markup)
+        note.display = True
+        view.display = self.query_one("#tree-keys", Static).display = False
+        view.clear_options()
+
+    def highlighted(self) -> str | None:
+        opt = self.query_one("#tree-view", OptionList).highlighted_option
+        return opt.id if opt is not None else None
+
+    # -- editing the tree (the CLI's edits, under the run lock) ------------------------------
+    def _target(self) -> Node | None:
+        """The highlighted node when it may be edited now; else None, and the reason is shown."""
+        nid = self.highlighted()
+        node = self.root.find(nid) if self.root is not None and nid else None
+        why = ""
+        if node is None:
+            why = "no tree to edit" if self.root is None else "no node highlighted"
+        elif self.busy:  # this screen's run holds the tree's lock until it stops
+            why = (f"{nid} is running: edit it when the run stops" if nid == self.running
+                   else f"a run is in progress{f' ({self.running})' if self.running else ''}: edit the tree when it stops")
+        elif node.passes:
+            why = f"{nid} has passed: passed nodes are immutable; add follow-up work as a new node"
+        if why:
+            self.notify(why, severity="warning", timeout=6)
+            return None
+        return node
+
+    def _apply(self, change: Callable[[Node], tuple[Node, str]],
+               highlight: Callable[[], str | None] = lambda: None) -> str | None:
+        """Write one edit as `agentui tree` does; None when written, else why not."""
+        from agentui.tree import edit as E
+        from agentui.tree.git import GitError
+        from agentui.tree.lock import RunLocked
+
+        if self.busy:
+            return "a run is in progress: edit the tree when it stops"
+        try:
+            done = E.apply(self.lay, change)
+        except RunLocked as e:
+            return f"{e}: edit the tree when it stops"
+        except (E.EditError, GitError, StateError) as e:
+            return str(e)
+        except TreeInvalid as e:
+            return "; ".join(e.errors)
+        where = (f"committed {done.commit[:8]} on {done.branch}" if done.commit
+                 else "written, not committed (no run on this branch): commit it before the next step")
+        self.notify(f"{done.what}: {where}", timeout=6)
+        self.reload(highlight=highlight())
+        return None
+
+    def action_add(self) -> None:
+        from agentui.tree import edit as E
+
+        parent = self._target()
+        if parent is None:
+            return
+        added: list[str] = []
+
+        def submit(v: dict[str, str]) -> str | None:
+            if not v["title"]:
+                return "a title is needed"
+
+            def change(tree: Node) -> tuple[Node, str]:
+                tree, nid = E.add(tree, parent.id, title=v["title"], goal=v["goal"] or v["title"],
+                                  guard=v["guard"] or None)
+                added.append(nid)
+                return tree, f"add {nid} under {parent.id}"
+
+            return self._apply(change, lambda: added[-1] if added else None)
+
+        self.app.push_screen(NodeModal(f"Add a node under {parent.id}", submit))
+
+    def action_edit(self) -> None:
+        from agentui.tree import edit as E
+
+        node = self._target()
+        if node is None:
+            return
+
+        def submit(v: dict[str, str]) -> str | None:
+            if not v["title"]:
+                return "a title is needed"
+            old = {"title": node.title, "goal": node.goal, "guard": node.guard or ""}
+            fields: dict[str, Any] = {k: v[k] for k in old if v[k] != old[k]}
+            if not fields:
+                self.notify(f"{node.id}: nothing changed", timeout=4)
+                return None
+            return self._apply(lambda tree: (E.edit(tree, node.id, **fields), f"edit {node.id}"), lambda: node.id)
+
+        self.app.push_screen(NodeModal(f"Edit {node.id}", submit, title=node.title, goal=node.goal,
+                                       guard=node.guard or ""))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_edit()
+
+    def action_remove(self) -> None:
+        from agentui.tree import edit as E
+        from agentui.ui.modals import YesNoModal
+
+        node = self._target()
+        if node is None:
+            return
+        under = sum(1 for _ in node.walk()) - 1
+        parent = self.root.parent_of(node.id) if self.root is not None else None
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                return
+
+            def change(tree: Node) -> tuple[Node, str]:
+                tree, n = E.remove(tree, node.id)
+                return tree, f"remove {node.id}" + (f" and {n - 1} node(s) under it" if n > 1 else "")
+
+            why = self._apply(change, lambda: parent.id if parent is not None else None)
+            if why:
+                self.notify(why, severity="error", timeout=8)
+
+        what = f" and the {under} node(s) under it" if under else ""
+        self.app.push_screen(YesNoModal(f"Remove {node.id} ({node.title[:60]}){what} from the tree?"), done)
+
+    def action_reorder(self, step: int) -> None:
+        from agentui.tree import edit as E
+
+        node = self._target()
+        if node is None:
+            return
+        way = "up" if step < 0 else "down"
+        why = self._apply(lambda tree: (E.reorder(tree, node.id, step), f"move {node.id} {way} among its siblings"),
+                          lambda: node.id)
+        if why:
+            self.notify(why, severity="warning", timeout=6)
 
     # -- driving the runner ------------------------------------------------------------------
     def action_step(self) -> None:

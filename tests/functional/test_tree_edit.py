@@ -113,3 +113,60 @@ def test_edits_outside_a_run_are_written_not_committed(tmp_path):
     r = _ok(repo, "add", "root", "more work")
     assert "not committed" in r.stdout and subjects(repo) == before
     assert load_tree(TreeLayout(repo).tree).find("root.1").title == "more work"
+
+
+def test_remove_takes_an_open_subtree_and_keeps_passed_nodes(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    _ok(repo, "init", "x", "--id", "root", "--guard", "true")
+    lay = TreeLayout(repo)
+    write_tree(lay.tree, Node(id="root", title="root", children=[
+        Node(id="done", order=0, title="passed", passes=True),
+        Node(id="p", order=1, title="parent", children=[
+            Node(id="p.1", order=0, title="open"), Node(id="p.2", order=1, title="passed too", passes=True)]),
+        Node(id="q", order=2, title="open parent", children=[Node(id="q.1", order=0, title="open child")])]))
+    _ok(repo, "start", "--run-id", "r1")
+    before = (lay.tree.read_bytes(), subjects(repo))
+    for args, why in ((["remove", "root"], "the root cannot be removed"),
+                      (["remove", "done"], "passed nodes are immutable"),
+                      (["remove", "p"], "'p.2' under 'p' has passed"),
+                      (["remove", "nope"], "no node 'nope'")):
+        r = _tree(repo, *args)
+        assert r.returncode == 1 and why in r.stderr, (args, r.stderr)
+    assert (lay.tree.read_bytes(), subjects(repo)) == before
+    r = _ok(repo, "remove", "q")
+    assert "remove q and 1 node(s) under it: wrote" in r.stdout
+    _ok(repo, "remove", "p.1")
+    t = load_tree(lay.tree)
+    assert [c.id for c in t.children] == ["done", "p"] and [c.id for c in t.find("p").children] == ["p.2"]
+    assert subjects(repo)[-2:] == ["chore(tree): remove q and 1 node(s) under it", "chore(tree): remove p.1"]
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_reorder_moves_an_open_node_among_its_siblings_and_passed_ones_keep_their_order():
+    from agentui.tree.edit import EditError, reorder
+
+    def ids(t):
+        return [c.id for c in sorted(t.children, key=Node.key)]
+
+    t = Node(id="root", title="r", children=[Node(id="a", order=0, title="a"), Node(id="b", order=1, title="b"),
+                                               Node(id="c", order=2, title="c")])
+    up = reorder(t, "c", -1)
+    assert ids(up) == ["a", "c", "b"] and ids(t) == ["a", "b", "c"]  # a new tree; the given one unchanged
+    assert ids(reorder(up, "c", -1)) == ["c", "a", "b"]
+    assert ids(reorder(t, "a", 2)) == ["b", "c", "a"]
+    # equal orders (ties broken by id): the open siblings are renumbered where needed
+    tie = Node(id="root", title="r", children=[Node(id=x, order=0, title=x) for x in ("a", "b", "c")])
+    assert ids(reorder(tie, "c", -2)) == ["c", "a", "b"]
+    # a passed sibling keeps its order; the open node moves around it
+    mixed = Node(id="root", title="r", children=[Node(id="a", order=0, title="a", passes=True),
+                                                   Node(id="b", order=0, title="b")])
+    moved = reorder(mixed, "b", -1)
+    assert ids(moved) == ["b", "a"] and moved.find("a").order == 0
+    for tree, nid, step, why in ((t, "a", -1, "already first"), (t, "c", 1, "already last"),
+                                 (mixed, "a", 1, "passed nodes are immutable"), (t, "root", 1, "no siblings")):
+        try:
+            reorder(tree, nid, step)
+        except EditError as e:
+            assert why in str(e), (nid, str(e))
+        else:
+            raise AssertionError(f"{nid} {step} was not refused")
