@@ -40,6 +40,7 @@ from agentui.roles import worldcheck as W
 from agentui.roles.actions import COMMAND_TOOLS, REPEATED_PLAN, WORKSPACE_LINE, _runnable
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import Calibration, calibrate
+from agentui.roles.prompts import load
 from agentui.tools import fsaccess
 
 DECLINED = "declined: "  # planner_error prefix: the user said no; GGS abandons rather than replans
@@ -218,24 +219,7 @@ class PlanOut(BaseModel):
     _c = field_validator("task_criteria", mode="before")(classmethod(lambda cls, v: _coerce_criteria(v)))
 
 
-SYSTEM = (
-    "You are the Planner of an agent working on the user's computer. First interpret the request "
-    "into task_criteria: concrete statements about the final result, each with verify: one "
-    "read-only shell command whose output shows whether it holds (for a question: a command that "
-    "prints the answer, by another method than the step's, e.g. grep -c vs awk; for a file: a "
-    "command that prints what should be in it). Then split the work into the FEWEST subtasks "
-    "(usually ONE; at most 4). Each subtask: intent (a concrete instruction, naming the files and "
-    "the command or method), success_criteria (checkable from tool output), sequence (1 = first; a "
-    "later step sees earlier outputs and files, never shell variables: a step that computes a value "
-    "prints it), tools (from the list), context (facts the executor needs). mode: \"verifiable\" if "
-    "a tool output proves it, else \"plausible\". Criteria and checks come from THIS request, never "
-    "from the example. Keep it short.\n"
-    'Example for "How many lines of app.log contain ERROR?": {"task_criteria": [{"criterion": '
-    '"the answer is the number of lines of app.log that contain ERROR", "mode": "verifiable", "verify": '
-    '"awk \'/ERROR/{n++} END{print n+0}\' app.log"}], "subtasks": [{"intent": "Count the lines of app.log '
-    'that contain ERROR with: grep -c ERROR app.log", "success_criteria": [{"criterion": "the count is '
-    'printed", "mode": "verifiable"}], "sequence": 1, "tools": ["shell"], "context": ""}]}'
-)
+SYSTEM = load("planner").text  # agentui/roles/prompts/planner.md
 
 DIRECTIVE_TEXT = {
     ActionDirective.REFINE: "REFINE: the approach is right; tighten parameters, fix the details that failed.",
