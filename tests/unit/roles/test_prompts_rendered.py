@@ -21,6 +21,7 @@ from agentui.contracts import (
     TaskSpec,
     UserInput,
 )
+from agentui.llm.schema import compact_schema_text, schema_for
 from agentui.roles import agent_validator, executor, meta_validator
 from agentui.roles.actions import Window
 from agentui.roles.base import RoleContext
@@ -84,6 +85,9 @@ def rendered(workspace: Path) -> dict[str, Any]:
     tree.children = [Node(id="root.1", order=0, title="the parser", goal="parse the input",
                           acceptance=["parses a.txt", "rejects b.txt"])]
     out["tree_planner"] = planner_messages(tree.children[0], tree, max_children=5)
+    # the planner's reply schema: sent to the server, or written into the prompt where it is not
+    out["planner.schema"] = schema_for(PlanOut)
+    out["planner.schema_note"] = compact_schema_text(PlanOut, {"tools": ["shell", "read_file"]})
     return out
 
 
