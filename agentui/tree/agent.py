@@ -1,7 +1,7 @@
 """The agent side of one iteration: the tree planner's execute-or-decompose decision (its own
 structured LLM call, role `tree_planner`) and one role-pipeline task on the leaf.
 
-Outcome mapping (documented in the README):
+Outcome mapping (documented in docs/tree.md, One iteration):
 
 | pipeline end                                   | agent status | attempt |
 |------------------------------------------------|--------------|---------|
