@@ -18,11 +18,12 @@ from agentui.tools import fsaccess
 #: ones too (".hidden_name.txt"), but not an extension alone (".txt")
 _FILE_NAME = re.compile(r"(?<![\w/.~-])((?:~?/)?\.?\w[\w./-]*\.[A-Za-z][A-Za-z0-9]{1,4})\b")
 #: a step that checks what an earlier step did ("Check if the found file contains 'TODO' with: …")
-_VERIFIES = re.compile(r"\W*(?:then\s+)?(?:verify|confirm|ensure|validate|make sure|double[- ]?check|"
-                       r"check (?:if|whether|that))\b", re.IGNORECASE)
+_VERIFIES = re.compile(r"\W*(?:then\s+)?(?:verify|confirm|ensure|validate|make sure|"
+                       r"double[- ]?check|check (?:if|whether|that))\b", re.IGNORECASE)
 #: a criterion about how a step worked, not what it found ("the content is read successfully")
-_PROCESS = re.compile(r"\b(?:is|are|was|were|been|gets?)\s+(?:successfully\s+|correctly\s+)?(?:read|opened|loaded|"
-                      r"parsed|extracted|stored|kept|executed|run|searched|checked|processed|accessed)\b", re.IGNORECASE)
+_PROCESS = re.compile(r"\b(?:is|are|was|were|been|gets?)\s+(?:successfully\s+|correctly\s+)?"
+                      r"(?:read|opened|loaded|parsed|extracted|stored|kept|executed|run|searched|"
+                      r"checked|processed|accessed)\b", re.IGNORECASE)
 #: a placeholder in angle brackets ("<a command>"), not a redirection ("wc -l < f.txt")
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>|;&]*\s[^<>|;&]*>")
 
@@ -37,8 +38,9 @@ def one_step(steps: list[PlanStep]) -> PlanStep:
     answer through them: steps that share no shell variables cannot pass a value along, and a
     separate "check" step after the answering one judges the answer on a side question."""
     criteria = list({c.criterion: c for s in steps for c in s.success_criteria}.values())[:8]
-    # one step per line: the executor's first call is the first line's command (actions.suggested_call);
-    # one line per step: joined, "file_search X; then check …" reads as one shell command
+    # one step per line: the executor's first call is the first line's command
+    # (actions.suggested_call); one line per step: joined, "file_search X; then check …" reads as
+    # one shell command
     intent = "\n".join(f"{i}. {' '.join(s.intent.split())}" for i, s in enumerate(steps, 1))
     return PlanStep(intent=intent, success_criteria=criteria,
                     sequence=1, tools=list(dict.fromkeys(t for s in steps for t in s.tools)),
@@ -48,7 +50,8 @@ def one_step(steps: list[PlanStep]) -> PlanStep:
 def _unasked_files(text: str, request: str, workspace: Path) -> list[str]:
     """The file names in `text` that the request does not name and the workspace does not have."""
     low = request.casefold()
-    return [f for f in _FILE_NAME.findall(text) if f.casefold() not in low and not fsaccess.holds(workspace, f)]
+    return [f for f in _FILE_NAME.findall(text)
+            if f.casefold() not in low and not fsaccess.holds(workspace, f)]
 
 
 def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
@@ -66,19 +69,21 @@ def question_only(plan: PlanOut, request: str, workspace: Path) -> list[str]:
     if steps and len(steps) < len(plan.subtasks):
         dropped += [s.intent for s in plan.subtasks if s not in steps]
         plan.subtasks = steps
+    def unasked(text: str) -> bool:
+        return bool(_unasked_files(text, request, workspace))
+
     for s in plan.subtasks:
-        kept = [c for c in s.success_criteria if not _unasked_files(c.criterion, request, workspace)]
+        kept = [c for c in s.success_criteria if not unasked(c.criterion)]
         if kept and len(kept) < len(s.success_criteria):
             dropped += [c.criterion for c in s.success_criteria if c not in kept]
             s.success_criteria = kept
-    task_kept = [c for c in plan.task_criteria if not _unasked_files(c.criterion, request, workspace)]
+    task_kept = [c for c in plan.task_criteria if not unasked(c.criterion)]
     if len(task_kept) < len(plan.task_criteria):
         dropped += [c.criterion for c in plan.task_criteria if c not in task_kept]
         # a dropped criterion's check still computes the answer unless it names such a file too
-        check = next((c.check for c in plan.task_criteria if c.check and not _unasked_files(c.check, request, workspace)),
-                     "")
-        plan.task_criteria = task_kept or [
-            TaskCriterion(criterion=f"the answer to the question is reported: {request[:200]}", verify=check)]
+        check = next((c.check for c in plan.task_criteria if c.check and not unasked(c.check)), "")
+        plan.task_criteria = task_kept or [TaskCriterion(
+            criterion=f"the answer to the question is reported: {request[:200]}", verify=check)]
     return dropped
 
 
@@ -100,7 +105,8 @@ def judged_on_the_answer(steps: list[PlanStep]) -> list[str]:
 def copies_example(text: str, request: str) -> bool:
     """The text names a word of the prompt's example request that this request does not."""
     low, asked = text.casefold(), request.casefold()
-    return any(re.search(rf"(?<![\w.]){re.escape(w)}(?![\w])", low) and w not in asked for w in EXAMPLE_WORDS)
+    return any(re.search(rf"(?<![\w.]){re.escape(w)}(?![\w])", low) and w not in asked
+               for w in EXAMPLE_WORDS)
 
 
 def without_example(plan: PlanOut, request: str) -> list[str]:
@@ -108,7 +114,8 @@ def without_example(plan: PlanOut, request: str) -> list[str]:
     go ("copied: …"); a check that is a placeholder, or prose rather than a command, goes ("check:
     …"). Returns what was dropped."""
     dropped: list[str] = []
-    groups: list[Sequence[PlanCriterion]] = [plan.task_criteria, *(st.success_criteria for st in plan.subtasks)]
+    groups: list[Sequence[PlanCriterion]] = [plan.task_criteria,
+                                             *(st.success_criteria for st in plan.subtasks)]
     for crits in groups:
         for c in crits:
             c.check = " ".join(c.check.split())
@@ -125,7 +132,8 @@ def without_example(plan: PlanOut, request: str) -> list[str]:
     kept = [c for c in plan.task_criteria if not copies_example(c.criterion, request)]
     if len(kept) < len(plan.task_criteria):
         dropped += [f"copied: {c.criterion}" for c in plan.task_criteria if c not in kept]
-        plan.task_criteria = kept or [TaskCriterion(criterion=f"the result does what the request asks: {request[:200]}")]
+        plan.task_criteria = kept or [
+            TaskCriterion(criterion=f"the result does what the request asks: {request[:200]}")]
     return dropped
 
 
@@ -138,7 +146,8 @@ def without_duplicates(plan: PlanOut) -> int:
         first = kept.setdefault((norm(st.intent), norm(st.context)), st)
         if first is not st:
             have = {norm(c.criterion) for c in first.success_criteria}
-            first.success_criteria += [c for c in st.success_criteria if norm(c.criterion) not in have]
+            first.success_criteria += [c for c in st.success_criteria
+                                       if norm(c.criterion) not in have]
     folded = len(plan.subtasks) - len(kept)
     firsts = {id(k) for k in kept.values()}
     plan.subtasks = [st for st in plan.subtasks if id(st) in firsts]  # in the planner's order
@@ -153,7 +162,8 @@ def told_why(st: PlanState, plan: PlanOut) -> None:
     if d is None or not d.steps_passed or st.last_plan is None:
         return
     old = {norm(s.intent) for s in st.last_plan.subtasks}
-    said = " ".join(d.failed_criterion.split())[:200]  # one line: a criterion cannot forge prompt lines
+    # one line: a criterion cannot forge prompt lines
+    said = " ".join(d.failed_criterion.split())[:200]
     why = f"The final check rejected the last result of these steps on: {said}. " \
           "Show in your output, from what the tools return, that it holds."
     for s in plan.subtasks:

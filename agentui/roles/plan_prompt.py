@@ -17,20 +17,27 @@ SHORT_SYSTEM = PROMPT.rules + " One subtask if you can."
 EXAMPLE_WORDS = ("app.log", "error")
 
 DIRECTIVE_TEXT = {
-    ActionDirective.REFINE: "REFINE: the approach is right; tighten parameters, fix the details that failed.",
-    ActionDirective.CHANGE_PATH: "CHANGE_PATH: the approach is right but the environment blocked it; use the same kind of tool on a different target, path or command.",
-    ActionDirective.CHANGE_APPROACH: "CHANGE_APPROACH: the method was logically wrong; use a different method.",
-    ActionDirective.BREAK_SYMMETRY: "BREAK_SYMMETRY: stuck with a wrong approach; use a completely different kind of tool and a plan unlike the previous one.",
+    ActionDirective.REFINE:
+        "REFINE: the approach is right; tighten parameters, fix the details that failed.",
+    ActionDirective.CHANGE_PATH:
+        "CHANGE_PATH: the approach is right but the environment blocked it; use the same kind of "
+        "tool on a different target, path or command.",
+    ActionDirective.CHANGE_APPROACH:
+        "CHANGE_APPROACH: the method was logically wrong; use a different method.",
+    ActionDirective.BREAK_SYMMETRY:
+        "BREAK_SYMMETRY: stuck with a wrong approach; use a completely different kind of tool and "
+        "a plan unlike the previous one.",
 }
 #: break_symmetry / change_approach after a round whose steps all passed and whose result only the
 #: final check failed: no tool failed, so the order is to fix what failed, not to change tools
-STEPS_PASSED_TEXT = ("{name}: every step passed its own checks, but the final check rejected the result; "
-                     "fix the details that failed so the result is what the request asks.")
+STEPS_PASSED_TEXT = ("{name}: every step passed its own checks, but the final check rejected the "
+                     "result; fix the details that failed so the result is what the request asks.")
 
 
 def directive_text(d: PlanDirective) -> str:
     """The planner's one-line order for a directive."""
-    if d.steps_passed and d.directive in (ActionDirective.BREAK_SYMMETRY, ActionDirective.CHANGE_APPROACH):
+    if d.steps_passed and d.directive in (ActionDirective.BREAK_SYMMETRY,
+                                          ActionDirective.CHANGE_APPROACH):
         return STEPS_PASSED_TEXT.format(name=d.directive.value.upper())
     return DIRECTIVE_TEXT[d.directive]
 
@@ -45,7 +52,8 @@ def plan_messages(st: PlanState, tools: list[str], must_not: list[str], prefer: 
         prefer = []
     lines = [WORKSPACE_LINE, f"Tools: {', '.join(tools)}"]
     if spec.history:  # a follow-up names what it refers to only through these
-        lines.append("Earlier in this session:\n" + "\n".join(f"- {t[:300]}" for t in spec.history[-3:]))
+        earlier = "\n".join(f"- {t[:300]}" for t in spec.history[-3:])
+        lines.append(f"Earlier in this session:\n{earlier}")
     lines += [f"Request (verbatim): {spec.raw_input}", f"Intent: {spec.intent}"]
     if spec.constraints.scope:
         lines.append(f"Scope: {spec.constraints.scope}")

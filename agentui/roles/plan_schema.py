@@ -76,6 +76,7 @@ class PlanState:
     directive: PlanDirective | None = None
     blocked_tools: set[str] = field(default_factory=set)
     blocked_targets: list[str] = field(default_factory=list)
-    memory_constraints: list[tuple[str, str, str]] = field(default_factory=list)  # (tool, target, rule)
+    # (tool, target, rule): what memory says must not be done
+    memory_constraints: list[tuple[str, str, str]] = field(default_factory=list)
     caution_ok: bool = False
     located: list[str] = field(default_factory=list)  # named paths found elsewhere in the workspace

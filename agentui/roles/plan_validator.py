@@ -11,10 +11,11 @@ from agentui.roles.actions import COMMAND_TOOLS, REPEATED_PLAN
 from agentui.roles.plan_normaliser import norm
 from agentui.roles.plan_schema import PlanOut, PlanState
 
-COPIED_EXAMPLE = ("the plan copies the example (app.log, ERROR) instead of this request: write the task "
-                  "criteria, their verify commands and the steps for THIS request")
-NO_CHECK = ("no task criterion has a check: give the criterion about the answer a check, one read-only "
-            "shell command that prints the value asked for by another method than the step's")
+COPIED_EXAMPLE = ("the plan copies the example (app.log, ERROR) instead of this request: write the "
+                  "task criteria, their verify commands and the steps for THIS request")
+NO_CHECK = ("no task criterion has a check: give the criterion about the answer a check, one "
+            "read-only shell command that prints the value asked for by another method than the "
+            "step's")
 
 
 def has_check(plan: PlanOut) -> bool:
@@ -37,15 +38,17 @@ def plan_problem(plan: PlanOut, st: PlanState, known_tools: Collection[str] | No
             # named in a step that may use another tool is a thing to reach another way — the
             # executor refuses the blocked call itself
             other_way = tool not in COMMAND_TOOLS and bool(set(s.tools) - {tool})
-            if len(target) >= 3 and target in text and (not s.tools or tool in s.tools) and not other_way:
+            may_use = not s.tools or tool in s.tools
+            if len(target) >= 3 and target in text and may_use and not other_way:
                 return f"subtask {i} repeats the blocked target '{target}' with {tool}"
         for tool, target, rule in st.memory_constraints:  # v0.8 Key Invariant: memory MUST NOT
             if len(target) >= 3 and target in text and (not s.tools or tool in s.tools):
-                return (f"subtask {i} uses {tool} on {target!r}, which memory says must not be done "
-                        f"({rule[:120]})")
+                return (f"subtask {i} uses {tool} on {target!r}, which memory says must not be "
+                        f"done ({rule[:120]})")
     if (st.directive is not None and st.directive.directive == ActionDirective.BREAK_SYMMETRY
             and not st.directive.steps_passed and st.last_plan is not None
-            and st.blocked_tools <= st.last_blocked and set(st.blocked_targets) <= st.last_blocked_targets):
+            and st.blocked_tools <= st.last_blocked
+            and set(st.blocked_targets) <= st.last_blocked_targets):
         # a tool or shell command blocked since the last plan makes the same steps run another
         # way: the executor cannot use it. When every step passed and the final check failed the
         # result, the same steps run again told why (plan_normaliser.told_why)

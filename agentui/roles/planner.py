@@ -58,10 +58,10 @@ from agentui.roles.plan_schema import PlanCriterion, PlanOut, PlanState, PlanSte
 from agentui.roles.plan_validator import COPIED_EXAMPLE, NO_CHECK, has_check, plan_problem, reask
 
 __all__ = [
-    "COPIED_EXAMPLE", "DECLINED", "DIRECTIVE_TEXT", "EXAMPLE_WORDS", "NO_CHECK", "STEPS_PASSED_TEXT",
-    "SYSTEM", "PlanCriterion", "PlanOut", "PlanState", "PlanStep", "Planner", "TaskCriterion",
-    "directive_text", "has_check", "judged_on_the_answer", "one_step", "question_only",
-    "without_duplicates", "without_example",
+    "COPIED_EXAMPLE", "DECLINED", "DIRECTIVE_TEXT", "EXAMPLE_WORDS", "NO_CHECK",
+    "STEPS_PASSED_TEXT", "SYSTEM", "PlanCriterion", "PlanOut", "PlanState", "PlanStep", "Planner",
+    "TaskCriterion", "directive_text", "has_check", "judged_on_the_answer", "one_step",
+    "question_only", "without_duplicates", "without_example",
 ]
 
 DECLINED = "declined: "  # planner_error prefix: the user said no; GGS abandons rather than replans
@@ -114,7 +114,8 @@ class Planner(RoleBase):
             known.round += 1
             known.directive = p
             known.blocked_tools = set(p.blocked_tools)
-            # GGS's list is the one accumulated list (v0.8 triedTargets); its urgency narrowing stands
+            # GGS's list is the one accumulated list (v0.8 triedTargets); its urgency narrowing
+            # stands
             known.blocked_targets = list(p.blocked_targets)
             await self._plan(known)
 
@@ -143,15 +144,19 @@ class Planner(RoleBase):
         fut: asyncio.Future[ConfirmationDecision] = asyncio.get_running_loop().create_future()
         self._decisions[rid] = fut
         await self.bus.publish(Role.SAFETY, Role.USER, ConfirmationRequest(
-            request_id=rid, task_id=tid, tool="plan", command="; ".join(s.intent[:120] for s in plan.subtasks),
-            reasons=[f"memory has a mixed record for tasks like this: {c[:160]}" for c in caution[:2]],
+            request_id=rid, task_id=tid, tool="plan",
+            command="; ".join(s.intent[:120] for s in plan.subtasks),
+            reasons=[f"memory has a mixed record for tasks like this: {c[:160]}"
+                     for c in caution[:2]],
             cwd=str(self.ctx.workspace), caution=True), task_id=tid)
         try:
             decision = await fut
         finally:
             self._decisions.pop(rid, None)
-        st.caution_ok = decision.decision.value in ("approve", "always", "task", "session", "project")
-        self.ctx.log(tid, {"kind": "memory_caution", "go_ahead": st.caution_ok, "by": decision.answered_by})
+        st.caution_ok = decision.decision.value in ("approve", "always", "task", "session",
+                                                    "project")
+        self.ctx.log(tid, {"kind": "memory_caution", "go_ahead": st.caution_ok,
+                           "by": decision.answered_by})
         return st.caution_ok
 
     # -- planning -------------------------------------------------------------------------------
@@ -163,7 +168,8 @@ class Planner(RoleBase):
 
     def _messages(self, st: _Task, must_not: list[str], prefer: list[str], problem: str | None,
                   *, short: bool = False) -> list[dict[str, str]]:
-        return plan_messages(st, self._tool_names(st.blocked_tools), must_not, prefer, problem, short=short)
+        tools = self._tool_names(st.blocked_tools)
+        return plan_messages(st, tools, must_not, prefer, problem, short=short)
 
     def validate(self, plan: PlanOut, st: _Task) -> str | None:
         """The code plan validator. Returns the problem, or None if the plan is acceptable."""
@@ -205,36 +211,44 @@ class Planner(RoleBase):
                 self.ctx.log(tid, {"kind": "plan_output_failure", "round": st.round, "cut": e.cut,
                                    "error": str(e)[:300]})
                 break
-            except Exception as e:  # noqa: BLE001 - an LLM failure is a planner failure GGS must see
+            # an LLM failure is a planner failure GGS must see
+            except Exception as e:  # noqa: BLE001
                 problem = f"planner LLM failed: {e}"
                 break
             told, problem = problem, self.validate(cand, st)
             if dropped := without_example(cand, spec.raw_input):
-                self.ctx.log(tid, {"kind": "plan_example_copied", "round": st.round, "dropped": dropped})
+                self.ctx.log(tid, {"kind": "plan_example_copied", "round": st.round,
+                                   "dropped": dropped})
             problem = reask(problem, told, cand, dropped, asks_value=asks_value,
                             more=_attempt < self.ctx.config.pipeline.plan_reasks)
-            self.ctx.log(tid, {"kind": "plan", "round": st.round, "plan": cand.model_dump(mode="json"),
-                               "rejected": problem})
+            self.ctx.log(tid, {"kind": "plan", "round": st.round,
+                               "plan": cand.model_dump(mode="json"), "rejected": problem})
             if problem is None:
                 plan = cand
                 break
             if problem == told:
-                break  # the re-ask changed nothing the validator checks: another one would not either
+                # the re-ask changed nothing the validator checks: another one would not either
+                break
         if plan is None:
-            kind: Literal["plan", "model_output"] = "model_output" if problem is None and output_failures else "plan"
+            unusable = problem is None and output_failures > 0
+            kind: Literal["plan", "model_output"] = "model_output" if unusable else "plan"
             if kind == "model_output":
-                problem = f"the model's replies were unusable ({output_failures} in a row, last: {output_cut})"
+                problem = (f"the model's replies were unusable ({output_failures} in a row, "
+                           f"last: {output_cut})")
             await self.publish(Role.META_VALIDATOR, DispatchManifest(
-                task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),
+                task_id=tid, subtask_ids=[], task_spec=spec,
+                dispatched_at=iso(self.ctx.clock.now()),
                 round=st.round, planner_error=problem or "no valid plan", planner_error_kind=kind,
                 planner_output_cut=output_cut if kind == "model_output" else None), tid)
             return
         self._told_why(st, plan)
-        st.last_plan, st.last_blocked, st.last_blocked_targets = plan, set(st.blocked_tools), set(st.blocked_targets)
+        st.last_plan = plan
+        st.last_blocked, st.last_blocked_targets = set(st.blocked_tools), set(st.blocked_targets)
         if not await self._caution_gate(st, plan, cal.caution):
             await self.publish(Role.META_VALIDATOR, DispatchManifest(
-                task_id=tid, subtask_ids=[], task_spec=spec, dispatched_at=iso(self.ctx.clock.now()),
-                round=st.round, planner_error=DECLINED + "memory advised caution and the user did not confirm"),
+                task_id=tid, subtask_ids=[], task_spec=spec,
+                dispatched_at=iso(self.ctx.clock.now()), round=st.round,
+                planner_error=DECLINED + "memory advised caution and the user did not confirm"),
                 tid)
             return
         steps, changes = steps_to_run(plan, spec.raw_input, self.ctx.workspace,
@@ -244,7 +258,8 @@ class Planner(RoleBase):
         subtasks = [SubTask(
             subtask_id=self.ctx.ids.new("subtask"), parent_task_id=tid, intent=step.intent[:500],
             success_criteria=[_criterion(c) for c in step.success_criteria],
-            context=step.context[:1000], sequence=step.sequence, tools=list(dict.fromkeys(step.tools)),
+            context=step.context[:1000], sequence=step.sequence,
+            tools=list(dict.fromkeys(step.tools)),
         ) for step in steps]
         for sub in subtasks:
             await self.publish(Role.EXECUTOR, sub, tid)

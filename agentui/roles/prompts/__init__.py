@@ -1,9 +1,9 @@
 """The roles' system prompts, one file each (`<role>.md` in this folder), so a prompt change is a
 one-file diff that can be reviewed and tested on its own.
 
-A file is the prompt's text exactly as the model receives it, its final newline aside. Its last line,
-when it starts with `Example`, is the role's one-line example reply; a role that must leave the
-example out (a shorter re-ask) uses `rules` alone. A prompt with fields names them `$name`
+A file is the prompt's text exactly as the model receives it, its final newline aside. Its last
+line, when it starts with `Example`, is the role's one-line example reply; a role that must leave
+the example out (a shorter re-ask) uses `rules` alone. A prompt with fields names them `$name`
 (`string.Template`): filling them substitutes text and never evaluates any.
 """
 
