@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         mod = importlib.import_module(module)
         mod.configure(sp)
         sp.set_defaults(_module=module)
-        for action_parser in _nested(sp):  # `agentui memory stats --data-dir X` too (README)
+        for action_parser in _nested(sp):  # `agentui memory stats --data-dir X` too (docs/cli.md)
             if "--data-dir" in action_parser._option_string_actions:
                 continue  # the command gave its actions the global options itself
             nested = Parser(add_help=False, argument_default=argparse.SUPPRESS)

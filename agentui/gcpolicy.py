@@ -14,7 +14,7 @@ the heavy imports are done:
   burst (up to its tap's 64k envelopes) and audits it once the burst settles; every envelope it
   holds survives the young pass, and with CPython's 10 the middle pass walked the held burst again
   about 5 times per burst — measured with gc.callbacks, 5.1 of the ~10 ms of CPU the Auditor
-  added to a 45k-message burst (README, Benchmarks). With 100, a burst is usually audited and freed before the middle
+  added to a 45k-message burst (docs/benchmarks.md). With 100, a burst is usually audited and freed before the middle
   generation is walked. A middle pass then walks up to ~70k objects (a few ms), 10× less often;
 - keeps full collections as far apart as before: one per 1,000 young collections (CPython's
   default is 100). With the import heap frozen the long-lived set is small, so the "25 % new" rule

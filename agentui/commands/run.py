@@ -176,7 +176,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         if bad:
             for r in bad:
                 err.print(f"agentui run: {escape(r.error)}")
-            if args.json:  # the same document as an endpoint failure during the task (README)
+            if args.json:  # the same document as an endpoint failure during the task (docs/cli.md)
                 r = bad[0]
                 info = r.info or {"kind": r.kind or "unavailable", "endpoint": r.url, "model": r.model,
                                   "role": "preflight", "said": r.error, "fix": "", "message": r.error}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_ERROR, EXIT_COMPLETE, EXIT_STUCK, EXIT_LIMIT = 0, 1, 2, 3, 4
-EXIT_USAGE = 2  # like every command: bad input or no usable LLM (nothing ran); see the README
+EXIT_USAGE = 2  # like every command: bad input or no usable LLM (nothing ran); see docs/tree.md
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ _ARG_KEYS = ("args", "arguments", "parameters", "params", "input", "tool_input")
 #: shell commands an intent may quote: such an intent wants the shell first
 _SHELL_WORDS = re.compile(r"(?:^|[\s`'\"(])(grep|wc|ls|cat|find|awk|sed|sort|uniq|head|tail|cut|du|df|stat|"
                           r"xargs|tr|rg|python3?|echo|printf|test|diff|jq|file)\s|\|\s*\w", re.IGNORECASE)
-# `$` at a line end: a merged question's intent holds one step per line (planner._one_step)
+# `$` at a line end: a merged question's intent holds one step per line (plan_normaliser.one_step)
 _BUILTINS = frozenset({"cd", "echo", "printf", "test", "[", "for", "while", "if", "read", "export", "set", "type",
                        "command", "true", "false", "pwd", "source", ".", "eval", "exec", "let", "declare", "ulimit",
                        "umask", "wait", "(", "{", "!", "case", "until", "time"})

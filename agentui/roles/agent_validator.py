@@ -55,6 +55,7 @@ from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import rel_target
 from agentui.roles.executor import SKIPPED
 from agentui.roles.loss import NOT_RUN
+from agentui.roles.prompts import load
 
 ENV_PATTERNS = re.compile(
     r"no such file|not found|does not exist|permission denied|operation not permitted|"
@@ -64,19 +65,7 @@ ENV_PATTERNS = re.compile(
     re.IGNORECASE,
 )
 
-SYSTEM = (
-    "You are the Agent-Validator. Judge whether the executor's result meets each success criterion, "
-    "using only the evidence shown (its output, tool results and the workspace as code found it). "
-    "The workspace facts are the truth: a claim they contradict fails. Be strict: an empty, vague or "
-    "invented result fails. For each criterion give verdict pass or fail. For a pass, evidence must "
-    "quote the exact text of a tool result that proves it (the executor's own words prove nothing). "
-    "For a fail give failure_class \"environmental\" if the environment blocked it (missing file, "
-    "permission, network, tool unavailable) or \"logical\" if the approach or answer was wrong, the "
-    "evidence, and what_to_do next.\n"
-    'Example: {"verdicts": [{"criterion": "the line count is reported", "verdict": "pass", '
-    '"evidence": "3 notes.txt"}, {"criterion": "the count is for docs/", "verdict": "fail", '
-    '"failure_class": "logical", "evidence": "ran in the wrong folder", "what_to_do": "run wc in docs/"}]}'
-)
+SYSTEM = load("agent_validator").text  # agentui/roles/prompts/agent_validator.md
 
 
 class CriterionJudgement(BaseModel):

@@ -59,21 +59,14 @@ from agentui.roles.actions import (
 )
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import memory_constraints, rel_target, tool_rules
+from agentui.roles.prompts import load
 
 SKIPPED = "skipped: an earlier step of this plan failed"
 #: the error of a call refused because the user denied it earlier in the task (R4a reads "denied by user")
 DENIED_EARLIER = "denied by user earlier in this task"
 REFUSED_DENIED = "REFUSED: the user denied"
 
-SYSTEM = (
-    "You are an Executor on the user's computer. Do exactly the subtask you are given, using tools. "
-    "Each reply is ONE JSON action: a tool call {\"tool\": <tool name>, \"args\": {...}}; or, when "
-    "done, {\"tool\": \"finish\", \"output\": <the actual result>}; or, if it truly cannot be done, "
-    "{\"tool\": \"infeasible\", \"output\": <why>}. Base the output on what the tools showed; never "
-    "invent results. Paths are relative to the workspace.\n"
-    'Example: {"tool": "shell", "args": {"command": "wc -l < notes.txt"}} → RESULT ok: 3 → '
-    '{"tool": "finish", "output": "notes.txt has 3 lines"}'
-)
+SYSTEM = load("executor").text  # agentui/roles/prompts/executor.md
 
 
 def _tool_line(spec: dict[str, Any]) -> str:

@@ -46,19 +46,9 @@ from agentui.roles.actions import FIX, REPEATED_PLAN, brief
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.executor import SKIPPED
 from agentui.roles.loss import NOT_RUN
+from agentui.roles.prompts import load
 
-SYSTEM = (
-    "You are the Meta-Validator, the skeptical final check. Merge the subtask results into the "
-    "final result for the user (merged_output: complete, in plain text), name the single answer when "
-    "the request asks for a value (answer: just the number, name, path or yes/no; empty when it asks "
-    "for none) and judge each task criterion against the results and the checks. The checks were "
-    "run by code after the work: an answer they contradict fails. When the evidence is ambiguous, "
-    "fail: a wrong result delivered to the user is worse than one more round. For a failed "
-    "criterion give failure_class logical (wrong result/approach) or environmental (blocked by "
-    "the environment) and the evidence.\n"
-    'Example: {"merged_output": "<the result>", "answer": "<the value asked for>", "summary": "<what was done>", '
-    '"verdicts": [{"verdict": "pass", "evidence": "<the check output that shows it>"}]}'
-)
+SYSTEM = load("meta_validator").text  # agentui/roles/prompts/meta_validator.md
 
 
 class TaskVerdict(BaseModel):

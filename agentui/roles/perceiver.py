@@ -31,6 +31,7 @@ from agentui.contracts import (
 from agentui.llm.base import LLMInfraError
 from agentui.memory.workkind import normalise_intent
 from agentui.roles.base import RoleBase, RoleContext
+from agentui.roles.prompts import load
 from agentui.tools import fsaccess
 
 _GREETING = re.compile(
@@ -50,19 +51,7 @@ _ACTION = re.compile(
 
 INTENT_MAX = 80  # characters of the model's intent phrase
 
-SYSTEM = (
-    "You are the Perceiver of an agent that does work on the user's computer. Restate the user's "
-    "message faithfully; do not plan, elaborate or resolve vagueness (the Planner does that).\n"
-    "kind: \"task\" if it asks for anything to be done or found on the computer; \"chat\" only for "
-    "small talk or a general question answerable without the computer (then put the answer in reply); "
-    "\"clarify\" ONLY if no reasonable interpretation exists (e.g. a single word), with a short question.\n"
-    "intent: the kind of work in a few words, verb + object + qualifier, without names, paths or "
-    "numbers (e.g. \"count files in a directory tree\", \"sum a column of a CSV file\"); the request "
-    "itself is passed on verbatim.\n"
-    "scope: files/folders/area the request is limited to, or null.\n"
-    'Example: {"kind": "task", "intent": "count markdown files in a folder", "scope": "docs", "reply": "", '
-    '"question": ""}'
-)
+SYSTEM = load("perceiver").text  # agentui/roles/prompts/perceiver.md
 
 
 class PerceiverOut(BaseModel):

@@ -1,7 +1,7 @@
 """The agent side of one iteration: the tree planner's execute-or-decompose decision (its own
 structured LLM call, role `tree_planner`) and one role-pipeline task on the leaf.
 
-Outcome mapping (documented in the README):
+Outcome mapping (documented in docs/tree.md, One iteration):
 
 | pipeline end                                   | agent status | attempt |
 |------------------------------------------------|--------------|---------|
@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agentui.roles.prompts import load
 from agentui.tree.model import Node, index
 from agentui.tree.schema import MAX_CHILDREN
 from agentui.tree.view import MARK, node_state
@@ -45,13 +46,7 @@ class PlannerDecision(BaseModel):
     questions: list[str] = Field(default_factory=list, max_length=4)
 
 
-PLANNER_SYSTEM = (
-    "You decide how to work one node of a task tree. Answer `execute` when one focused task by a "
-    "coding agent with shell and file tools can finish the node's goal and acceptance criteria. Answer "
-    "`decompose` only when the node is clearly too large for one task: then give 2 to {max_children} "
-    "ordered children, each small, concrete and checkable, that together achieve the goal. Record "
-    "assumptions you make and questions for the human; never wait for answers."
-)
+PLANNER_PROMPT = load("tree_planner")  # agentui/roles/prompts/tree_planner.md; field $max_children
 
 
 CHARS_PER_TOKEN = 4  # the usual estimate for English text and code
@@ -72,7 +67,7 @@ def planner_messages(node: Node, tree: Node, *, max_children: int,
     crit = "\n".join(crits) or "- (none given)"
     user = (f"Node {node.id}: {node.title}\nGoal: {_clip(node.goal, GOAL_CHARS)}\nAcceptance:\n{crit}\n\n"
             "Where it sits in the tree (read-only):\n" + "\n".join(tree_summary(tree, node.id, budget_tokens)))
-    return [{"role": "system", "content": PLANNER_SYSTEM.format(max_children=max_children)},
+    return [{"role": "system", "content": PLANNER_PROMPT.render(max_children=max_children)},
             {"role": "user", "content": user}]
 
 

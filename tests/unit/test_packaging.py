@@ -1,4 +1,5 @@
-"""The built wheel carries the themes (a pip/pipx install has `--theme light`) (#15)."""
+"""The built wheel carries the themes (a pip/pipx install has `--theme light`) (#15) and the roles'
+prompts (#41)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def test_wheel_ships_the_themes(tmp_path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"agentui/themes/dark.toml", "agentui/themes/light.toml", "agentui/themes/__init__.py"} <= names
     assert "agentui/ui/app.tcss" in names
+    assert {"agentui/roles/prompts/planner.md", "agentui/roles/prompts/tree_planner.md"} <= names
 
 
 def test_theme_flag_outside_the_repo(tmp_path) -> None:

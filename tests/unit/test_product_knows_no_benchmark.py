@@ -10,6 +10,11 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "agentui"
 
 
+def _texts() -> list[Path]:
+    """The package's code and the prompts it sends (agentui/roles/prompts/*.md)."""
+    return sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.md")])
+
+
 def _suites() -> list[dict]:
     tasks: list[dict] = []
     for path in sorted((REPO / "benchmarks").glob("*.json")):
@@ -26,7 +31,7 @@ def _flat(text: str) -> str:
 def test_no_suite_task_id_or_wording_in_the_package():
     tasks = _suites()
     assert len(tasks) >= 30, "the suites are read"
-    sources = {p: p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")}
+    sources = {p: p.read_text(encoding="utf-8") for p in _texts()}
     flat = {p: _flat(s) for p, s in sources.items()}
     hits = []
     for t in tasks:
@@ -44,6 +49,6 @@ def test_comments_carry_no_issue_numbers_or_model_anecdotes():
     (an issue number, a model's size, a commit) belongs in the commit message."""
     pat = re.compile(r"#\d{1,3}\b|\b[0-9.]+B model\b|\b[01]\.5B\b|\boutside tester")
     hits = [f"{p.relative_to(REPO)}:{i}: {line.strip()[:100]}"
-            for p in sorted(PACKAGE.rglob("*.py"))
+            for p in _texts()
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pat.search(line)]
     assert hits == []
