@@ -48,7 +48,8 @@ def _get(path: Path, src: Any, key: bytes) -> bytes | None:
     from .leveldb import binding, classify
 
     try:
-        return src.get(key, verify_checksums=True)  # a flipped byte is an error, never data
+        value: bytes | None = src.get(key, verify_checksums=True)  # a flipped byte is an error, never data
+        return value
     except binding().Error as e:
         raise classify(path, e) from e
 
