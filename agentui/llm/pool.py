@@ -170,9 +170,9 @@ class LLMPool:
         tier_role = name if name in ROLE_TIERS else "planner"
         if name not in self._clients:
             b = self._backend_for(tier_role)
-            c = LLMClient(b, name, self.config.llm, on_usage=lambda u, b=b: self._record(u, b))
+            c = LLMClient(b, name, self.config.llm, on_usage=lambda u: self._record(u, b))
             c.tracer = lambda rec: self.tracer(rec) if self.tracer else None
-            c.on_infra = lambda e, b=b: self._infra(b, e)
+            c.on_infra = lambda e: self._infra(b, e)
             self._clients[name] = c
         return self._clients[name]
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentui.contracts import (
     ConfirmationChoice,
@@ -59,6 +60,9 @@ from agentui.roles.actions import (
 from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import memory_constraints, rel_target, tool_rules
 
+if TYPE_CHECKING:
+    from agentui.tools import GateRequest
+
 SKIPPED = "skipped: an earlier step of this plan failed"
 #: the error of a call refused because the user denied it earlier in the task (R4a reads "denied by user")
 DENIED_EARLIER = "denied by user earlier in this task"
@@ -96,7 +100,7 @@ class Executor(RoleBase):
     def __init__(self, ctx: RoleContext) -> None:
         super().__init__(ctx)
         self._pending: dict[str, dict[str, SubTask]] = defaultdict(dict)  # task → subtasks awaiting a manifest
-        self._waiters: dict[str, asyncio.Queue[Envelope]] = {}  # subtask → its corrections / outcome
+        self._waiters: dict[str, asyncio.Queue[CorrectionSignal | SubTaskOutcome]] = {}  # subtask → its corrections / outcome
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
@@ -152,7 +156,7 @@ class Executor(RoleBase):
         elif isinstance(p, CorrectionSignal | SubTaskOutcome):
             q = self._waiters.get(p.subtask_id)
             if q is not None:
-                q.put_nowait(env)
+                q.put_nowait(p)
         elif isinstance(p, PlanDirective):
             self._blocked_tools[tid] = set(p.blocked_tools)
             self._blocked_targets[tid] = set(p.blocked_targets)  # GGS's list is the accumulated one
@@ -199,10 +203,10 @@ class Executor(RoleBase):
             while True:
                 result = await self.execute(tid, st, attempt, correction, earlier)
                 await self.publish(Role.AGENT_VALIDATOR, result, tid)
-                env = await q.get()
-                if isinstance(env.payload, SubTaskOutcome):
-                    return env.payload
-                correction = env.payload
+                got = await q.get()
+                if isinstance(got, SubTaskOutcome):
+                    return got
+                correction = got
                 attempt += 1
         finally:
             self._waiters.pop(st.subtask_id, None)
@@ -405,9 +409,9 @@ class Executor(RoleBase):
         except Exception:  # noqa: BLE001 - bad args are the registry's to report
             return ""
 
-    def _confirm_fn(self, tid: str, subtask_id: str):  # noqa: ANN202
+    def _confirm_fn(self, tid: str, subtask_id: str) -> Callable[[GateRequest], Awaitable[ConfirmationChoice]]:
         # approvals (task/session/project patterns) are the tool gate's; this only asks the user
-        async def confirm(req) -> ConfirmationChoice:  # noqa: ANN001 - a tools.GateRequest
+        async def confirm(req: GateRequest) -> ConfirmationChoice:
             rid = f"{tid}:{self.ctx.ids.new('req')}"
             fut: asyncio.Future[ConfirmationDecision] = asyncio.get_running_loop().create_future()
             self._decisions[rid] = fut

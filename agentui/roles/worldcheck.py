@@ -299,7 +299,9 @@ def question_changed(request: str, changes: list[str], ws: Path | None) -> str |
     """A question whose task changed a path the question names: its answer may count what the task
     wrote."""
     asked = question_paths(request, ws) if changes else []
-    for rel in changes if asked and ws is not None else ():
+    if not asked or ws is None:
+        return None
+    for rel in changes:
         p = _resolve(rel, ws)
         if p is not None and about(p, asked):
             return f"the task changed {rel}, which the question is about: the answer may count what the task wrote"

@@ -99,7 +99,8 @@ async def _host_read(ctx: ToolContext, ws: Path, rel: str | None, real: Path) ->
     if host is None or not getattr(host, "reads", False) or not _direct(ws, rel, real):
         return None
     try:
-        return (await host.read_text(real, ctx))[:MAX_READ_BYTES]
+        text: str = await host.read_text(real, ctx)
+        return text[:MAX_READ_BYTES]
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - the local read below is the same read, already approved
@@ -178,8 +179,8 @@ class WriteFileTool(BaseTool):
         if rel is None or rel == ".":
             assessment = safety.Assessment(safety.Verdict.DENY, (f"writes outside the workspace: {path}",))
         denial = await gate(ctx, self.name, str(path), assessment)
-        if denial:
-            return self.fail(args, denial)
+        if denial or rel is None:  # a path outside the workspace is denied above
+            return self.fail(args, denial or f"writes outside the workspace: {path}")
         content = await asyncio.to_thread(_as_lines, ws, rel, content, append)
         host = ctx.host
         if host is not None and getattr(host, "writes", False) and _direct(ws, rel, ws / rel) \
@@ -217,7 +218,7 @@ class GlobTool(BaseTool):
     }
 
     def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return args["pattern"]
+        return str(args["pattern"])
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
         pattern: str = args["pattern"]
