@@ -219,7 +219,11 @@ class HttpBackend:
                 ctype = r.headers.get("content-type", "")
                 if r.status_code >= 400:
                     text = (await _read_bounded(r, end_at)).decode("utf-8", "replace")
-                    if r.status_code in (400, 422) and "stream" in text.lower() and "response_format" not in text.lower():
+                    if (
+                        r.status_code in (400, 422)
+                        and "stream" in text.lower()
+                        and "response_format" not in text.lower()
+                    ):
                         raise _NoStream()
                     self._check_status(r.status_code, text, r.headers, role, body.get("response_format"))
                 if "text/event-stream" not in ctype:

@@ -78,7 +78,8 @@ class MemoryService(Protocol):
 
 __all__ = [
     "BEST_PRACTICE", "CONSTRAINT", "ENV_LOCAL", "MATRIX", "AmbiguousId", "Distil", "DreamReport",
-    "Dreamer", "InMemoryMemory", "LevelDBMemory", "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable",
+    "Dreamer", "InMemoryMemory", "LevelDBMemory", "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse",
+    "MemoryUnavailable",
     "MemoryService", "action_for", "intent_space", "megram_params", "open_memory", "parse_blocked_target",
     "path_entity", "potentials", "reference_potentials", "slug", "template_rule", "tool_space",
 ]

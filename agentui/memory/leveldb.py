@@ -150,7 +150,8 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
     store = f"the memory store {path}" if path is not None else "the memory store"
     if isinstance(e, plyvel.CorruptionError) or msg.startswith("Corruption"):
         return MemoryDamaged(f"{store} is damaged ({msg}); {_REPAIR_HINT}")
-    if "already held by process" in msg and path is not None:  # LevelDB's in-process lock table: this process has it open
+    # LevelDB's in-process lock table: this process has it open
+    if "already held by process" in msg and path is not None:
         return _in_use(path, e)
     code = _strerror_errno(msg)
     if code in (errno.EAGAIN, errno.EACCES) and msg.startswith("IO error: lock ") and path is not None:

@@ -108,7 +108,10 @@ class _Queries:
         include_superseded: bool = False,
     ) -> list[Megram]:
         if space is not None and entity is not None:
-            ids = [k[len(pair_prefix(space, entity)) :].decode() for k in self._kv.scan(pair_prefix(space, entity), values=False)]
+            ids = [
+                k[len(pair_prefix(space, entity)) :].decode()
+                for k in self._kv.scan(pair_prefix(space, entity), values=False)
+            ]
         elif space is not None:
             p = f"idx:{esc(space)}:".encode()
             ids = [k.rsplit(b":", 1)[1].decode() for k in self._kv.scan(p, values=False)]

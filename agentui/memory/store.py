@@ -90,7 +90,8 @@ from .writequeue import BATCH_MAX, INLINE_MAX, _Stoppable, _WriteQueue
 __all__ = [
     "BATCH_MAX", "CHUNK_AT", "CODE_LEVEL", "COL_MERGE_AT", "IDX_DTYPE", "INLINE_MAX", "LEVEL_CODE",
     "MK_CACHE", "PID_FILE", "RECENT", "AmbiguousId", "InMemoryMemory", "IndexScan", "LevelDBMemory",
-    "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable", "col_prefix", "encode_megram", "epoch", "esc",
+    "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable", "col_prefix", "encode_megram",
+    "epoch", "esc",
     "open_memory", "pair_prefix", "to_days", "unesc",
 ]
 

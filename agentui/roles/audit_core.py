@@ -242,7 +242,8 @@ class AuditCore:
                 if missing:
                     t.fan_in_reported = True
                     out.append(self._event(AuditKind.FAN_IN_INCOMPLETE, Severity.WARNING,
-                                           f"{len(missing)} outcome(s) missing {now - t.manifest_at:.0f} s after dispatch",
+                                           f"{len(missing)} outcome(s) missing "
+                                           f"{now - t.manifest_at:.0f} s after dispatch",
                                            task_id=tid, evidence=[t.manifest_env], missing=missing))
             if not t.stalled_reported and now - t.last_seen > stall:
                 t.stalled_reported = True

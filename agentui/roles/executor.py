@@ -100,7 +100,8 @@ class Executor(RoleBase):
     def __init__(self, ctx: RoleContext) -> None:
         super().__init__(ctx)
         self._pending: dict[str, dict[str, SubTask]] = defaultdict(dict)  # task → subtasks awaiting a manifest
-        self._waiters: dict[str, asyncio.Queue[CorrectionSignal | SubTaskOutcome]] = {}  # subtask → its corrections / outcome
+        # subtask → its corrections / outcome
+        self._waiters: dict[str, asyncio.Queue[CorrectionSignal | SubTaskOutcome]] = {}
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
@@ -327,7 +328,8 @@ class Executor(RoleBase):
             calls.append(rec)
             seen[key] = rec
             # the model sees workspace paths relative, as its prompt names them; the task log keeps all
-            error, evidence = as_seen(rec.error or "", self.ctx.workspace), as_seen(rec.evidence or "", self.ctx.workspace)
+            error = as_seen(rec.error or "", self.ctx.workspace)
+            evidence = as_seen(rec.evidence or "", self.ctx.workspace)
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {error}"
             win.step(sent, f"{head}\n{evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
                 f"ok: {one_line(evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(error)}"))

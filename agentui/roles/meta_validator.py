@@ -256,7 +256,9 @@ class MetaValidator(RoleBase):
         spec = m.task_spec
         request = spec.raw_input if spec else ""
         # no task criterion is no pass by default: the result must still do what was asked
-        crits = list(m.task_criteria) or [Criterion(criterion=f"the result does what the request asks: {request[:200]}")]
+        crits = list(m.task_criteria) or [
+            Criterion(criterion=f"the result does what the request asks: {request[:200]}")
+        ]
         runs = await C.run(self.ctx, tid, crits)
         results = "\n".join(f"{i}. {o.intent[:150]}\n   result: {str(o.output)[:800]}"
                             for i, o in enumerate(outcomes, 1))

@@ -196,8 +196,10 @@ def _json_problem(text: str, ws: Path) -> tuple[str, str] | None:
         try:
             json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
-            return (f"{rel} is not valid JSON ({str(e)[:80]}; it starts {data[:40].decode('utf-8', 'replace')!r})",
-                    f"write {rel} as one JSON value (e.g. with write_file), then check it with: python3 -m json.tool {rel}")
+            return (
+                f"{rel} is not valid JSON ({str(e)[:80]}; it starts {data[:40].decode('utf-8', 'replace')!r})",
+                f"write {rel} as one JSON value (e.g. with write_file), then check it with: python3 -m json.tool {rel}",
+            )
     return None
 
 

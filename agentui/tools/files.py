@@ -191,9 +191,14 @@ class WriteFileTool(BaseTool):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one clear line; never written twice
-                return self.fail(args, f"cannot write {shown(ctx.workspace, path)}: the editor refused: {str(exc)[:200]}")
-            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {shown(ctx.workspace, path)}",
-                           writes=[str(rel)])
+                return self.fail(
+                    args, f"cannot write {shown(ctx.workspace, path)}: the editor refused: {str(exc)[:200]}"
+                )
+            return self.ok(
+                args,
+                f"{'appended' if append else 'wrote'} {len(content)} chars to {shown(ctx.workspace, path)}",
+                writes=[str(rel)],
+            )
         try:
             await asyncio.to_thread(fsaccess.write_beneath, ws, rel, content, append=append)
         except fsaccess.EscapesWorkspace as exc:
@@ -243,7 +248,9 @@ class GlobTool(BaseTool):
         secret = next((str(r) for r, m in zip(real, matches, strict=True) if safety.paths.is_secret(r, m)), None)
         outside = next((str(r) for r in real if not safety.paths.inside(r, ws)), None)
         if secret or outside:
-            why = (f"glob lists secret files: {secret}" if secret else f"glob lists paths outside the workspace: {outside}")
+            why = (
+                f"glob lists secret files: {secret}" if secret else f"glob lists paths outside the workspace: {outside}"
+            )
             denial = await gate(ctx, self.name, pattern, safety.Assessment(
                 safety.Verdict.ASK, (why,), once_only=True, human_only=bool(secret), cwd=str(ws)))
             if denial:

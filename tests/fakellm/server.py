@@ -204,7 +204,9 @@ class FakeLLM:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeLLM:
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fakellm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fakellm", daemon=True
+        )
         self._thread.start()
         return self
 

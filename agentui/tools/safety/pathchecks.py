@@ -100,7 +100,9 @@ class PathChecks:
             elif recursive and path.is_dir():
                 found = P.secret_below(path)
                 if found:
-                    self.walk.need(f"{verb} reads every file below {P.show(path, self.walk.ws)}, secrets included: {found}")
+                    self.walk.need(
+                        f"{verb} reads every file below {P.show(path, self.walk.ws)}, secrets included: {found}"
+                    )
 
     def check_write(self, w: Word, state: State, *, verb: str, deleting: bool,
                     prefix_strip: bool = False, changes: str | None = None) -> Path | None:
