@@ -189,7 +189,8 @@ class HttpBackend:
                 said=f"HTTP {status} {_said(text)}",
             )
 
-    async def _streamed(self, body: dict[str, Any], role: str, budget: int, deadline: float,
+    # C901: one streamed exchange; the read loop and its error paths share the cut/finish/done state
+    async def _streamed(self, body: dict[str, Any], role: str, budget: int, deadline: float,  # noqa: C901
                         connect: float, *, want_json: bool) -> ChatResult:
         """One streamed exchange. Leaving the `async with` closes the connection — on a complete
         value, a runaway, the deadline, an idle timeout or cancellation alike."""

@@ -259,7 +259,8 @@ async def _warm(b: ChatBackend, waiting: Callable[[str, float, str], None] | Non
             job.cancel()
 
 
-async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,
+# C901: the nested attempt and retry closures share the patience clock and count towards this function
+async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,  # noqa: C901
                             wait_busy: Callable[[str, float], None] | None = None, patience_s: float = 0.0,
                             waiting: Callable[[str, float, str], None] | None = None) -> PreflightResult:
     """Model list + one tiny completion. Without patience everything fits in `timeout_s`. With

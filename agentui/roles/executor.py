@@ -213,20 +213,11 @@ class Executor(RoleBase):
             self._waiters.pop(st.subtask_id, None)
 
     # -- one attempt: the tool loop -------------------------------------------------------------
-    async def execute(self, tid: str, st: SubTask, attempt: int, correction: CorrectionSignal | None,
-                      earlier: list[tuple[SubTask, Any]]) -> ExecutionResult:
-        from agentui.tools import ToolContext
-
-        reg = self.ctx.tools
-        blocked = self._blocked_tools.get(tid, set())
-        offered = [s for s in reg.specs(exclude=blocked)] if reg is not None else []
-        if st.tools:  # only the subtask's tools (the plan names them), the intent's command first
-            narrowed = [s for s in offered if s["name"] in st.tools]
-            offered = narrowed or offered
-        offered = order_tools(offered, st.intent)
+    async def _task_text(self, tid: str, st: SubTask, attempt: int, correction: CorrectionSignal | None,
+                         earlier: list[tuple[SubTask, Any]], offered: list[dict[str, Any]],
+                         blocked_targets: set[str]) -> str:
+        """The executor's first user message: the tools, the subtask and what is known around it."""
         names = [s["name"] for s in offered]
-        Action = action_model(names, required_args(offered))
-        blocked_targets = self._blocked_targets.get(tid, set())
         lines = [WORKSPACE_LINE, "Tools:", *(_tool_line(s) for s in offered),
                  f"Subtask: {st.intent}", "Success criteria:",
                  *(f"- {c.criterion}" for c in st.success_criteria)]
@@ -242,19 +233,35 @@ class Executor(RoleBase):
         told = sorted(t for t in blocked_targets if t.partition(":")[0] not in COMMAND_TOOLS)
         if told:
             lines.append("Do not retry these (they failed before): " + "; ".join(told[:8]))
-        mem = self.ctx.memory
-        rules = await tool_rules(mem, names)
+        rules = await tool_rules(self.ctx.memory, names)
         if rules:  # what the user remembered for these tools (`agentui memory remember --space tool:<name>`)
             lines.append("Remembered rules:\n" + "\n".join(f"- {r}" for r in rules[:6]))
-        never = await self._memory_targets(tid, mem)
         if correction is not None:
             lines.append(f"Attempt {attempt}. The previous attempt failed: {correction.what_was_wrong[:500]}")
             lines.append(f"What to do: {correction.what_to_do[:300]}")
         first = suggested_call(st.intent, names)
         if first:
             lines.append(f"Start with: {first}")
+        return "\n".join(lines)
+
+    async def execute(self, tid: str, st: SubTask, attempt: int, correction: CorrectionSignal | None,
+                      earlier: list[tuple[SubTask, Any]]) -> ExecutionResult:
+        from agentui.tools import ToolContext
+
+        reg = self.ctx.tools
+        blocked = self._blocked_tools.get(tid, set())
+        offered = [s for s in reg.specs(exclude=blocked)] if reg is not None else []
+        if st.tools:  # only the subtask's tools (the plan names them), the intent's command first
+            narrowed = [s for s in offered if s["name"] in st.tools]
+            offered = narrowed or offered
+        offered = order_tools(offered, st.intent)
+        names = [s["name"] for s in offered]
+        Action = action_model(names, required_args(offered))
+        blocked_targets = self._blocked_targets.get(tid, set())
+        task = await self._task_text(tid, st, attempt, correction, earlier, offered, blocked_targets)
+        never = await self._memory_targets(tid, self.ctx.memory)
         # the rolling window keeps each call near the ≤ 1,500-token budget
-        win = Window(SYSTEM, "\n".join(lines))
+        win = Window(SYSTEM, task)
         dups = 0
         calls: list[ToolCallRecord] = []
         seen: dict[tuple[str, str], ToolCallRecord] = {}

@@ -7,6 +7,7 @@ command (`nested_allowed`); paths go to the walker's `PathChecks`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +28,11 @@ from agentui.tools.safety.words import Word
 
 _IMPLICIT_CWD = {"ls", "du", "tree", "rg", "find"}
 _PAGER_START = re.compile(r"\+(\d+|/[^!|]*|G)")  # a line, a search, the end: no command
+_Checker = Callable[[list[str]], programs.Result]
+_CHECKERS: dict[str, _Checker] = {
+    "git": programs.git, "find": programs.find, "sed": programs.sed, "awk": programs.awk, "gawk": programs.awk,
+    "mawk": programs.awk, "jq": programs.jq, "ps": programs.ps,
+}
 
 
 class _Walk(Protocol):
@@ -59,6 +65,30 @@ class Judge:
             bad = next(a.text for a in args if not a.static and not a.procsub)
             self.walk.need(f"{name}: an argument is only known at run time: {bad}", pattern if spec is None else None)
             return False
+        verdict = self._special(name, texts, args, state, pattern)
+        if verdict is not None:
+            return verdict
+        if name == "find":  # `find … -exec <read-only program> {} +`: the inner command on the allow-list
+            inner = programs.find_exec_commands(texts)
+            if inner is not None:
+                rest = self._find_exec(inner, args, texts, state)
+                if rest is None:
+                    return False
+                texts = rest
+        if name in ("tar", "unzip") and programs.archive_listing(name, texts):
+            for i, t in enumerate(texts):
+                if not t.startswith("-") and i > 0 or (name == "unzip" and not t.startswith("-")):
+                    self.paths.check_read(args[i], state, name)
+            return True
+        checker = _CHECKERS.get(name)
+        if checker is not None:
+            return self._checked(name, checker, texts, args, state, pattern)
+        if spec is None:
+            return self._unlisted(name, texts, pattern)
+        return self.check_spec(name, spec, args, state)
+
+    def _special(self, name: str, texts: list[str], args: list[Word], state: State, pattern: str | None) -> bool | None:
+        """The programs judged by a rule of their own (`cd`, pagers, wrappers, `read` …); None: no rule here."""
         if name in ("cd", "pushd", "popd"):
             self.paths.cd(name, args, state)
             return True
@@ -86,56 +116,56 @@ class Judge:
                 return True
             self.walk.need("read with options or variable names that could change later commands")
             return False
-        if name == "find":  # `find … -exec <read-only program> {} +`: the inner command on the allow-list
-            inner = programs.find_exec_commands(texts)
-            if inner is not None:
-                rest, commands = inner
-                ok = all(self.walk.nested_allowed([args[i] for i in cmd], state) for cmd in commands)
-                if not ok:
-                    return False
-                roots = [a for a in args[: next((i for i, t in enumerate(texts) if t.startswith("-")
-                                                 or t in ("!", "(")), len(texts))]] or [Word(".")]
-                for root in roots:  # the inner command reads every file found: secrets included
-                    self.paths.check_read(root, state, name, recursive=True)
-                texts = rest
-        if name in ("tar", "unzip") and programs.archive_listing(name, texts):
-            for i, t in enumerate(texts):
-                if not t.startswith("-") and i > 0 or (name == "unzip" and not t.startswith("-")):
-                    self.paths.check_read(args[i], state, name)
-            return True
-        checker = {"git": programs.git, "find": programs.find, "sed": programs.sed, "awk": programs.awk,
-                   "gawk": programs.awk, "mawk": programs.awk, "jq": programs.jq, "ps": programs.ps}.get(name)
-        if checker is not None:
-            problems, read_idx = checker(texts)
-            if problems:
-                for p in problems:
-                    self.walk.need(p, pattern)
-                return False
-            for i in read_idx:
-                self.paths.check_read(args[i], state, name)
-            if name == "find" and not read_idx:
-                self.paths.check_read(Word("."), state, name)
-            if name == "git":
-                for cwd in self.git_dirs(texts, state):
-                    why = P.repo_runs_code(cwd, self.walk.ws)
-                    if why:
-                        self.walk.need(f"git here runs commands from the repository's config ({why})", pattern)
-                    if programs.git_prints_config(texts) and P.repo_holds_credentials(cwd, self.walk.ws):
-                        self.walk.need("git prints remote URLs or config holding a credential (a token in a URL, "
-                                  "an http extraheader)", human=True)
-            return True
-        if spec is None:
-            if name in VERSION_QUERIES and len(texts) == 1 and texts[0] in VERSION_FLAGS:
-                return True
-            subs = SUBCOMMANDS.get(name)
-            if subs and texts and texts[0] in subs and all(
-                not t.startswith("-") or t in ("--json", "--format=json", "-l", "--depth=0", "-a", "--all")
-                for t in texts[1:]
-            ):
-                return True
-            self.walk.need(f"{name} is not on the read-only allow-list", pattern)
+        return None
+
+    def _find_exec(self, inner: tuple[list[str], list[list[int]]], args: list[Word], texts: list[str],
+                   state: State) -> list[str] | None:
+        """`find`'s -exec commands judged as commands of their own; the rest of find's words, or None
+        when an inner command is not allowed."""
+        rest, commands = inner
+        ok = all(self.walk.nested_allowed([args[i] for i in cmd], state) for cmd in commands)
+        if not ok:
+            return None
+        roots = [a for a in args[: next((i for i, t in enumerate(texts) if t.startswith("-")
+                                         or t in ("!", "(")), len(texts))]] or [Word(".")]
+        for root in roots:  # the inner command reads every file found: secrets included
+            self.paths.check_read(root, state, "find", recursive=True)
+        return rest
+
+    def _checked(self, name: str, checker: _Checker, texts: list[str], args: list[Word], state: State,
+                 pattern: str | None) -> bool:
+        """A program whose arguments a checker in programs.py reads (git, find, sed, awk, jq, ps)."""
+        problems, read_idx = checker(texts)
+        if problems:
+            for p in problems:
+                self.walk.need(p, pattern)
             return False
-        return self.check_spec(name, spec, args, state)
+        for i in read_idx:
+            self.paths.check_read(args[i], state, name)
+        if name == "find" and not read_idx:
+            self.paths.check_read(Word("."), state, name)
+        if name == "git":
+            for cwd in self.git_dirs(texts, state):
+                why = P.repo_runs_code(cwd, self.walk.ws)
+                if why:
+                    self.walk.need(f"git here runs commands from the repository's config ({why})", pattern)
+                if programs.git_prints_config(texts) and P.repo_holds_credentials(cwd, self.walk.ws):
+                    self.walk.need("git prints remote URLs or config holding a credential (a token in a URL, "
+                                   "an http extraheader)", human=True)
+        return True
+
+    def _unlisted(self, name: str, texts: list[str], pattern: str | None) -> bool:
+        """A program with no allow-list entry: only a version query or a listed read-only subcommand."""
+        if name in VERSION_QUERIES and len(texts) == 1 and texts[0] in VERSION_FLAGS:
+            return True
+        subs = SUBCOMMANDS.get(name)
+        if subs and texts and texts[0] in subs and all(
+            not t.startswith("-") or t in ("--json", "--format=json", "-l", "--depth=0", "-a", "--all")
+            for t in texts[1:]
+        ):
+            return True
+        self.walk.need(f"{name} is not on the read-only allow-list", pattern)
+        return False
 
     def git_dirs(self, texts: list[str], state: State) -> list[Path]:
         """Where git will run: each possible cwd moved by every `-C dir` before the subcommand (a
@@ -152,47 +182,10 @@ class Judge:
 
     def check_spec(self, name: str, spec: Prog, args: list[Word], state: State) -> bool:
         texts = [a.text for a in args]
-        ops: list[int] = []
-        reads: list[Word] = []
-        has_pattern_flag = False
-        i, ended = 0, False
-        while i < len(texts):
-            t = texts[i]
-            if not ended and t == "--":
-                ended = True
-            elif not ended and t.startswith("--") and name not in FREE_ARGS:
-                opt, eq, val = t.partition("=")
-                if opt in spec.path_value:
-                    reads.append(Word(val) if eq else (args[i + 1] if i + 1 < len(args) else Word("")))
-                    i += 0 if eq else 1
-                elif opt in spec.value:
-                    has_pattern_flag |= opt in ("--regexp", "--file")
-                    i += 0 if eq else 1
-                elif opt not in spec.long or eq:
-                    self.walk.need(f"{name} {opt} is not known to be read-only", pattern_for(name, texts))
-                    return False
-            elif not ended and t.startswith("-") and len(t) > 1 and name not in FREE_ARGS:
-                if spec.numeric and t[1:].isdigit():
-                    i += 1
-                    continue
-                for j, ch in enumerate(t[1:], 1):
-                    opt = "-" + ch
-                    if opt in spec.path_value or opt in spec.value:
-                        rest = t[j + 1 :]
-                        if opt in spec.path_value:
-                            reads.append(Word(rest) if rest else (args[i + 1] if i + 1 < len(args) else Word("")))
-                        has_pattern_flag |= opt in ("-e", "-f")
-                        i += 0 if rest else 1
-                        break
-                    if ch not in spec.short:
-                        self.walk.need(f"{name} {t} is not known to be read-only", pattern_for(name, texts))
-                        return False
-            elif spec.operands == "data" and name == "printf" and i == 0 and t.startswith("-"):
-                self.walk.need("printf with an option (-v assigns a variable)")
-                return False
-            else:
-                ops.append(i)
-            i += 1
+        parsed = self._options(name, spec, args, texts)
+        if parsed is None:
+            return False
+        ops, reads, has_pattern_flag = parsed
         if spec.operands == "none" and ops:
             self.walk.need(f"{name} with an operand changes something", pattern_for(name, texts))
             return False
@@ -222,3 +215,50 @@ class Judge:
         for i in ops:
             self.paths.check_read(args[i], state, name, recursive=recursive)
         return True
+
+    def _options(self, name: str, spec: Prog, args: list[Word],
+                 texts: list[str]) -> tuple[list[int], list[Word], bool] | None:
+        """Read the options against the program's spec: (operand indexes, paths that option values name,
+        whether a pattern came by -e/-f); None after asking about an option not known to be read-only."""
+        ops: list[int] = []
+        reads: list[Word] = []
+        has_pattern_flag = False
+        i, ended = 0, False
+        while i < len(texts):
+            t = texts[i]
+            if not ended and t == "--":
+                ended = True
+            elif not ended and t.startswith("--") and name not in FREE_ARGS:
+                opt, eq, val = t.partition("=")
+                if opt in spec.path_value:
+                    reads.append(Word(val) if eq else (args[i + 1] if i + 1 < len(args) else Word("")))
+                    i += 0 if eq else 1
+                elif opt in spec.value:
+                    has_pattern_flag |= opt in ("--regexp", "--file")
+                    i += 0 if eq else 1
+                elif opt not in spec.long or eq:
+                    self.walk.need(f"{name} {opt} is not known to be read-only", pattern_for(name, texts))
+                    return None
+            elif not ended and t.startswith("-") and len(t) > 1 and name not in FREE_ARGS:
+                if spec.numeric and t[1:].isdigit():
+                    i += 1
+                    continue
+                for j, ch in enumerate(t[1:], 1):
+                    opt = "-" + ch
+                    if opt in spec.path_value or opt in spec.value:
+                        rest = t[j + 1 :]
+                        if opt in spec.path_value:
+                            reads.append(Word(rest) if rest else (args[i + 1] if i + 1 < len(args) else Word("")))
+                        has_pattern_flag |= opt in ("-e", "-f")
+                        i += 0 if rest else 1
+                        break
+                    if ch not in spec.short:
+                        self.walk.need(f"{name} {t} is not known to be read-only", pattern_for(name, texts))
+                        return None
+            elif spec.operands == "data" and name == "printf" and i == 0 and t.startswith("-"):
+                self.walk.need("printf with an option (-v assigns a variable)")
+                return None
+            else:
+                ops.append(i)
+            i += 1
+        return ops, reads, has_pattern_flag
