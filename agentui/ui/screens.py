@@ -146,8 +146,8 @@ class MemoryScreen(Screen[None]):
         t = self.query_one(DataTable)
         t.clear()
         now = self.clock.now()
-        newest_first = COLUMNS[self.sort_col] in ("age", "M_att", "f")
-        for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=newest_first):
+        descending = COLUMNS[self.sort_col] in ("age", "M_att", "f")
+        for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=descending):
             att, dec = live_potentials(m, now)
             # Text cells: a DataTable reads str as markup and would eat "[rm -rf]" from a rule
             t.add_row(*(Text(c) for c in (
