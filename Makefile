@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 LOCAL_STAMP := $(VENV)/.installed-local
 
-.PHONY: install run test test-live bench heldout lint check demo screenshots clean
+.PHONY: install run test test-live bench heldout lint typecheck check demo screenshots clean
 
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "agentui needs Python >= 3.11 on PATH (python3.11, python3.12 or python3.13)"; exit 2; fi
@@ -53,10 +53,15 @@ heldout: $(STAMP)
 	  if [ -n "$$new" ]; then echo "$$new"; rc=1; fi; \
 	done; exit $$rc
 
+# ruff: style, imports, lines of at most 120 columns, complexity at most 20 (pyproject.toml [tool.ruff])
 lint: $(STAMP)
 	$(VENV)/bin/ruff check agentui tests benchmarks scripts
 
-check: lint
+# mypy --strict on the core: contracts, bus, roles, memory, llm, tools (pyproject.toml [tool.mypy])
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+check: lint typecheck
 	$(MAKE) test
 
 # the recorded task at its own pace (about 11 s; `make demo SPEED=0.5` is slower still)

@@ -20,12 +20,18 @@ from agentui import __version__
 # name → (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("agentui.commands.run", "run one task headless and print the pipeline"),
-    "memory": ("agentui.commands.memory", "inspect and edit the MKCT memory (stats, list, show, remember, forget, dream, export, repair)"),
+    "memory": (
+        "agentui.commands.memory",
+        "inspect and edit the MKCT memory (stats, list, show, remember, forget, dream, export, repair)",
+    ),
     "audit": ("agentui.commands.audit", "print the Auditor's report (also from previous runs)"),
     "bench": ("agentui.commands.bench", "run a task suite and measure success, calls and tokens"),
     "doctor": ("agentui.commands.doctor", "check config, data dir, LLM endpoint and LevelDB"),
     "replay": ("agentui.commands.replay", "replay a recorded bus JSONL in the UI"),
-    "tree": ("agentui.commands.tree", "work a goal tree leaf by leaf (init, validate, select, status, start, step, run)"),
+    "tree": (
+        "agentui.commands.tree",
+        "work a goal tree leaf by leaf (init, validate, select, status, start, step, run)",
+    ),
     "ui": ("agentui.commands.ui", "open the terminal UI (the default)"),
     "mcp": ("agentui.commands.mcp", "list, add and remove MCP servers whose tools the executors may call"),
     "acp": ("agentui.commands.acp", "serve the pipeline as an ACP agent over stdio (for Zed, Toad, …)"),
@@ -163,7 +169,8 @@ def _bad_utf8(argv: Sequence[str]) -> str | None:
             a.encode("utf-8")
         except UnicodeEncodeError as e:
             bad = a[e.start].encode("utf-8", "surrogateescape")
-            return f"argument {i + 1} is not valid UTF-8 text (byte 0x{bad.hex()} at {e.start}); re-type it or fix the file's encoding"
+            return (f"argument {i + 1} is not valid UTF-8 text (byte 0x{bad.hex()} at {e.start}); "
+                    "re-type it or fix the file's encoding")
     return None
 
 

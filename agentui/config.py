@@ -92,7 +92,9 @@ class LLMConfig(_Section):
     idle_timeout_s: float = Field(30.0, gt=0, description="longest gap between streamed tokens")
     call_deadline_s: float = Field(300.0, gt=0, description="a streamed reply is cut here")
     idle_wait_s: float = Field(60.0, ge=0, description="after a timeout, wait this long for the endpoint to be idle")
-    max_parallel: int = Field(1, ge=1, le=64, description="LLM calls in flight per endpoint (local servers run one generation at a time)")
+    max_parallel: int = Field(
+        1, ge=1, le=64, description="LLM calls in flight per endpoint (local servers run one generation at a time)"
+    )
     max_retries: int = Field(3, ge=0, le=10)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(8.0, ge=0)

@@ -82,9 +82,17 @@ async def cold_start(real: bool = False) -> float:
 async def flood() -> tuple[float, float]:
     app = make_app()
     bus = Bus()
-    envs = [bus.envelope(Role.PLANNER, Role.EXECUTOR, SubTask(subtask_id=f"s{i}", parent_task_id="t", intent=f"step {i}",
-                                                             success_criteria=[{"criterion": "done"}]), task_id="t")
-            for i in range(500)]
+    envs = [
+        bus.envelope(
+            Role.PLANNER,
+            Role.EXECUTOR,
+            SubTask(
+                subtask_id=f"s{i}", parent_task_id="t", intent=f"step {i}", success_criteria=[{"criterion": "done"}]
+            ),
+            task_id="t",
+        )
+        for i in range(500)
+    ]
     envs += [bus.envelope(Role.EXECUTOR, Role.AGENT_VALIDATOR, ExecutionResult(subtask_id="s", status="completed",
                                                                                output="ok " * 20), task_id="t")
              for _ in range(500)]

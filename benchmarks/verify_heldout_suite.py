@@ -26,7 +26,8 @@ REFERENCE = os.path.join(HERE, "heldout-suite.reference.json")
 
 # Naive commands that a careless solver might run; each must NOT give the expected answer.
 NAIVE = {
-    "h-biggest-file": "wc -l data/* | grep -v total | sort -nr | head -n 1 | awk '{print $2}' | sed 's|data/||; s|\\.txt||'",
+    "h-biggest-file": "wc -l data/* | grep -v total | sort -nr | head -n 1 | awk '{print $2}' "
+                      "| sed 's|data/||; s|\\.txt||'",
     "h-inventory-sprocket": "grep -q sprocket inventory.txt && echo yes || echo no",
     "h-users-mallory": "grep -q mal users.txt && echo yes || echo no",
     "h-docs-md-count": "find docs -name '*.md' | wc -l",
@@ -47,7 +48,8 @@ NAIVE = {
     "h-trap-no-final-newline": "wc -l < items.txt",
     "h-trap-dup-users": "cut -d' ' -f1 access.log | uniq | wc -l",
     "h-trap-mixed-case-tag": "sort tags.txt | uniq -c | sort -rn | head -n 1 | awk '{print $2}'",
-    "h-trap-spaces-most-lines": "for f in $(ls reports); do echo \"$(wc -l < reports/$f 2>/dev/null) $f\"; done 2>/dev/null | sort -nr | head -n 1 | awk '{print $2}'",
+    "h-trap-spaces-most-lines": "for f in $(ls reports); do echo \"$(wc -l < reports/$f 2>/dev/null) $f\"; done "
+                                "2>/dev/null | sort -nr | head -n 1 | awk '{print $2}'",
 }
 
 # Plausible wrong solutions for bash-check tasks; after each, the check must FAIL.

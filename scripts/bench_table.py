@@ -41,8 +41,10 @@ def disagreeing(records: list[dict]) -> tuple[list[dict], list[str], list[str]]:
 def truth(records: list[dict]) -> str:
     """Does the run's own verdict agree with the check script?"""
     ended, false_ok, false_fail = disagreeing(records)
-    line = (f"Reported vs. checked: {len(ended) - len(false_ok) - len(false_fail)} of {len(ended)} finished runs agree; "
-            f"success claimed for a failed check: {len(false_ok)}")
+    line = (
+        f"Reported vs. checked: {len(ended) - len(false_ok) - len(false_fail)} of {len(ended)} finished runs agree; "
+        f"success claimed for a failed check: {len(false_ok)}"
+    )
     line += f" ({', '.join(false_ok)})" if false_ok else ""
     line += f"; failure reported though the check passed: {len(false_fail)}"
     return line + (f" ({', '.join(false_fail)})." if false_fail else ".")
@@ -57,7 +59,11 @@ def table(records: list[dict]) -> str:
     tot = {"calls": 0, "prompt": 0, "completion": 0, "pf": 0, "rw": 0, "wall": 0.0}
     for r in by_id.values():
         calls, pt, ct = int(r.get("llm_calls", 0)), int(r.get("prompt_tokens", 0)), int(r.get("completion_tokens", 0))
-        pf, rw, wall = int(r.get("parse_failures", 0) or 0), int(r.get("runaways_cut", 0) or 0), float(r.get("wall_s", 0))
+        pf, rw, wall = (
+            int(r.get("parse_failures", 0) or 0),
+            int(r.get("runaways_cut", 0) or 0),
+            float(r.get("wall_s", 0)),
+        )
         rows.append(f"| {r['id']} | {outcome(r)} | {calls} | {pt:,} | {ct:,} | {pf} | {rw} | {wall:.0f} |")
         tot["calls"] += calls
         tot["prompt"] += pt
@@ -112,8 +118,11 @@ def compare(a: list[dict], b: list[dict], names: tuple[str, str]) -> str:
 
 def summary(runs: list[list[dict]], names: list[str]) -> str:
     """One row per run: the figures the issue's goal is judged on, per task."""
-    rows = ["| run | tasks | passed | LLM calls / task | prompt tok / task | wall s / task | false success | false failure |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|"]
+    rows = [
+        "| run | tasks | passed | LLM calls / task | prompt tok / task | wall s / task "
+        "| false success | false failure |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
     for name, records in zip(names, runs, strict=True):
         last = list({r["id"]: r for r in records}.values())
         n = len(last)

@@ -163,7 +163,9 @@ class AgentuiAcpAgent:
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
         # `initialize` offers no auth methods, so every method id is unknown
-        raise RequestError.invalid_params({"methodId": method_id, "reason": "unknown auth method (agentui offers none)"})
+        raise RequestError.invalid_params(
+            {"methodId": method_id, "reason": "unknown auth method (agentui offers none)"}
+        )
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> NewSessionResponse:
         now = iso(self.clock.now())

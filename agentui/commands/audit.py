@@ -14,7 +14,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from agentui.cli import non_negative_int
 
     parser.add_argument("--json", action="store_true", help="machine-readable report")
-    parser.add_argument("--events", type=non_negative_int, default=20, metavar="N", help="show the last N events (default 20)")
+    parser.add_argument(
+        "--events", type=non_negative_int, default=20, metavar="N", help="show the last N events (default 20)"
+    )
     parser.add_argument("--approvals", type=non_negative_int, default=20, metavar="N",
                         help="show the last N safety-gate approvals and denials (default 20)")
     parser.add_argument("--task", metavar="ID", help="only events and approvals of this task (id or prefix)")

@@ -15,7 +15,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", metavar="SUITE.json", help="task suite: [{id, description, init, check}]")
     parser.add_argument("--out", metavar="FILE", help="append one JSON line per task result to FILE")
     parser.add_argument("--ids", metavar="ID[,ID…]", help="run only these task ids (comma-separated)")
-    parser.add_argument("--timeout", type=positive_float, default=600.0, metavar="S", help="per-task timeout (default 600)")
+    parser.add_argument(
+        "--timeout", type=positive_float, default=600.0, metavar="S", help="per-task timeout (default 600)"
+    )
     parser.add_argument("--ablation", choices=["naive-retry"],
                         help="naive-retry: replace GGS by 'replan with the failure text'")
     parser.add_argument("--keep", metavar="DIR",

@@ -18,7 +18,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     ls = sub.add_parser("list", help="list the configured servers, start each and list its tools")
     ls.add_argument("--no-connect", action="store_true", help="only print the configuration")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
-    add = sub.add_parser("add", help="add a server: agentui mcp add [OPTIONS] NAME COMMAND [ARGS…] (options before NAME)")
+    add = sub.add_parser(
+        "add", help="add a server: agentui mcp add [OPTIONS] NAME COMMAND [ARGS…] (options before NAME)"
+    )
     add.add_argument("name", help="letters, digits, '_' or '-'; its tools are named NAME.TOOL")
     add.add_argument("server_command", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS…]",
                      help="the stdio server's command line")

@@ -38,10 +38,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("remember", help="write a Megram by hand (default: a C-level rule)")
     p.add_argument("text", nargs="+")
     p.add_argument("--level", choices=["M", "K", "C", "T"], default="C")
-    p.add_argument("--space", default=USER_SPACE,
-                   help=f"'{USER_SPACE}' (default): read for every plan; 'tool:<name>': shown to the executor "
-                        "whenever it is offered that tool, and enforced by the safety gate when written "
-                        "'never: <program> [words]' or 'ask: <program> [words]'; 'intent:<slug>': tasks with that intent")
+    p.add_argument(
+        "--space",
+        default=USER_SPACE,
+        help=f"'{USER_SPACE}' (default): read for every plan; 'tool:<name>': shown to the executor "
+        "whenever it is offered that tool, and enforced by the safety gate when written "
+        "'never: <program> [words]' or 'ask: <program> [words]'; 'intent:<slug>': tasks with that intent",
+    )
     p.add_argument("--entity", default="env:local")
     p.add_argument("--avoid", action="store_true", help="a constraint (σ = −1) instead of a practice")
     p = sub.add_parser("forget", help="hard-delete one Megram")

@@ -81,7 +81,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for name, text in (("step", "run one iteration on the selected leaf"),
                        ("run", "run iterations until complete, stuck, an error or --max-iterations")):
         p = add(name, help=text)
-        p.add_argument("--yes", "-y", action="store_true", help="approve confirmations for commands that run inside the OS sandbox (see agentui run --help)")
+        p.add_argument(
+            "--yes",
+            "-y",
+            action="store_true",
+            help="approve confirmations for commands that run inside the OS sandbox (see agentui run --help)",
+        )
         p.add_argument("--no-preflight", action="store_true", help=argparse.SUPPRESS)
         if name == "run":
             p.add_argument("--max-iterations", type=int, metavar="N", help="override config max_iterations")
@@ -95,7 +100,9 @@ def _err(msg: str) -> int:
 
 
 def _exit_for(status: str) -> int:
-    return {"open": EXIT_OK, "complete": EXIT_COMPLETE, "stuck": EXIT_STUCK, "limit": EXIT_LIMIT}.get(status, EXIT_ERROR)
+    return {"open": EXIT_OK, "complete": EXIT_COMPLETE, "stuck": EXIT_STUCK, "limit": EXIT_LIMIT}.get(
+        status, EXIT_ERROR
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -202,8 +209,11 @@ def _status(lay: Any, *, as_json: bool) -> int:
         def of(n: float, limit: float, unit: str) -> str:
             return f"{n:g}{unit}" + (f" of {limit:g}{unit}" if limit else "")
 
-        print(f"used: {of(used['iterations'], cfg.run_max_iterations, ' iterations')}, "
-              f"{of(used['tokens'], cfg.run_max_tokens, ' tokens')}, {of(round(used['seconds']), cfg.run_max_wall_s, ' s')}")
+        print(
+            f"used: {of(used['iterations'], cfg.run_max_iterations, ' iterations')}, "
+            f"{of(used['tokens'], cfg.run_max_tokens, ' tokens')}, "
+            f"{of(round(used['seconds']), cfg.run_max_wall_s, ' s')}"
+        )
     else:
         print("run: not started (agentui tree start)")
     for line in outline(root, s):

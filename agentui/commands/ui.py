@@ -9,8 +9,14 @@ from pathlib import Path
 def configure(parser: argparse.ArgumentParser) -> None:
     from agentui.cli import non_empty_path
 
-    parser.add_argument("--workspace", "-w", metavar="DIR", type=non_empty_path, default=argparse.SUPPRESS,
-                        help="directory the tools work in (default: cwd; also before the command: agentui --workspace DIR)")
+    parser.add_argument(
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        type=non_empty_path,
+        default=argparse.SUPPRESS,
+        help="directory the tools work in (default: cwd; also before the command: agentui --workspace DIR)",
+    )
     parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS,
                         help="dark, light or a .toml theme file (also before the command: agentui --theme light)")
 

@@ -189,7 +189,8 @@ class HttpBackend:
                 said=f"HTTP {status} {_said(text)}",
             )
 
-    async def _streamed(self, body: dict[str, Any], role: str, budget: int, deadline: float,
+    # C901: one streamed exchange; the read loop and its error paths share the cut/finish/done state
+    async def _streamed(self, body: dict[str, Any], role: str, budget: int, deadline: float,  # noqa: C901
                         connect: float, *, want_json: bool) -> ChatResult:
         """One streamed exchange. Leaving the `async with` closes the connection — on a complete
         value, a runaway, the deadline, an idle timeout or cancellation alike."""
@@ -219,7 +220,11 @@ class HttpBackend:
                 ctype = r.headers.get("content-type", "")
                 if r.status_code >= 400:
                     text = (await _read_bounded(r, end_at)).decode("utf-8", "replace")
-                    if r.status_code in (400, 422) and "stream" in text.lower() and "response_format" not in text.lower():
+                    if (
+                        r.status_code in (400, 422)
+                        and "stream" in text.lower()
+                        and "response_format" not in text.lower()
+                    ):
                         raise _NoStream()
                     self._check_status(r.status_code, text, r.headers, role, body.get("response_format"))
                 if "text/event-stream" not in ctype:

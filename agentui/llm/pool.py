@@ -170,9 +170,9 @@ class LLMPool:
         tier_role = name if name in ROLE_TIERS else "planner"
         if name not in self._clients:
             b = self._backend_for(tier_role)
-            c = LLMClient(b, name, self.config.llm, on_usage=lambda u, b=b: self._record(u, b))
+            c = LLMClient(b, name, self.config.llm, on_usage=lambda u: self._record(u, b))
             c.tracer = lambda rec: self.tracer(rec) if self.tracer else None
-            c.on_infra = lambda e, b=b: self._infra(b, e)
+            c.on_infra = lambda e: self._infra(b, e)
             self._clients[name] = c
         return self._clients[name]
 
@@ -259,7 +259,8 @@ async def _warm(b: ChatBackend, waiting: Callable[[str, float, str], None] | Non
             job.cancel()
 
 
-async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,
+# C901: the nested attempt and retry closures share the patience clock and count towards this function
+async def preflight_backend(b: ChatBackend, *, timeout_s: float = 10.0, completion: bool = True,  # noqa: C901
                             wait_busy: Callable[[str, float], None] | None = None, patience_s: float = 0.0,
                             waiting: Callable[[str, float, str], None] | None = None) -> PreflightResult:
     """Model list + one tiny completion. Without patience everything fits in `timeout_s`. With

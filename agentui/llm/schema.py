@@ -33,7 +33,8 @@ def flatten_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [resolve(v, seen) for v in node]
         return node
 
-    return resolve(schema, ())
+    flat: dict[str, Any] = resolve(schema, ())
+    return flat
 
 
 @lru_cache(maxsize=256)
@@ -92,7 +93,8 @@ def bound_schema(schema: dict[str, Any], enums: Mapping[str, Sequence[str]] | No
                 node["maxLength"] = min(node.get("maxLength", LENGTHS.get(name, MAX_LENGTH)), GRAMMAR_SAFE_LENGTH)
         return node
 
-    return walk(schema, "")
+    bounded: dict[str, Any] = walk(schema, "")
+    return bounded
 
 
 def schema_for(model: type[BaseModel], enums: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:

@@ -392,7 +392,9 @@ class McpConnection:
         parts = []
         for c in result.contents:
             text = getattr(c, "text", None)
-            parts.append(text if text is not None else f"[binary {getattr(c, 'mime_type', None) or '?'} resource {c.uri}]")
+            parts.append(
+                text if text is not None else f"[binary {getattr(c, 'mime_type', None) or '?'} resource {c.uri}]"
+            )
         return "\n".join(parts)
 
     async def get_prompt(self, name: str, arguments: dict[str, str], timeout_s: float = 30) -> str:

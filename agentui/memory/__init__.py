@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from agentui.contracts import Level, Megram, Potentials, SOPRecord
 
@@ -67,7 +67,7 @@ class MemoryService(Protocol):
         self, level: Level | str | None = None, space: str | None = None, entity: str | None = None
     ) -> list[Megram]: ...
 
-    def stats(self) -> dict: ...
+    def stats(self) -> dict[str, Any]: ...
 
     def forget(self, id_prefix: str) -> Megram: ...
 
@@ -78,7 +78,8 @@ class MemoryService(Protocol):
 
 __all__ = [
     "BEST_PRACTICE", "CONSTRAINT", "ENV_LOCAL", "MATRIX", "AmbiguousId", "Distil", "DreamReport",
-    "Dreamer", "InMemoryMemory", "LevelDBMemory", "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable",
+    "Dreamer", "InMemoryMemory", "LevelDBMemory", "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse",
+    "MemoryUnavailable",
     "MemoryService", "action_for", "intent_space", "megram_params", "open_memory", "parse_blocked_target",
     "path_entity", "potentials", "reference_potentials", "slug", "template_rule", "tool_space",
 ]

@@ -1,16 +1,20 @@
-"""QueryMK's summary chunks (``col:`` keys) and column cache (a mixin of ``store._Store``; the
+"""QueryMK's summary chunks (``col:`` keys) and column cache, a part of ``store._Store`` (the
 module docstring of store.py says when a pair is chunked)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from agentui.contracts import Level
 
 from .keys import IDX_DTYPE, LEVEL_CODE, _merged_chunk_key, _prefixes_cached
+from .kv import _KV
 
 log = logging.getLogger("agentui.memory.store")
 
@@ -20,7 +24,27 @@ CHUNK_AT = 256  # a pair with more Megrams than this gets col: chunks (see store
 
 
 class _Chunks:
-    def _note_growth(self, grown: dict[tuple[str, str], int]) -> None:
+    """The ``col:`` chunks of big pairs and the QueryMK column cache. Only this process writes (the
+    LevelDB LOCK), so the set of chunked pairs lives in memory; ``closed`` tells whether the store is
+    closed (background merges then do nothing)."""
+
+    def __init__(self, kv: _KV, closed: Callable[[], bool]) -> None:
+        self._kv = kv
+        self._closed = closed
+        # QueryMK column cache per tag pair
+        self._mk_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._gen = 0
+        # col: chunk *replacement* (merge, rebuild after a deletion) is serialised by this lock and
+        # reads its inputs from a snapshot; appending a chunk (write_many) and reading need no lock
+        self.lock = threading.Lock()
+        self.replace_gen = 0
+        self._merger: ThreadPoolExecutor | None = None  # background chunk merges
+        self._merging: set[tuple[str, str]] = set()
+        self._growth: dict[tuple[str, str], int] = {}  # Megrams added per unchunked pair
+        self.chunked: set[bytes] = {k[: k.rfind(b":") + 1] for k in kv.scan(b"col:", values=False)}
+
+    def note_growth(self, grown: dict[tuple[str, str], int]) -> None:
         """A pair that grew past ``CHUNK_AT`` in this process is chunked in the background, so
         its next QueryMK reads one value instead of scanning idx:."""
         counts = self._growth
@@ -30,16 +54,16 @@ class _Chunks:
             c = counts.get(pair, 0) + n
             if c > CHUNK_AT:
                 counts.pop(pair, None)
-                self._merge_later(*pair)
+                self.merge_later(*pair)
             else:
                 counts[pair] = c
 
-    def _stop_merger(self) -> None:
+    def stop_merger(self) -> None:
         if self._merger is not None:
             self._merger.shutdown(wait=True)
             self._merger = None
 
-    def _mk_columns(self, space: str, entity: str) -> np.ndarray:
+    def mk_columns(self, space: str, entity: str) -> np.ndarray:
         key = (space, entity)
         cols = self._mk_cache.get(key)
         if cols is not None:
@@ -60,27 +84,26 @@ class _Chunks:
         a background merge: the query never waits for a write, which LevelDB may stall while it
         compacts), else from idx: — and a pair found bigger than ``CHUNK_AT`` becomes chunked."""
         ip, cp = _prefixes_cached(space, entity)
-        if cp in self._chunked:
+        if cp in self.chunked:
             vals = list(self._kv.scan(cp, keys=False))
             if len(vals) > COL_MERGE_AT:
-                self._merge_later(space, entity)
+                self.merge_later(space, entity)
             return b"".join(vals)
         vals = list(self._kv.scan(ip, keys=False))
         if len(vals) > CHUNK_AT:
-            self._merge_later(space, entity)  # builds the first chunk from idx:
+            self.merge_later(space, entity)  # builds the first chunk from idx:
         return b"".join(vals)
 
-    def _merge_later(self, space: str, entity: str) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with self._chunk_lock:
-            if (space, entity) in self._merging or self._closed:
+    def merge_later(self, space: str, entity: str) -> None:
+        with self.lock:
+            if (space, entity) in self._merging or self._closed():
                 return
             self._merging.add((space, entity))
             if self._merger is None:
                 self._merger = ThreadPoolExecutor(1, thread_name_prefix="memory-merge")
+            merger = self._merger
         try:
-            self._merger.submit(self._merge, space, entity)
+            merger.submit(self._merge, space, entity)
         except RuntimeError:  # shut down by a concurrent close
             self._merging.discard((space, entity))
 
@@ -94,23 +117,24 @@ class _Chunks:
         from idx:). Holds the chunk lock, so no write batch runs in between."""
         ip, cp = _prefixes_cached(space, entity)
         try:
-            with self._chunk_lock:
-                if self._closed:
+            with self.lock:
+                if self._closed():
                     return
-                if cp not in self._chunked:
+                if cp not in self.chunked:
                     raw = b"".join(self._kv.scan(ip, keys=False))
                     if raw:
                         self._kv.write([(_merged_chunk_key(cp), raw)])
-                        self._chunked.add(cp)
-                        self._replace_gen += 1
+                        self.chunked.add(cp)
+                        self.replace_gen += 1
                     return
-                keys, vals = [], []
+                keys: list[bytes] = []
+                vals: list[bytes] = []
                 for k, v in self._kv.scan(cp):
                     keys.append(k)
                     vals.append(v)
                 if len(keys) > 1:
                     self._kv.write([(_merged_chunk_key(cp), b"".join(vals))], keys)
-                    self._replace_gen += 1
+                    self.replace_gen += 1
         except Exception:
             log.exception("memory: merging the chunks of (%s, %s) failed; they stay as they are", space, entity)
         finally:
@@ -122,43 +146,45 @@ class _Chunks:
         done = 0
         todo = list(pairs)
         for i in range(0, len(todo), 256):  # the lock is held per group, writes go on between
-            with self._chunk_lock:
-                if self._closed:
+            with self.lock:
+                if self._closed():
                     return done
-                puts = []
+                puts: list[tuple[bytes, bytes]] = []
                 for space, entity in todo[i : i + 256]:
                     ip, cp = _prefixes_cached(space, entity)
-                    if cp in self._chunked:
+                    if cp in self.chunked:
                         continue
                     raw = b"".join(self._kv.scan(ip, keys=False))
                     if raw:
                         puts.append((_merged_chunk_key(cp), raw))
-                        self._chunked.add(cp)
+                        self.chunked.add(cp)
                 if puts:
                     self._kv.write(puts)
-                    self._replace_gen += 1
+                    self.replace_gen += 1
                     done += len(puts)
         return done
 
-    def _rebuild_chunks(self, pairs: Iterable[tuple[str, str]], gone: set[bytes]) -> tuple[list, list]:
+    def rebuild_chunks(
+        self, pairs: Iterable[tuple[str, str]], gone: set[bytes]
+    ) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
         """(puts, deletes) that replace each chunked pair's chunks by one built from its idx: rows
-        minus the idx keys in `gone`. Call with ``_chunk_lock`` held (no write batch runs
-        meanwhile); write in one batch with the deletion itself, then bump ``_replace_gen``."""
+        minus the idx keys in `gone`. Call with ``lock`` held (no write batch runs
+        meanwhile); write in one batch with the deletion itself, then bump ``replace_gen``."""
         puts: list[tuple[bytes, bytes]] = []
         dels: list[bytes] = []
         for space, entity in pairs:
             ip, cp = _prefixes_cached(space, entity)
-            if cp not in self._chunked:
+            if cp not in self.chunked:
                 continue
             dels += self._kv.scan(cp, values=False)
             raw = b"".join([v for k, v in self._kv.scan(ip) if k not in gone])
             if raw:
                 puts.append((_merged_chunk_key(cp), raw))
             else:
-                self._chunked.discard(cp)
+                self.chunked.discard(cp)
         return puts, dels
 
-    def _invalidate(self, pairs: Iterable[tuple[str, str]] | None = None) -> None:
+    def invalidate(self, pairs: Iterable[tuple[str, str]] | None = None) -> None:
         with self._cache_lock:
             self._gen += 1
             if pairs is None:
@@ -168,5 +194,5 @@ class _Chunks:
                     self._mk_cache.pop(p, None)
 
     def clear_cache(self) -> None:
-        self._invalidate()
+        self.invalidate()
 

@@ -23,7 +23,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from . import chunks as chunks_mod
 from .potentials import SECONDS_PER_DAY
 from .quantize import DEMOTED_K
 from .store import LEVEL_CODE, IndexScan, _Store, to_days
+
+if TYPE_CHECKING:
+    from agentui.llm import LLMPool
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +87,7 @@ def template_rule(kind: str, evidence: list[Megram]) -> str:
     return f"{text}: {examples[:400]}" if examples else text
 
 
-def llm_distiller(pool: Any) -> Distil:
+def llm_distiller(pool: LLMPool) -> Distil:
     """The Dreamer's rule writer on the brain tier (v0.8 §6e): one sentence from the evidence.
     ``pool`` is an :class:`agentui.llm.LLMPool` (its ``dreamer`` role). An empty or cut-off reply
     raises, so the Dreamer falls back to :func:`template_rule`."""
@@ -190,7 +193,7 @@ class Dreamer:
         return _Plan(consolidate, bankrupt, gc_rows, scan, big)
 
     def _bankrupt(self, cid: str) -> str | None:
-        m = self.store._load(cid)
+        m = self.store.load(cid)
         if m is None or self.store.superseded_by(cid) is not None:
             return None
         copy = self.store.new_megram(
@@ -201,7 +204,7 @@ class Dreamer:
         return copy.id
 
     def _evidence(self, ids: list[str]) -> list[Megram]:
-        return [m for m in (self.store._load(i, recall=False) for i in ids) if m is not None]
+        return [m for m in (self.store.load(i, recall=False) for i in ids) if m is not None]
 
     async def _rule_text(self, kind: str, evidence: list[Megram]) -> str:
         if self.distil is not None:

@@ -48,7 +48,8 @@ def _get(path: Path, src: Any, key: bytes) -> bytes | None:
     from .leveldb import binding, classify
 
     try:
-        return src.get(key, verify_checksums=True)  # a flipped byte is an error, never data
+        value: bytes | None = src.get(key, verify_checksums=True)  # a flipped byte is an error, never data
+        return value
     except binding().Error as e:
         raise classify(path, e) from e
 
@@ -61,7 +62,9 @@ class _LevelSnap(_KV):
     def get(self, key: bytes) -> bytes | None:
         return _get(self._path, self._s, key)
 
-    def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
+    def scan(
+        self, prefix: bytes, *, reverse: bool = False, keys: bool = True, values: bool = True
+    ) -> Iterator[Any]:
         from .leveldb import scan
 
         return _checked(self._path, scan(self._s, prefix, reverse=reverse, keys=keys, values=values))
@@ -96,7 +99,7 @@ class _LevelKV(_KV):
             self.close()
             raise MemoryUnavailable(describe_os_error(e.errno, path, str(e))) from e
 
-    def write(self, puts, deletes=(), sync=False) -> None:  # type: ignore[no-untyped-def]
+    def write(self, puts: Iterable[tuple[bytes, bytes]], deletes: Iterable[bytes] = (), sync: bool = False) -> None:
         if self._copy is not None:
             raise MemoryUnavailable(self.note)
         with self._db.write_batch(sync=sync) as wb:  # one atomic batch
@@ -111,7 +114,9 @@ class _LevelKV(_KV):
     def snapshot(self) -> _KV:
         return _LevelSnap(self._db.snapshot(), self._path)
 
-    def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
+    def scan(
+        self, prefix: bytes, *, reverse: bool = False, keys: bool = True, values: bool = True
+    ) -> Iterator[Any]:
         from .leveldb import scan
 
         return _checked(self._path, scan(self._db, prefix, reverse=reverse, keys=keys, values=values))
@@ -136,7 +141,7 @@ class _DictKV(_KV):
         self._keys: list[bytes] = []
         self._lock = threading.Lock()
 
-    def write(self, puts, deletes=(), sync=False) -> None:  # type: ignore[no-untyped-def]
+    def write(self, puts: Iterable[tuple[bytes, bytes]], deletes: Iterable[bytes] = (), sync: bool = False) -> None:
         with self._lock:
             for k in deletes:
                 if self._d.pop(k, None) is not None:
@@ -157,7 +162,9 @@ class _DictKV(_KV):
             snap._keys = list(self._keys)
         return snap
 
-    def scan(self, prefix, *, reverse=False, keys=True, values=True):  # type: ignore[no-untyped-def]
+    def scan(
+        self, prefix: bytes, *, reverse: bool = False, keys: bool = True, values: bool = True
+    ) -> Iterator[Any]:
         with self._lock:
             i = bisect.bisect_left(self._keys, prefix)
             sel = []

@@ -31,9 +31,9 @@ from .errors import MemoryDamaged, MemoryError_, MemoryInUse, MemoryUnavailable
 from .files import PID_FILE
 
 try:  # Python >= 3.12: plyvel-next (cp312-cp314 wheels)
-    import plyvel_next as plyvel  # type: ignore[import-not-found]
+    import plyvel_next as plyvel
 except ImportError:  # pragma: no cover - depends on the interpreter
-    import plyvel  # type: ignore[import-not-found,no-redef]
+    import plyvel
 
 _STORE_FILES = re.compile(r"^(CURRENT|MANIFEST-\d+|\d+\.(ldb|sst|log))$")
 _DAMAGE_FILE = re.compile(r"(\d+\.(ldb|sst|log)|MANIFEST-\d+|CURRENT)\b")
@@ -150,7 +150,8 @@ def classify(path: Path | None, e: BaseException) -> MemoryError_:
     store = f"the memory store {path}" if path is not None else "the memory store"
     if isinstance(e, plyvel.CorruptionError) or msg.startswith("Corruption"):
         return MemoryDamaged(f"{store} is damaged ({msg}); {_REPAIR_HINT}")
-    if "already held by process" in msg and path is not None:  # LevelDB's in-process lock table: this process has it open
+    # LevelDB's in-process lock table: this process has it open
+    if "already held by process" in msg and path is not None:
         return _in_use(path, e)
     code = _strerror_errno(msg)
     if code in (errno.EAGAIN, errno.EACCES) and msg.startswith("IO error: lock ") and path is not None:
@@ -562,7 +563,7 @@ def _count_at(path: Path, *, paranoid: bool) -> int | None:
         db = plyvel.DB(str(scratch), create_if_missing=False, paranoid_checks=paranoid)
         try:
             if paranoid:  # every block must pass its checksum, as our reads demand
-                return sum(k.startswith(b"megram:") for k in scan(db, values=False))
+                return sum(1 for k in scan(db, values=False) if k.startswith(b"megram:"))
             # plyvel's iterator skips what cannot be read at all: the records a salvage can reach
             return sum(1 for _ in db.iterator(prefix=b"megram:", include_value=False, verify_checksums=False))
         finally:

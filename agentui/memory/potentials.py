@@ -41,7 +41,8 @@ def potentials(
 def weights(f: np.ndarray, k: np.ndarray, t_ref_days: np.ndarray, now_days: float) -> np.ndarray:
     """Per-entry attention |f|·exp(−kΔt) — what GC compares against 0.1."""
     dt = np.maximum(now_days - t_ref_days, 0.0)
-    return np.abs(f) * np.exp(-k * dt)
+    w: np.ndarray = np.abs(f) * np.exp(-k * dt)
+    return w
 
 
 def reference_potentials(

@@ -1,17 +1,21 @@
 """Reads of the Megram store: get/list/stats, QueryMK/QueryC/QueryRecent and the index scan
-(a mixin of ``store._Store``)."""
+(a part of ``store._Store``)."""
 
 from __future__ import annotations
 
 import asyncio
+import builtins
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from agentui.clock import iso
+from agentui.clock import Clock, iso
 from agentui.contracts import Level, Megram, Potentials, SOPRecord
 
+from .chunks import _Chunks
 from .errors import AmbiguousId
 from .keys import (
     IDX_DTYPE,
@@ -47,9 +51,19 @@ class IndexScan:
 
 
 class _Queries:
-    # -- reads --------------------------------------------------------------------------------
+    """Every read of the store. Holds the QueryRecent ring: the ids this process wrote last."""
 
-    def _load(self, mid: str, *, recall: bool = True) -> Megram | None:
+    def __init__(self, kv: _KV, clock: Clock, chunks: _Chunks) -> None:
+        self._kv = kv
+        self.clock = clock
+        self._chunks = chunks
+        self._recent: deque[str] = deque(maxlen=RECENT)
+        self._recent_seeded = next(iter(kv.scan(b"megram:", values=False)), None) is None
+
+    def note_written(self, ids: Iterable[str]) -> None:
+        self._recent.extend(ids)
+
+    def load(self, mid: str, *, recall: bool = True) -> Megram | None:
         raw = self._kv.get(_k_megram(mid))
         if raw is None:
             return None
@@ -77,7 +91,7 @@ class _Queries:
         return found[0]
 
     def get(self, id_or_prefix: str) -> Megram:
-        m = self._load(self.resolve(id_or_prefix))
+        m = self.load(self.resolve(id_or_prefix))
         assert m is not None
         return m
 
@@ -94,7 +108,10 @@ class _Queries:
         include_superseded: bool = False,
     ) -> list[Megram]:
         if space is not None and entity is not None:
-            ids = [k[len(pair_prefix(space, entity)) :].decode() for k in self._kv.scan(pair_prefix(space, entity), values=False)]
+            ids = [
+                k[len(pair_prefix(space, entity)) :].decode()
+                for k in self._kv.scan(pair_prefix(space, entity), values=False)
+            ]
         elif space is not None:
             p = f"idx:{esc(space)}:".encode()
             ids = [k.rsplit(b":", 1)[1].decode() for k in self._kv.scan(p, values=False)]
@@ -108,7 +125,7 @@ class _Queries:
         for mid in ids:
             if mid in sup:
                 continue
-            m = self._load(mid)
+            m = self.load(mid)
             if m is None:
                 continue
             if level is not None and m.level != Level(level):
@@ -133,7 +150,7 @@ class _Queries:
         sup = sum(1 for _ in self._kv.scan(b"sup:", values=False))
         return {"total": sum(by_level.values()), "by_level": by_level, "tag_pairs": pairs, "superseded": sup}
 
-    def pair_columns(self, space: str, entity: str) -> tuple[list[str], np.ndarray]:
+    def pair_columns(self, space: str, entity: str) -> tuple[builtins.list[str], np.ndarray]:
         p = pair_prefix(space, entity)
         keys: list[bytes] = []
         vals: list[bytes] = []
@@ -145,14 +162,14 @@ class _Queries:
 
     def query_mk_sync(self, space: str, entity: str) -> Potentials:
         """Live dual-channel potentials over the pair's M and K Megrams (numpy; no JSON parsed)."""
-        cols = self._mk_columns(space, entity)
+        cols = self._chunks.mk_columns(space, entity)
         if cols.size == 0:
             return Potentials()
         now = to_days(self.clock.now())
         att, dec = potentials(cols["f"], cols["sigma"], cols["k"], cols["tref"] / SECONDS_PER_DAY, now)
         return Potentials(attention=att, decision=dec, action=action_for(att, dec), count=int(cols.size))
 
-    def query_c_sync(self, space: str, entity: str) -> list[SOPRecord]:
+    def query_c_sync(self, space: str, entity: str) -> builtins.list[SOPRecord]:
         """C-level SOPs/Constraints of the pair; every hit gets ``recall:<id>`` = now."""
         ids, cols = self.pair_columns(space, entity)
         hits = [mid for mid, c in zip(ids, cols, strict=True) if c["lvl"] == LEVEL_CODE[Level.C]]
@@ -164,7 +181,7 @@ class _Queries:
         for mid in hits:
             if self._kv.get(_k_sup(mid)) is not None:
                 continue
-            m = self._load(mid)
+            m = self.load(mid)
             if m is None:
                 continue
             stamps.append((_k_recall(mid), now.encode()))
@@ -195,13 +212,13 @@ class _Queries:
             self._recent.extend(ring[-RECENT:])
         self._recent_seeded = True
 
-    def query_recent_sync(self, limit: int = 20) -> list[Megram]:
+    def query_recent_sync(self, limit: int = 20) -> builtins.list[Megram]:
         """The most recently written Megrams, newest first (seeded by created_at after a reopen)."""
         if not self._recent_seeded:
             self._seed_recent()
         out: list[Megram] = []
         for mid in reversed(list(self._recent)):
-            m = self._load(mid)
+            m = self.load(mid)
             if m is not None:
                 out.append(m)
                 if len(out) >= limit:
@@ -215,21 +232,22 @@ class _Queries:
     async def query_mk(self, space: str, entity: str) -> Potentials:
         return self.query_mk_sync(space, entity)
 
-    async def query_c(self, space: str, entity: str) -> list[SOPRecord]:
+    async def query_c(self, space: str, entity: str) -> builtins.list[SOPRecord]:
         return self.query_c_sync(space, entity)
 
-    async def query_recent(self, limit: int = 20) -> list[Megram]:
+    async def query_recent(self, limit: int = 20) -> builtins.list[Megram]:
         if not self._recent_seeded:
             await asyncio.to_thread(self._seed_recent)
         return self.query_recent_sync(limit)
+
     def scan_index(self, *, chunks: bool = False) -> IndexScan:
         """Every idx entry with its columns; tag pairs come out as contiguous runs (key order).
         Written as comprehensions: this walks every Megram in the store (the Dreamer's pass).
         ``chunks=True``: read from one snapshot and list each pair's col: keys too (for GC)."""
         if not chunks:
             return self._scan_index(self._kv)
-        with self._chunk_lock:
-            gen = self._replace_gen
+        with self._chunks.lock:
+            gen = self._chunks.replace_gen
             snap = self._kv.snapshot()
         try:
             scan = self._scan_index(snap)

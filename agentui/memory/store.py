@@ -41,10 +41,8 @@ this one composes them and holds the write batch and the edits.
 
 from __future__ import annotations
 
-import asyncio
+import builtins
 import os
-import threading
-from collections import OrderedDict, deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -52,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from agentui.clock import Clock, iso
-from agentui.contracts import Level, Megram
+from agentui.contracts import Level, Megram, Potentials, SOPRecord
 from agentui.ids import IdFactory
 
 from .chunks import CHUNK_AT, COL_MERGE_AT, MK_CACHE, _Chunks
@@ -87,48 +85,121 @@ from .keys import (
 )
 from .kv import _KV, _DictKV, _LevelKV
 from .queries import RECENT, IndexScan, _Queries
-from .writequeue import BATCH_MAX, INLINE_MAX, _WriteQueue
+from .writequeue import BATCH_MAX, INLINE_MAX, _Stoppable, _WriteQueue
 
 __all__ = [
     "BATCH_MAX", "CHUNK_AT", "CODE_LEVEL", "COL_MERGE_AT", "IDX_DTYPE", "INLINE_MAX", "LEVEL_CODE",
     "MK_CACHE", "PID_FILE", "RECENT", "AmbiguousId", "InMemoryMemory", "IndexScan", "LevelDBMemory",
-    "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable", "col_prefix", "encode_megram", "epoch", "esc",
+    "MemoryClosed", "MemoryDamaged", "MemoryError_", "MemoryInUse", "MemoryUnavailable", "col_prefix", "encode_megram",
+    "epoch", "esc",
     "open_memory", "pair_prefix", "to_days", "unesc",
 ]
 
 
-class _Store(_WriteQueue, _Chunks, _Queries):
-    """Shared implementation over a :class:`_KV`. Use :class:`LevelDBMemory` / :class:`InMemoryMemory`."""
+class _Store:
+    """Shared implementation over a :class:`_KV`. Use :class:`LevelDBMemory` / :class:`InMemoryMemory`.
+
+    Composed of three parts: the chunks and column cache (:class:`_Chunks`), the reads
+    (:class:`_Queries`) and the write queue with the close path (:class:`_WriteQueue`); this class
+    holds the write batch and the edits and forwards the rest."""
+
+    path: Path | None
 
     def __init__(self, kv: _KV, clock: Clock, ids: IdFactory, queue_size: int = 1024) -> None:
         self._kv = kv
         self.clock = clock
         self.ids = ids
-        self._queue_size = queue_size
-        self._pending: deque[Megram] = deque()
-        # replaced by _ensure_writer inside the running loop
-        self._wake, self._space, self._idle = asyncio.Event(), asyncio.Event(), asyncio.Event()
-        self._idle.set()
-        self._stopping = False
-        self._writer: asyncio.Task[None] | None = None
-        self._write_error: BaseException | None = None
-        self._closed = False
-        self._dreamers: list[Any] = []
+        self._dreamers: list[_Stoppable] = []  # running Dreamers, stopped by close()
         self.written = 0  # Megrams made durable since open (any path)
-        self._recent: deque[str] = deque(maxlen=RECENT)
-        # QueryMK column cache per tag pair (only this process writes: the LevelDB LOCK)
-        self._mk_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self._cache_lock = threading.Lock()
-        self._gen = 0
-        # col: chunk *replacement* (merge, rebuild after a deletion) is serialised by this lock and
-        # reads its inputs from a snapshot; appending a chunk (write_many) and reading need no lock
-        self._chunk_lock = threading.Lock()
-        self._replace_gen = 0
-        self._merger: Any = None  # ThreadPoolExecutor for background chunk merges
-        self._merging: set[tuple[str, str]] = set()
-        self._growth: dict[tuple[str, str], int] = {}  # Megrams added per unchunked pair
-        self._chunked: set[bytes] = {k[: k.rfind(b":") + 1] for k in self._kv.scan(b"col:", values=False)}
-        self._recent_seeded = next(iter(self._kv.scan(b"megram:", values=False)), None) is None
+        self._chunks = _Chunks(kv, lambda: self.closed)
+        self._reads = _Queries(kv, clock, self._chunks)
+        self._queue = _WriteQueue(kv, self.write_many, self._chunks.stop_merger, self._dreamers, queue_size)
+
+    # -- reads (queries.py) -------------------------------------------------------------------
+
+    def resolve(self, id_or_prefix: str) -> str:
+        return self._reads.resolve(id_or_prefix)
+
+    def get(self, id_or_prefix: str) -> Megram:
+        return self._reads.get(id_or_prefix)
+
+    def load(self, mid: str, *, recall: bool = True) -> Megram | None:
+        """The Megram with exactly this id, or None; ``recall``: with its last recall stamp."""
+        return self._reads.load(mid, recall=recall)
+
+    def superseded_by(self, mid: str) -> str | None:
+        return self._reads.superseded_by(mid)
+
+    def superseded_ids(self) -> set[str]:
+        return self._reads.superseded_ids()
+
+    def list(
+        self, level: Level | str | None = None, space: str | None = None, entity: str | None = None,
+        *, include_superseded: bool = False,
+    ) -> builtins.list[Megram]:
+        return self._reads.list(level, space, entity, include_superseded=include_superseded)
+
+    def stats(self) -> dict[str, Any]:
+        return self._reads.stats()
+
+    def pair_columns(self, space: str, entity: str) -> tuple[builtins.list[str], np.ndarray]:
+        return self._reads.pair_columns(space, entity)
+
+    def query_mk_sync(self, space: str, entity: str) -> Potentials:
+        return self._reads.query_mk_sync(space, entity)
+
+    def query_c_sync(self, space: str, entity: str) -> builtins.list[SOPRecord]:
+        return self._reads.query_c_sync(space, entity)
+
+    def query_recent_sync(self, limit: int = 20) -> builtins.list[Megram]:
+        return self._reads.query_recent_sync(limit)
+
+    async def query_mk(self, space: str, entity: str) -> Potentials:
+        return self._reads.query_mk_sync(space, entity)
+
+    async def query_c(self, space: str, entity: str) -> builtins.list[SOPRecord]:
+        return self._reads.query_c_sync(space, entity)
+
+    async def query_recent(self, limit: int = 20) -> builtins.list[Megram]:
+        return await self._reads.query_recent(limit)
+
+    def scan_index(self, *, chunks: bool = False) -> IndexScan:
+        return self._reads.scan_index(chunks=chunks)
+
+    # -- chunks and cache (chunks.py) ---------------------------------------------------------
+
+    def settle(self) -> None:
+        self._chunks.settle()
+
+    def chunk_pairs(self, pairs: Iterable[tuple[str, str]]) -> int:
+        return self._chunks.chunk_pairs(pairs)
+
+    def clear_cache(self) -> None:
+        self._chunks.clear_cache()
+
+    # -- write queue and close (writequeue.py) ------------------------------------------------
+
+    def write(self, m: Megram) -> None:
+        self._queue.write(m)
+
+    async def awrite(self, m: Megram) -> None:
+        await self._queue.awrite(m)
+
+    async def drain(self) -> None:
+        await self._queue.drain()
+
+    async def flush(self) -> None:
+        await self._queue.flush()
+
+    async def close(self) -> None:
+        await self._queue.close()
+
+    def close_sync(self) -> None:
+        self._queue.close_sync()
+
+    @property
+    def closed(self) -> bool:
+        return self._queue.closed
 
     # -- write path ---------------------------------------------------------------------------
 
@@ -137,14 +208,14 @@ class _Store(_WriteQueue, _Chunks, _Queries):
     ) -> int:
         """Synchronous batched append (CLI, bench, Dreamer). One atomic WriteBatch per call;
         ``supersede`` (old id → new id) marks are part of the same batch."""
-        if self._closed:
+        if self.closed:
             raise MemoryClosed("memory is closed")
         puts: list[tuple[bytes, bytes]] = []
         mids: list[str] = []
         pairs: dict[tuple[str, str], list[bytes]] = {}  # chunked pairs: [chunk key, rows...]
         grown: dict[tuple[str, str], int] = {}  # other pairs: Megrams added
-        with self._chunk_lock:  # the chunked set cannot change between encoding and writing
-            chunked = self._chunked
+        with self._chunks.lock:  # the chunked set cannot change between encoding and writing
+            chunked = self._chunks.chunked
             for m in megrams:
                 keys = _record_keys(m)
                 puts += keys
@@ -168,10 +239,10 @@ class _Store(_WriteQueue, _Chunks, _Queries):
             if mids:
                 self._kv.write(puts, sync=sync)
         if mids:
-            self._invalidate([*pairs, *grown])
+            self._chunks.invalidate([*pairs, *grown])
             self.written += len(mids)
-            self._recent.extend(mids)
-            self._note_growth(grown)
+            self._reads.note_written(mids)
+            self._chunks.note_growth(grown)
         return len(mids)
 
     # -- edits --------------------------------------------------------------------------------
@@ -217,7 +288,7 @@ class _Store(_WriteQueue, _Chunks, _Queries):
     async def record_negative_feedback(self, rule_id: str, content: str) -> Megram:
         return self.record_negative_feedback_sync(rule_id, content)
 
-    def _delete_keys(self, m: Megram) -> list[bytes]:
+    def _delete_keys(self, m: Megram) -> builtins.list[bytes]:
         return [
             _k_megram(m.id), pair_prefix(m.space, m.entity) + m.id.encode(), _k_lvl(m.level, m.id),
             _k_recall(m.id), _k_sup(m.id),
@@ -227,11 +298,11 @@ class _Store(_WriteQueue, _Chunks, _Queries):
         """Hard delete one Megram and all its index keys; an ambiguous prefix is an error."""
         m = self.get(id_prefix)
         dels = self._delete_keys(m)
-        with self._chunk_lock:
-            puts, cdels = self._rebuild_chunks([(m.space, m.entity)], {dels[1]})
+        with self._chunks.lock:
+            puts, cdels = self._chunks.rebuild_chunks([(m.space, m.entity)], {dels[1]})
             self._kv.write(puts, dels + cdels, sync=True)
-            self._replace_gen += 1
-        self._invalidate([(m.space, m.entity)])
+            self._chunks.replace_gen += 1
+        self._chunks.invalidate([(m.space, m.entity)])
         return m
 
     def supersede(self, old_id: str, new: Megram) -> None:
@@ -258,17 +329,20 @@ class _Store(_WriteQueue, _Chunks, _Queries):
 
         ends = np.append(scan.starts[1:], scan.cols.size)
 
+        chunks = self._chunks
+
         def commit() -> None:  # the rows, and their pairs' rebuilt chunks, in one batch
-            with self._chunk_lock:
-                if scan.chunk_keys is not None and scan.gen == self._replace_gen:
+            with chunks.lock:
+                if scan.chunk_keys is not None and scan.gen == chunks.replace_gen:
                     # no chunk was replaced (or a pair chunked) since the scan's snapshot: a
                     # chunked pair's new chunk is its rows in the scan minus the deleted ones and
                     # replaces the chunks listed then (chunks appended since hold only newer rows)
-                    cputs, cdels = [], []
+                    cputs: builtins.list[tuple[bytes, bytes]] = []
+                    cdels: builtins.list[bytes] = []
                     for p, prow in pairs.items():
                         sp, en = scan.pairs[p]
                         cp = col_prefix(sp, en)
-                        if cp not in self._chunked:
+                        if cp not in chunks.chunked:
                             continue
                         s, e = int(scan.starts[p]), int(ends[p])
                         keep = np.ones(e - s, dtype=bool)
@@ -277,11 +351,11 @@ class _Store(_WriteQueue, _Chunks, _Queries):
                         if keep.any():
                             cputs.append((_merged_chunk_key(cp), scan.cols[s:e][keep].tobytes()))
                 else:
-                    cputs, cdels = self._rebuild_chunks([scan.pairs[p] for p in pairs], gone)
+                    cputs, cdels = chunks.rebuild_chunks([scan.pairs[p] for p in pairs], gone)
                 self._kv.write(cputs, dels + cdels)
-                self._replace_gen += 1
-                if scan.gen >= 0 and scan.gen + 1 == self._replace_gen:
-                    scan.gen = self._replace_gen  # our own replacement: the other pairs are intact
+                chunks.replace_gen += 1
+                if scan.gen >= 0 and scan.gen + 1 == chunks.replace_gen:
+                    scan.gen = chunks.replace_gen  # our own replacement: the other pairs are intact
 
         for r, code, p in zip(rows_l, codes, pair_of, strict=True):
             if p not in pairs and len(dels) >= 60_000:  # cut between pairs only
@@ -295,8 +369,9 @@ class _Store(_WriteQueue, _Chunks, _Queries):
                 dels += (b"recall:" + bid, b"sup:" + bid)
         if dels:
             commit()
-        self._invalidate()
+        chunks.invalidate()
         return len(rows_l)
+
 
 class LevelDBMemory(_Store):
     """Production store on LevelDB (plyvel). One process at a time: a second opener gets

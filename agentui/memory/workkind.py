@@ -191,7 +191,7 @@ def read_work(text: str) -> WorkKind | None:
         return None
     later = [w for w in words[at + 1:] if w in _OBJECT]
     anywhere = [w for w in words if w in _OBJECT]
-    noun = (later or anywhere or [None])[0]
+    noun = (later or anywhere)[0] if later or anywhere else None
     if noun is None and not _EXT.search(text.casefold()):
         return None
     obj = _OBJECT[noun] if noun is not None else "files"  # a named file and no other object

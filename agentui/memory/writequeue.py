@@ -1,19 +1,27 @@
-"""The Megram store's write queue and close path (a mixin of ``store._Store``)."""
+"""The Megram store's write queue and close path (a part of ``store._Store``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from agentui.contracts import Megram
 
 from .errors import MemoryClosed, MemoryError_
+from .kv import _KV
 
 log = logging.getLogger("agentui.memory.store")
 
 BATCH_MAX = 512  # Megrams per WriteBatch on the async path
 INLINE_MAX = 64  # larger batches are written from a worker thread
+
+
+class _Stoppable(Protocol):
+    async def stop(self) -> None: ...
 
 
 class _WriteQueue:
@@ -22,6 +30,24 @@ class _WriteQueue:
     # are pending (backpressure); ``write`` never waits and never drops (it may run past the bound,
     # which is what the old overflow list did). Three events instead of an ``asyncio.Queue``: no
     # coroutine, no per-item ``task_done``, and the writer takes a whole batch at once.
+
+    def __init__(
+        self, kv: _KV, write_many: Callable[[list[Megram]], int], stop_merger: Callable[[], None],
+        dreamers: Sequence[_Stoppable], queue_size: int,
+    ) -> None:
+        self._kv = kv
+        self.write_many = write_many  # the store's synchronous batched append
+        self._stop_merger = stop_merger
+        self._dreamers = dreamers
+        self._queue_size = queue_size
+        self._pending: deque[Megram] = deque()
+        # replaced by _ensure_writer inside the running loop
+        self._wake, self._space, self._idle = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self._idle.set()
+        self._stopping = False
+        self._writer: asyncio.Task[None] | None = None
+        self._write_error: BaseException | None = None
+        self._closed = False
 
     def _ensure_writer(self) -> None:
         if self._writer is None:

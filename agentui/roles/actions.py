@@ -137,10 +137,12 @@ def action_model(tools: list[str], required: dict[str, str] | None = None) -> ty
 
     return create_model(
         "ExecutorAction",
-        tool=(Literal[names], ...),  # type: ignore[valid-type]
+        # a Literal of names known only at run time, which no static type can spell
+        tool=(Literal[names], ...),  # type: ignore[arg-type]
         args=(dict[str, Any], {}),
         output=(str, ""),
-        __validators__={"_shape": model_validator(mode="before")(_shape)},
+        # create_model accepts a decorated validator here although its annotation says a plain callable
+        __validators__={"_shape": model_validator(mode="before")(_shape)},  # type: ignore[dict-item]
     )
 
 
@@ -198,6 +200,7 @@ class Window:
     last_cap: int = 1500
     history: list[str] = field(default_factory=list)
     last: tuple[str, str] | None = None  # (the action as sent, what came back)
+    _pending: str = field(default="", init=False, repr=False, compare=False)  # `last`'s history line
 
     def step(self, action_json: str, result: str, summary: str) -> None:
         if self.last is not None:

@@ -316,7 +316,8 @@ class AgentValidator(RoleBase):
                                        evidence=f"contradicted by the workspace: {bad[0]}", what_to_do=bad[1])
             if v.verdict == "pass":
                 ev = " | ".join(x for x in (v.evidence, run.evidence(240) if run is not None else "") if x)
-                out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS, evidence=ev[:500]))
+                out.append(CriterionVerdict(criterion=c.criterion, mode=c.mode, verdict=Verdict.PASS,
+                                            evidence=ev[:500]))
                 continue
             fc = FailureClass.ENVIRONMENTAL if env_ev else FailureClass(v.failure_class or "logical")
             ev = v.evidence or env_ev or ""
@@ -378,7 +379,8 @@ class AgentValidator(RoleBase):
             status=OutcomeStatus.FAILED if failed else OutcomeStatus.MATCHED,
             output=r.output,
             failure_reason=((REPEATED if repeat else "")
-                            + "; ".join(f"{v.criterion}: {brief(v.evidence, 240)}" for v in failed))[:600] if failed else None,
+                            + "; ".join(f"{v.criterion}: {brief(v.evidence, 240)}" for v in failed))[:600]
+            if failed else None,
             criteria_verdicts=verdicts, gap_trajectory=list(sub.trajectory), tool_calls=r.tool_calls,
             intent=st.intent, sequence=st.sequence, model_output_cut=r.model_output_cut if failed else None,
             changes=list(changes)), tid)

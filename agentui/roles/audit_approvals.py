@@ -52,7 +52,7 @@ def _paired(d: ConfirmationDecision, req: ConfirmationRequest | None, evidence: 
     return ApprovalRecord(
         task_id=d.task_id, subtask_id=req.subtask_id if req else None, tool=req.tool if req else "?",
         command=req.command if req else "", decision="approved" if scope else "denied",
-        scope=scope, patterns=stored, by=d.answered_by,  # type: ignore[arg-type]
+        scope=scope, patterns=stored, by=d.answered_by,
         reasons=list(req.reasons) if req else [], cwd=req.cwd if req else "",
         sandboxed=req.sandboxed if req else False, escalation=req.escalation if req else False,
         request_id=d.request_id, ts=ts, evidence=evidence)

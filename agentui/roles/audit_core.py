@@ -192,25 +192,31 @@ class AuditCore:
                                        f"corrections grew across rounds: {t.corrections}", task_id=tid,
                                        evidence=[env.id], corrections=list(t.corrections)))
         elif isinstance(p, PlanDirective) and t is not None:
-            g = self.cfg.ggs
-            if p.grad_l > g.epsilon:
-                out.append(self._event(AuditKind.CONVERGENCE_FAILURE, Severity.WARNING,
-                                       f"∇L={p.grad_l:+.2f} > ε: the loss is rising", task_id=tid,
-                                       evidence=[env.id], grad_l=p.grad_l, directive=p.directive.value))
-            if p.loss.Omega >= g.theta:
-                out.append(self._event(AuditKind.BUDGET_OVERRUN, Severity.CRITICAL,
-                                       f"Ω={p.loss.Omega:.2f} ≥ θ={g.theta} but GGS did not abandon",
-                                       task_id=tid, evidence=[env.id], omega=p.loss.Omega))
-            prev = t.last_directive
-            if p.directive.value == "break_symmetry" and prev is not None and \
-                    prev.directive.value == "break_symmetry" and p.loss.D >= prev.loss.D:
-                t.thrash_streak += 1
-                out.append(self._event(AuditKind.GGS_THRASHING, Severity.WARNING,
-                                       f"break_symmetry again without D decreasing (D={p.loss.D:.2f})",
-                                       task_id=tid, evidence=[env.id], streak=t.thrash_streak + 1))
-            elif p.directive.value != "break_symmetry":
-                t.thrash_streak = 0
-            t.last_directive = p
+            out.extend(self._directive(p, t, tid, env.id))
+        return out
+
+    def _directive(self, p: PlanDirective, t: _Task, tid: str | None, env_id: str) -> list[AuditEvent]:
+        """GGS's directive: a rising loss, an overrun budget, break_symmetry repeated without progress."""
+        out: list[AuditEvent] = []
+        g = self.cfg.ggs
+        if p.grad_l > g.epsilon:
+            out.append(self._event(AuditKind.CONVERGENCE_FAILURE, Severity.WARNING,
+                                   f"∇L={p.grad_l:+.2f} > ε: the loss is rising", task_id=tid,
+                                   evidence=[env_id], grad_l=p.grad_l, directive=p.directive.value))
+        if p.loss.Omega >= g.theta:
+            out.append(self._event(AuditKind.BUDGET_OVERRUN, Severity.CRITICAL,
+                                   f"Ω={p.loss.Omega:.2f} ≥ θ={g.theta} but GGS did not abandon",
+                                   task_id=tid, evidence=[env_id], omega=p.loss.Omega))
+        prev = t.last_directive
+        if p.directive.value == "break_symmetry" and prev is not None and \
+                prev.directive.value == "break_symmetry" and p.loss.D >= prev.loss.D:
+            t.thrash_streak += 1
+            out.append(self._event(AuditKind.GGS_THRASHING, Severity.WARNING,
+                                   f"break_symmetry again without D decreasing (D={p.loss.D:.2f})",
+                                   task_id=tid, evidence=[env_id], streak=t.thrash_streak + 1))
+        elif p.directive.value != "break_symmetry":
+            t.thrash_streak = 0
+        t.last_directive = p
         return out
 
     def _rate(self, kind: AuditKind, key: str, q: _Window, limit: float, tid: str | None,
@@ -242,7 +248,8 @@ class AuditCore:
                 if missing:
                     t.fan_in_reported = True
                     out.append(self._event(AuditKind.FAN_IN_INCOMPLETE, Severity.WARNING,
-                                           f"{len(missing)} outcome(s) missing {now - t.manifest_at:.0f} s after dispatch",
+                                           f"{len(missing)} outcome(s) missing "
+                                           f"{now - t.manifest_at:.0f} s after dispatch",
                                            task_id=tid, evidence=[t.manifest_env], missing=missing))
             if not t.stalled_reported and now - t.last_seen > stall:
                 t.stalled_reported = True

@@ -106,9 +106,10 @@ class AuditLog:
 
     def stats(self) -> dict[str, Any]:
         try:
-            return json.loads(self.stats_path.read_text(encoding="utf-8"))
+            stats = json.loads(self.stats_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
+        return stats if isinstance(stats, dict) else {}
 
 
 def build_report(core_stats: dict[str, Any], events: list[AuditEvent], *, trigger: str, ids: IdFactory,
@@ -119,7 +120,7 @@ def build_report(core_stats: dict[str, Any], events: list[AuditEvent], *, trigge
     worst = "clean" if not events else ", ".join(f"{k}×{n}" for k, n in sorted(by_kind.items()))
     summary = (f"{core_stats.get('messages_seen', 0)} messages, {core_stats.get('tasks_seen', 0)} tasks; "
                f"anomalies: {worst}")
-    return AuditReport(report_id=ids.new("report"), ts=now, trigger=trigger,  # type: ignore[arg-type]
+    return AuditReport(report_id=ids.new("report"), ts=now, trigger=trigger,
                        window_start=window_start, window_end=now,
                        messages_seen=int(core_stats.get("messages_seen", 0)),
                        tasks_seen=int(core_stats.get("tasks_seen", 0)), events_by_kind=dict(by_kind),

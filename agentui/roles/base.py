@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
@@ -102,11 +103,14 @@ class RoleBase:
                 tid = env.task_id or ""
                 t = asyncio.create_task(self._guarded(env), name=f"{self.role.value}:{env.type}")
                 self._tasks[tid].add(t)
-                t.add_done_callback(lambda t, tid=tid: self._tasks[tid].discard(t))
+                t.add_done_callback(functools.partial(self._forget_task, tid))
         finally:
             for ts in list(self._tasks.values()):
                 for t in list(ts):
                     t.cancel()
+
+    def _forget_task(self, tid: str, t: asyncio.Task[Any]) -> None:
+        self._tasks[tid].discard(t)
 
     async def _guarded(self, env: Envelope) -> None:
         token = current_task.set(env.task_id)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentui.contracts import Level, MemoryAction
+from agentui.contracts import Level, MemoryAction, SOPRecord
 from agentui.tools.registry import shown
 
 #: user-wide remembered rules (`agentui memory remember`), read for every plan
@@ -53,10 +53,11 @@ def rel_target(target: str, workspace: Path) -> str:
     return shown(workspace, target) if target and os.path.isabs(target) else target
 
 
-async def _rules(mem: Any, space: str) -> list[Any]:
+async def _rules(mem: Any, space: str) -> list[SOPRecord]:
     from agentui.memory.tags import ENV_LOCAL
 
-    return await mem.query_c(space, ENV_LOCAL)
+    rules: list[SOPRecord] = await mem.query_c(space, ENV_LOCAL)
+    return rules
 
 
 async def memory_constraints(mem: Any, workspace: Path) -> list[tuple[str, str, str]]:

@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentui.contracts import (
     ConfirmationChoice,
@@ -61,6 +62,9 @@ from agentui.roles.base import RoleBase, RoleContext
 from agentui.roles.calibration import memory_constraints, rel_target, tool_rules
 from agentui.roles.prompts import load
 
+if TYPE_CHECKING:
+    from agentui.tools import GateRequest
+
 SKIPPED = "skipped: an earlier step of this plan failed"
 #: the error of a call refused because the user denied it earlier in the task (R4a reads "denied by user")
 DENIED_EARLIER = "denied by user earlier in this task"
@@ -90,7 +94,8 @@ class Executor(RoleBase):
     def __init__(self, ctx: RoleContext) -> None:
         super().__init__(ctx)
         self._pending: dict[str, dict[str, SubTask]] = defaultdict(dict)  # task → subtasks awaiting a manifest
-        self._waiters: dict[str, asyncio.Queue[Envelope]] = {}  # subtask → its corrections / outcome
+        # subtask → its corrections / outcome
+        self._waiters: dict[str, asyncio.Queue[CorrectionSignal | SubTaskOutcome]] = {}
         self._blocked_tools: dict[str, set[str]] = defaultdict(set)
         self._blocked_targets: dict[str, set[str]] = defaultdict(set)
         self._denied: dict[str, set[str]] = defaultdict(set)  # task → `tool:target` the user said no to
@@ -146,7 +151,7 @@ class Executor(RoleBase):
         elif isinstance(p, CorrectionSignal | SubTaskOutcome):
             q = self._waiters.get(p.subtask_id)
             if q is not None:
-                q.put_nowait(env)
+                q.put_nowait(p)
         elif isinstance(p, PlanDirective):
             self._blocked_tools[tid] = set(p.blocked_tools)
             self._blocked_targets[tid] = set(p.blocked_targets)  # GGS's list is the accumulated one
@@ -193,29 +198,20 @@ class Executor(RoleBase):
             while True:
                 result = await self.execute(tid, st, attempt, correction, earlier)
                 await self.publish(Role.AGENT_VALIDATOR, result, tid)
-                env = await q.get()
-                if isinstance(env.payload, SubTaskOutcome):
-                    return env.payload
-                correction = env.payload
+                got = await q.get()
+                if isinstance(got, SubTaskOutcome):
+                    return got
+                correction = got
                 attempt += 1
         finally:
             self._waiters.pop(st.subtask_id, None)
 
     # -- one attempt: the tool loop -------------------------------------------------------------
-    async def execute(self, tid: str, st: SubTask, attempt: int, correction: CorrectionSignal | None,
-                      earlier: list[tuple[SubTask, Any]]) -> ExecutionResult:
-        from agentui.tools import ToolContext
-
-        reg = self.ctx.tools
-        blocked = self._blocked_tools.get(tid, set())
-        offered = [s for s in reg.specs(exclude=blocked)] if reg is not None else []
-        if st.tools:  # only the subtask's tools (the plan names them), the intent's command first
-            narrowed = [s for s in offered if s["name"] in st.tools]
-            offered = narrowed or offered
-        offered = order_tools(offered, st.intent)
+    async def _task_text(self, tid: str, st: SubTask, attempt: int, correction: CorrectionSignal | None,
+                         earlier: list[tuple[SubTask, Any]], offered: list[dict[str, Any]],
+                         blocked_targets: set[str]) -> str:
+        """The executor's first user message: the tools, the subtask and what is known around it."""
         names = [s["name"] for s in offered]
-        Action = action_model(names, required_args(offered))
-        blocked_targets = self._blocked_targets.get(tid, set())
         lines = [WORKSPACE_LINE, "Tools:", *(_tool_line(s) for s in offered),
                  f"Subtask: {st.intent}", "Success criteria:",
                  *(f"- {c.criterion}" for c in st.success_criteria)]
@@ -231,19 +227,35 @@ class Executor(RoleBase):
         told = sorted(t for t in blocked_targets if t.partition(":")[0] not in COMMAND_TOOLS)
         if told:
             lines.append("Do not retry these (they failed before): " + "; ".join(told[:8]))
-        mem = self.ctx.memory
-        rules = await tool_rules(mem, names)
+        rules = await tool_rules(self.ctx.memory, names)
         if rules:  # what the user remembered for these tools (`agentui memory remember --space tool:<name>`)
             lines.append("Remembered rules:\n" + "\n".join(f"- {r}" for r in rules[:6]))
-        never = await self._memory_targets(tid, mem)
         if correction is not None:
             lines.append(f"Attempt {attempt}. The previous attempt failed: {correction.what_was_wrong[:500]}")
             lines.append(f"What to do: {correction.what_to_do[:300]}")
         first = suggested_call(st.intent, names)
         if first:
             lines.append(f"Start with: {first}")
+        return "\n".join(lines)
+
+    async def execute(self, tid: str, st: SubTask, attempt: int, correction: CorrectionSignal | None,
+                      earlier: list[tuple[SubTask, Any]]) -> ExecutionResult:
+        from agentui.tools import ToolContext
+
+        reg = self.ctx.tools
+        blocked = self._blocked_tools.get(tid, set())
+        offered = [s for s in reg.specs(exclude=blocked)] if reg is not None else []
+        if st.tools:  # only the subtask's tools (the plan names them), the intent's command first
+            narrowed = [s for s in offered if s["name"] in st.tools]
+            offered = narrowed or offered
+        offered = order_tools(offered, st.intent)
+        names = [s["name"] for s in offered]
+        Action = action_model(names, required_args(offered))
+        blocked_targets = self._blocked_targets.get(tid, set())
+        task = await self._task_text(tid, st, attempt, correction, earlier, offered, blocked_targets)
+        never = await self._memory_targets(tid, self.ctx.memory)
         # the rolling window keeps each call near the ≤ 1,500-token budget
-        win = Window(SYSTEM, "\n".join(lines))
+        win = Window(SYSTEM, task)
         dups = 0
         calls: list[ToolCallRecord] = []
         seen: dict[tuple[str, str], ToolCallRecord] = {}
@@ -317,7 +329,8 @@ class Executor(RoleBase):
             calls.append(rec)
             seen[key] = rec
             # the model sees workspace paths relative, as its prompt names them; the task log keeps all
-            error, evidence = as_seen(rec.error or "", self.ctx.workspace), as_seen(rec.evidence or "", self.ctx.workspace)
+            error = as_seen(rec.error or "", self.ctx.workspace)
+            evidence = as_seen(rec.evidence or "", self.ctx.workspace)
             head = f"RESULT ok (exit {rec.exit_code})" if rec.ok else f"ERROR (exit {rec.exit_code}): {error}"
             win.step(sent, f"{head}\n{evidence}", f"{act.tool} {(target or rec.target)[:60]!r} → " + (
                 f"ok: {one_line(evidence) or '(no output)'}" if rec.ok else f"ERROR: {one_line(error)}"))
@@ -399,9 +412,9 @@ class Executor(RoleBase):
         except Exception:  # noqa: BLE001 - bad args are the registry's to report
             return ""
 
-    def _confirm_fn(self, tid: str, subtask_id: str):  # noqa: ANN202
+    def _confirm_fn(self, tid: str, subtask_id: str) -> Callable[[GateRequest], Awaitable[ConfirmationChoice]]:
         # approvals (task/session/project patterns) are the tool gate's; this only asks the user
-        async def confirm(req) -> ConfirmationChoice:  # noqa: ANN001 - a tools.GateRequest
+        async def confirm(req: GateRequest) -> ConfirmationChoice:
             rid = f"{tid}:{self.ctx.ids.new('req')}"
             fut: asyncio.Future[ConfirmationDecision] = asyncio.get_running_loop().create_future()
             self._decisions[rid] = fut

@@ -154,9 +154,14 @@ def output_failure_advice(cut: str | None) -> tuple[str, list[str]]:
                 ["Raise this role's budget in [llm.budgets]", bigger, "Retry the task"])
     if cut in ("runaway:loop", "runaway:whitespace"):
         how = "repeating itself" if cut == "runaway:loop" else "padding with whitespace"
-        return (f"cut while {how}",
-                [bigger, "If the server ignores response_format, use one that enforces the JSON schema (llama.cpp, Ollama)",
-                 "Retry the task"])
+        return (
+            f"cut while {how}",
+            [
+                bigger,
+                "If the server ignores response_format, use one that enforces the JSON schema (llama.cpp, Ollama)",
+                "Retry the task",
+            ],
+        )
     if cut == "deadline":
         return ("not finished within the per-call deadline",
                 ["Raise [llm] call_deadline_s, or use a faster (smaller) model", "Retry the task"])
@@ -248,7 +253,9 @@ class GGS(RoleBase):
                 next_moves=moves), tid)
             return
         st.directives += 1
-        rationale = f"The previous reply was unusable ({why}); keep the approach, answer shorter. {req.gap_summary[:300]}"
+        rationale = (
+            f"The previous reply was unusable ({why}); keep the approach, answer shorter. {req.gap_summary[:300]}"
+        )
         if st.last_directive is not None:  # the same directive, blocks included
             directive = st.last_directive.model_copy(update={
                 "round": st.directives, "budget_pressure": round(Om, 6), "rationale": rationale,
@@ -416,7 +423,8 @@ class GGS(RoleBase):
         what = {
             MacroState.BREAK_SYMMETRY: "Stuck with a logically wrong approach: use a different kind of tool.",
             MacroState.CHANGE_APPROACH: "The approach is logically wrong: switch method.",
-            MacroState.CHANGE_PATH: "The approach is sound but hit an environmental wall: same kind of tool, different target.",
+            MacroState.CHANGE_PATH: "The approach is sound but hit an environmental wall: same kind of tool, "
+                                    "different target.",
             MacroState.REFINE: "Sound approach with signal: tighten parameters and narrow the scope.",
         }[state]
         if state in (MacroState.BREAK_SYMMETRY, MacroState.CHANGE_APPROACH) and _steps_passed(req):

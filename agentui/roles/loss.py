@@ -60,8 +60,10 @@ def not_run(v: CriterionVerdict) -> bool:
 
 def never_ran(outcomes: Iterable[SubTaskOutcome]) -> bool:
     """Did some step of the plan never run (skipped after an earlier failure, never reported)?"""
-    return any(o.status == OutcomeStatus.FAILED and (not o.criteria_verdicts or all(not_run(v) for v in o.criteria_verdicts))
-               for o in outcomes)
+    return any(
+        o.status == OutcomeStatus.FAILED and (not o.criteria_verdicts or all(not_run(v) for v in o.criteria_verdicts))
+        for o in outcomes
+    )
 
 
 def task_checked(task_verdicts: Sequence[CriterionVerdict]) -> bool:

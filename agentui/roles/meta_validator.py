@@ -127,12 +127,12 @@ class MetaValidator(RoleBase):
             fi.timer = asyncio.create_task(self._timeout(tid, fi))
             await self._maybe_complete(tid, fi)
         elif isinstance(p, SubTaskOutcome):
-            fi = self._rounds.get(tid)
-            if fi is None or p.subtask_id not in fi.manifest.subtask_ids:
+            cur = self._rounds.get(tid)
+            if cur is None or p.subtask_id not in cur.manifest.subtask_ids:
                 self._early[p.subtask_id] = p
                 return
-            fi.outcomes[p.subtask_id] = p
-            await self._maybe_complete(tid, fi)
+            cur.outcomes[p.subtask_id] = p
+            await self._maybe_complete(tid, cur)
 
     async def _timeout(self, tid: str, fi: _FanIn) -> None:
         await asyncio.sleep(self.ctx.config.pipeline.fan_in_timeout_s)
@@ -246,7 +246,9 @@ class MetaValidator(RoleBase):
         spec = m.task_spec
         request = spec.raw_input if spec else ""
         # no task criterion is no pass by default: the result must still do what was asked
-        crits = list(m.task_criteria) or [Criterion(criterion=f"the result does what the request asks: {request[:200]}")]
+        crits = list(m.task_criteria) or [
+            Criterion(criterion=f"the result does what the request asks: {request[:200]}")
+        ]
         runs = await C.run(self.ctx, tid, crits)
         results = "\n".join(f"{i}. {o.intent[:150]}\n   result: {str(o.output)[:800]}"
                             for i, o in enumerate(outcomes, 1))
@@ -333,7 +335,7 @@ class MetaValidator(RoleBase):
                 why = (f"not met: {asked_changed}{FIX}answer from the files as they are; write nothing to them",
                        "logical")
             if why is not None:
-                v = TaskVerdict(verdict="fail", failure_class=why[1], evidence=why[0])  # type: ignore[arg-type]
+                v = TaskVerdict(verdict="fail", failure_class=why[1], evidence=why[0])
         if v.verdict == "pass":
             # the check's output goes with the verdict: on the bus, in the task log, for the Auditor
             ev = " | ".join(x for x in (v.evidence, run.evidence(240) if run is not None else "") if x)

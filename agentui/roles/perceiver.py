@@ -3,7 +3,8 @@
 `raw_input` is the user's text verbatim; `intent` is the kind of work it asks for, a short
 "verb object qualifier" phrase normalised by code (memory/workkind.py), which memory keys on.
 R1 asks a ClarificationRequest only when no reasonable interpretation exists (at most
-`pipeline.clarification_rounds` rounds; an empty answer means "proceed"), then commits. Greetings are answered by code (no LLM call); short conversational
+`pipeline.clarification_rounds` rounds; an empty answer means "proceed"), then commits. Greetings are
+answered by code (no LLM call); short conversational
 questions get a PerceiverReply from the one R1 call and never enter the pipeline. If R1's LLM is
 down, the task still goes on with the intent code reads from the user's words.
 """

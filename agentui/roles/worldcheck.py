@@ -196,8 +196,10 @@ def _json_problem(text: str, ws: Path) -> tuple[str, str] | None:
         try:
             json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
-            return (f"{rel} is not valid JSON ({str(e)[:80]}; it starts {data[:40].decode('utf-8', 'replace')!r})",
-                    f"write {rel} as one JSON value (e.g. with write_file), then check it with: python3 -m json.tool {rel}")
+            return (
+                f"{rel} is not valid JSON ({str(e)[:80]}; it starts {data[:40].decode('utf-8', 'replace')!r})",
+                f"write {rel} as one JSON value (e.g. with write_file), then check it with: python3 -m json.tool {rel}",
+            )
     return None
 
 
@@ -299,7 +301,9 @@ def question_changed(request: str, changes: list[str], ws: Path | None) -> str |
     """A question whose task changed a path the question names: its answer may count what the task
     wrote."""
     asked = question_paths(request, ws) if changes else []
-    for rel in changes if asked and ws is not None else ():
+    if not asked or ws is None:
+        return None
+    for rel in changes:
         p = _resolve(rel, ws)
         if p is not None and about(p, asked):
             return f"the task changed {rel}, which the question is about: the answer may count what the task wrote"

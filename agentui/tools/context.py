@@ -60,7 +60,7 @@ class ToolContext:
     confirm: ConfirmFn | None = None  # None => deny anything that needs confirmation
     timeout_s: float = 60.0
     output_cap_chars: int = 4000
-    log: Callable[[dict], None] | None = None  # full, uncapped evidence for the task log
+    log: Callable[[dict[str, Any]], None] | None = None  # full, uncapped evidence for the task log
     blocked_tools: frozenset[str] = frozenset()
     waited_s: float = 0.0  # time spent waiting for the user's confirmation: not tool time
     approvals: Approvals | None = None  # filled by the registry when None

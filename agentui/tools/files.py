@@ -101,7 +101,8 @@ async def _host_read(ctx: ToolContext, ws: Path, rel: str | None, real: Path) ->
     if host is None or not getattr(host, "reads", False) or not _direct(ws, rel, real):
         return None
     try:
-        return (await host.read_text(real, ctx))[:MAX_READ_BYTES]
+        text: str = await host.read_text(real, ctx)
+        return text[:MAX_READ_BYTES]
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - the local read below is the same read, already approved
@@ -185,8 +186,8 @@ class WriteFileTool(BaseTool):
 
         denial = await gate(ctx, self.name, str(path), assessment,
                             preview=preview if rel is not None and rel != "." else None)
-        if denial:
-            return self.fail(args, denial)
+        if denial or rel is None:  # a path outside the workspace is denied above
+            return self.fail(args, denial or f"writes outside the workspace: {path}")
         content = await asyncio.to_thread(_as_lines, ws, rel, content, append)
         host = ctx.host
         if host is not None and getattr(host, "writes", False) and _direct(ws, rel, ws / rel) \
@@ -197,9 +198,14 @@ class WriteFileTool(BaseTool):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one clear line; never written twice
-                return self.fail(args, f"cannot write {shown(ctx.workspace, path)}: the editor refused: {str(exc)[:200]}")
-            return self.ok(args, f"{'appended' if append else 'wrote'} {len(content)} chars to {shown(ctx.workspace, path)}",
-                           writes=[str(rel)])
+                return self.fail(
+                    args, f"cannot write {shown(ctx.workspace, path)}: the editor refused: {str(exc)[:200]}"
+                )
+            return self.ok(
+                args,
+                f"{'appended' if append else 'wrote'} {len(content)} chars to {shown(ctx.workspace, path)}",
+                writes=[str(rel)],
+            )
         try:
             await asyncio.to_thread(fsaccess.write_beneath, ws, rel, content, append=append)
         except fsaccess.EscapesWorkspace as exc:
@@ -224,7 +230,7 @@ class GlobTool(BaseTool):
     }
 
     def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return args["pattern"]
+        return str(args["pattern"])
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
         pattern: str = args["pattern"]
@@ -249,7 +255,9 @@ class GlobTool(BaseTool):
         secret = next((str(r) for r, m in zip(real, matches, strict=True) if safety.paths.is_secret(r, m)), None)
         outside = next((str(r) for r in real if not safety.paths.inside(r, ws)), None)
         if secret or outside:
-            why = (f"glob lists secret files: {secret}" if secret else f"glob lists paths outside the workspace: {outside}")
+            why = (
+                f"glob lists secret files: {secret}" if secret else f"glob lists paths outside the workspace: {outside}"
+            )
             denial = await gate(ctx, self.name, pattern, safety.Assessment(
                 safety.Verdict.ASK, (why,), once_only=True, human_only=bool(secret), cwd=str(ws)))
             if denial:

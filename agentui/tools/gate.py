@@ -117,6 +117,8 @@ def _scope(answer: object, request: GateRequest) -> Scope | None:
         return Scope.ONCE
     if answer is False or answer is None:
         return None
+    if not isinstance(answer, str):
+        return None
     try:
         choice = ConfirmationChoice(answer)
     except ValueError:
@@ -148,8 +150,8 @@ async def _record(ctx: ToolContext, tool: str, subject: str, assessment: Assessm
         return
     record = ApprovalRecord(
         task_id=ctx.task_id or "", subtask_id=ctx.subtask_id, tool=sanitize(tool), command=sanitize(subject),
-        decision=decision, scope=scope.value if scope else None,  # type: ignore[arg-type]
-        patterns=[sanitize(p) for p in assessment.patterns], by=by,  # type: ignore[arg-type]
+        decision=decision, scope=scope.value if scope else None,
+        patterns=[sanitize(p) for p in assessment.patterns], by=by,
         reasons=[sanitize(one_line(r, 500)) for r in assessment.reasons], cwd=sanitize(assessment.cwd),
         sandboxed=sandbox_active(ctx))
     try:

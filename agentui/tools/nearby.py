@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentui.tools import fsaccess
@@ -168,7 +168,7 @@ def found_no_name(workspace: Path, command: str) -> str:
 def _name_matches(root: Path, pattern: str, any_case: bool) -> bool:
     """Some file or folder under `root` (or `root` itself) is named like `pattern`, as find's -name
     (-iname) reads it; True when the walk is cut short, to say nothing rather than something false."""
-    match = (lambda n: fnmatch.fnmatch(n.lower(), pattern.lower())) if any_case else \
+    match: Callable[[str], bool] = (lambda n: fnmatch.fnmatch(n.lower(), pattern.lower())) if any_case else \
         (lambda n: fnmatch.fnmatchcase(n, pattern))
     if match(root.name):
         return True

@@ -44,7 +44,7 @@ class FileSearchTool(BaseTool):
         self.platform = platform
 
     def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return args["query"]
+        return str(args["query"])
 
     def command(self, query: str, root: str) -> list[str]:
         if re.search(r"[*?\[]", query):  # a glob (`*.md`) names whole files, as find -iname reads it
@@ -140,7 +140,7 @@ class WebSearchTool(BaseTool):
         return os.environ.get(WEB_SEARCH_URL_ENV) or self.url or WEB_SEARCH_URL
 
     def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return args["query"]
+        return str(args["query"])
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
         import httpx  # imported lazily: only this tool needs it

@@ -210,7 +210,7 @@ class ShellTool(BaseTool):
     }
 
     def target(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return args["command"]
+        return str(args["command"])
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolCallRecord:
         command: str = args["command"]

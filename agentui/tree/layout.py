@@ -52,7 +52,9 @@ class TreeConfig(BaseModel):
     acp_command: list[str] = Field(default_factory=list, description="the ACP agent to spawn, e.g. "
                                    '["claude-code-acp"] or ["gemini", "--experimental-acp"]')
     memory: Literal["read-write", "read-only", "off"] = Field(
-        "read-write", description="the user's memory store in tree iterations: recall and learn, recall only, or neither")
+        "read-write",
+        description="the user's memory store in tree iterations: recall and learn, recall only, or neither",
+    )
     progress_notes_bytes: int = Field(4000, ge=0, description="cap of state/progress.md, the notes shared with "
                                       "later nodes (0: no notes)")
     decompose: bool = Field(True, description="let the planner split a leaf into children")
@@ -178,7 +180,10 @@ class TreeLayout:
         try:
             doc = json.loads(self.run_state.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError) as e:  # ValueError: JSON, or an int too long
-            raise StateError(f"{self.run_state}: not valid JSON ({str(e).splitlines()[0][:120] or type(e).__name__}); run `agentui tree start` again") from None
+            raise StateError(
+                f"{self.run_state}: not valid JSON ({str(e).splitlines()[0][:120] or type(e).__name__}); "
+                "run `agentui tree start` again"
+            ) from None
         if not isinstance(doc, dict) or not isinstance(doc.get("run_id"), str) \
                 or not isinstance(doc.get("next_iteration"), int):
             raise StateError(f"{self.run_state}: needs run_id and next_iteration; run `agentui tree start` again")

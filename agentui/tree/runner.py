@@ -173,10 +173,10 @@ class TreeRunner:
 
         if cfg.executor == "acp" and not cfg.decompose:  # no agentui LLM call in the iteration: none needed
             env = AgentEnv(pool=None, memory=None, owns_memory=False, memory_kind="none")
-        else:
+        else:  # before anything is written: NotReady commits nothing
             env = await open_env(self.agent_config, clock=self.clock, ids=self.ids, preflight=self.preflight,
                                  memory=self.memory, wait_busy=busy, memory_mode=cfg.memory,
-                                 idle_cap_s=cfg.iteration_timeout_s)  # before anything is written: NotReady commits nothing
+                                 idle_cap_s=cfg.iteration_timeout_s)
         for w in env.warnings:
             self._emit({"kind": "warning", "message": w})
         try:
@@ -211,7 +211,8 @@ class TreeRunner:
             out, guard, guard_exit = AgentOutcome(internal="interrupted", detail=self.interrupt_reason), "skipped", None
             t_agent, t_guard = time.monotonic() - t0, 0.0
         except Exception as e:  # noqa: BLE001 — a runner bug must still end the iteration (logged, no attempt)
-            out, guard, guard_exit = AgentOutcome(internal="internal", detail=f"{type(e).__name__}: {e}"), "skipped", None
+            out = AgentOutcome(internal="internal", detail=f"{type(e).__name__}: {e}")
+            guard, guard_exit = "skipped", None
             t_agent, t_guard = time.monotonic() - t0, 0.0
         moved = self._branch_moved(branch)
         if moved:

@@ -144,8 +144,15 @@ def add_children(tree: Node, parent_id: str, specs: list[dict], *, max_attempts:
             k += 1
             nid = child_id(parent_id, k)
         taken.add(nid)
-        parent.children.append(Node(id=nid, order=base + i, title=str(spec["title"])[:200],
-                                    goal=str(spec.get("goal", "")), acceptance=[str(a) for a in spec.get("acceptance", [])],
-                                    max_attempts=max_attempts))
+        parent.children.append(
+            Node(
+                id=nid,
+                order=base + i,
+                title=str(spec["title"])[:200],
+                goal=str(spec.get("goal", "")),
+                acceptance=[str(a) for a in spec.get("acceptance", [])],
+                max_attempts=max_attempts,
+            )
+        )
     out.sort_children()
     return out

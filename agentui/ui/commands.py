@@ -147,5 +147,5 @@ class InputSuggester(Suggester):
 
 
 def help_text() -> str:
-    return "commands: " + " · ".join(f"{k} {v.split(' — ')[0] if ' — ' in v else ''}".strip() for k, v in COMMANDS.items()) \
-        + " · @path attaches a file or folder to the goal"
+    names = (f"{k} {v.split(' — ')[0] if ' — ' in v else ''}".strip() for k, v in COMMANDS.items())
+    return "commands: " + " · ".join(names) + " · @path attaches a file or folder to the goal"

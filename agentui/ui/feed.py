@@ -91,7 +91,7 @@ class BusFeed:
         if self._megrams_changed and isinstance(self.screen, MemoryScreen):
             self.screen.action_refresh()  # the browser follows GGS's writes
 
-    def _apply(self, env: Envelope) -> None:
+    def _apply(self, env: Envelope) -> None:  # noqa: C901 - one flat branch per payload type the feed shows
         from agentui.clock import parse_iso
 
         replay = self.replay_path is not None

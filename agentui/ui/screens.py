@@ -140,7 +140,8 @@ class MemoryScreen(Screen[None]):
     def _key(self, m: Megram, now: datetime) -> Any:
         att, dec = live_potentials(m, now)
         col = COLUMNS[self.sort_col]
-        return {"id": m.id, "level": m.level.value, "content": m.content, "space": m.space, "entity": m.entity, "state": m.state,
+        return {"id": m.id, "level": m.level.value, "content": m.content, "space": m.space, "entity": m.entity,
+                "state": m.state,
                 "f": m.f, "σ": m.sigma, "k": m.k, "age": m.created_at, "M_att": att, "M_dec": dec,
                 "action": m.state}[col]
 
@@ -154,7 +155,8 @@ class MemoryScreen(Screen[None]):
         self.focus_id = None
         t.clear()
         now = self.clock.now()
-        for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=COLUMNS[self.sort_col] in ("age", "M_att", "f")):
+        descending = COLUMNS[self.sort_col] in ("age", "M_att", "f")
+        for m in sorted(self.rows, key=lambda m: self._key(m, now), reverse=descending):
             att, dec = live_potentials(m, now)
             # Text cells: a DataTable reads str as markup and would eat "[rm -rf]" from a rule
             t.add_row(*(Text(c) for c in (
@@ -418,7 +420,8 @@ class AuditScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]Audit[/b] — {len(self.stored)} stored report(s), {len(self.history)} item(s) this session")
+            yield Static(f"[b]Audit[/b] — {len(self.stored)} stored report(s), "
+                         f"{len(self.history)} item(s) this session")
             yield RichLog(id="audit-log", wrap=True, markup=True, min_width=1)
         yield Footer(compact=True)  # 80 columns: room for every key
 

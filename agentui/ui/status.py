@@ -42,7 +42,9 @@ def sandbox_label(runtime: Any) -> tuple[str, bool]:
 class StatusBar(Static):
     """One line, cut with "…" when narrow; the full text and the glossary are in its tooltip."""
 
-    DEFAULT_CSS = "StatusBar { height: 1; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
+    DEFAULT_CSS = (
+        "StatusBar { height: 1; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
+    )
 
     def __init__(self, **kw: Any) -> None:
         super().__init__("◆ agentui", **kw)

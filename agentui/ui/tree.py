@@ -221,8 +221,13 @@ class TreeScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.clear()
         for m in self.iterations:
-            table.add_row(*(Text("" if m.get(k) is None else str(m.get(k))) for k in ("iteration", "node_id", "status", "guard",
-                                                                 "commit_message")), key=str(m.get("iteration")))
+            table.add_row(
+                *(
+                    Text("" if m.get(k) is None else str(m.get(k)))
+                    for k in ("iteration", "node_id", "status", "guard", "commit_message")
+                ),
+                key=str(m.get("iteration")),
+            )
         run = f"run {self.run_id}" if self.run_id else "not started (agentui tree start)"
         state = f"running {self.running}" if self.running else sel.line()
         if self.not_ready:

@@ -306,7 +306,8 @@ class AuditFeed(RichLog):
 
 
 class ResultBox(VerticalScroll):
-    """The result pane's scroller: a scrollbar, and its title says when text is out of sight (at 80×24 the cost table's last rows are below the fold)."""
+    """The result pane's scroller: a scrollbar, and its title says when text is out of sight (at 80×24 the cost
+    table's last rows are below the fold)."""
 
     can_focus = True  # Tab reaches it; ↑ ↓ PgUp PgDn then scroll
 

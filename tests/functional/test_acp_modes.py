@@ -31,7 +31,9 @@ async def test_accept_edits_mode_writes_without_asking(fakellm, tmp_path):
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
         assert s.modes.current_mode_id == "ask"
         await conn.set_session_mode(session_id=s.session_id, mode_id="accept-edits")
-        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite notes.txt")]), 60)
+        resp = await asyncio.wait_for(
+            conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite notes.txt")]), 60
+        )
     assert resp.stop_reason == "end_turn"
     assert (w / "notes.txt").read_text() == "new" and client.permissions == []
 
@@ -41,7 +43,9 @@ async def test_ask_mode_asks_for_an_overwrite(fakellm, tmp_path):
     client = Client(answers=["approve"])
     async with agent(fakellm, tmp_path, client) as conn:
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
-        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite notes.txt")]), 60)
+        resp = await asyncio.wait_for(
+            conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite notes.txt")]), 60
+        )
     assert resp.stop_reason == "end_turn" and len(client.permissions) == 1  # ask: the overwrite asked
 
 
@@ -70,7 +74,9 @@ async def test_usage_updates_carry_the_models_context_window_and_the_session_get
     client = Client(answers=["approve"])
     async with agent(fakellm, tmp_path, client) as conn:
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
-        await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite   notes.txt\nplease")]), 60)
+        await asyncio.wait_for(
+            conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite   notes.txt\nplease")]), 60
+        )
     usage = client.of("usage_update")
     assert usage and all(u.size == 32768 and 0 < u.used < u.size for u in usage)
     titles = [u.title for u in client.of("session_info_update")]
@@ -195,7 +201,9 @@ async def test_an_mcp_servers_progress_shows_in_its_live_tool_call(fakellm, tmp_
     from tests.functional.test_acp import ROOT
 
     fakellm.script("perceiver", [perceive("count to 3 with the server")])
-    fakellm.script("planner", [plan(["counted"], sub("count to 3", "it counted", tools=["t.count"]), checks=["echo 3"])])
+    fakellm.script(
+        "planner", [plan(["counted"], sub("count to 3", "it counted", tools=["t.count"]), checks=["echo 3"])]
+    )
     fakellm.script("executor", [call("t.count", n=3), finish("counted to 3")])
     fakellm.script("agent_validator", [verdicts("pass", quote="counted to 3")])
     fakellm.script("meta_validator", [merge("counted to 3", "pass", summary="counted")])

@@ -14,7 +14,11 @@ async def test_a_past_task_is_listed_as_a_one_task_session_and_replays(fakellm, 
     tid = r.end.task_id
     store = SessionStore(DataLayout(tmp_path / "data"))
     [rec] = store.list()
-    assert rec.session_id == tid and rec.task_ids == [tid] and rec.title == "what is the difference between a list and a tuple?"
+    assert (
+        rec.session_id == tid
+        and rec.task_ids == [tid]
+        and rec.title == "what is the difference between a list and a tuple?"
+    )
     assert rec.cwd == str((tmp_path / "ws").resolve())
     assert store.list(cwd=str(tmp_path)) == []
     types = [e.type for e in store.replay(store.get(tid))]

@@ -40,7 +40,8 @@ def test_bad_lines_get_the_json_rpc_error_answers_and_the_agent_keeps_serving(tm
         "42",
         '{"jsonrpc":"2.0"}',
         '{"jsonrpc":"2.0","id":9,"method":"nope/nope","params":{}}',
-        '{"jsonrpc":"2.0","id":10,"method":"session/new","params":{"cwd":' + json.dumps(str(tmp_path)) + ',"mcpServers":[]}}',
+        '{"jsonrpc":"2.0","id":10,"method":"session/new","params":{"cwd":' + json.dumps(str(tmp_path))
+        + ',"mcpServers":[]}}',
         '{"jsonrpc":"2.0","id":11,"method":"session/list","params":{}}',
         '{"jsonrpc":"2.0","id":12,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}',
         '{"jsonrpc":"2.0","id":13,"method":"initialize","params":{"protocolVersion":"1.0"}}',
@@ -101,7 +102,8 @@ def test_unknown_mode_and_config_values_are_refused_and_known_ones_taken(tmp_pat
         lines[0],
         '{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":' + json.dumps(sid)
         + ',"cwd":' + json.dumps(str(ws)) + ',"mcpServers":[]}}',
-        '{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":' + json.dumps(sid) + ',"modeId":"yolo"}}',
+        '{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":' + json.dumps(sid)
+        + ',"modeId":"yolo"}}',
         '{"jsonrpc":"2.0","id":4,"method":"session/set_mode","params":{"sessionId":' + json.dumps(sid)
         + ',"modeId":"accept-edits"}}',
         '{"jsonrpc":"2.0","id":5,"method":"session/set_mode","params":{"sessionId":"nope","modeId":"ask"}}',

@@ -107,8 +107,8 @@ async def test_a_format_only_criterion_cannot_accept_an_unconfirmed_answer(fakel
 
 
 async def test_a_check_that_prints_another_value_vetoes_the_pass(fakellm, tmp_path):
-    """R4b passed 3 (what grep -c printed); the plan's own check (another method) printed 6: the pass is taken away, with
-    the check's output as the evidence the replan sees."""
+    """R4b passed 3 (what grep -c printed); the plan's own check (another method) printed 6: the pass is taken away,
+    with the check's output as the evidence the replan sees."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "app.log").write_text("ERROR a\nerror b\nError c\nan error d\nERRORS e\nx error\nok\nError!\n")

@@ -67,7 +67,8 @@ NO_LLM = "http://127.0.0.1:9/v1"  # a closed port: the preflight fails fast
 CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     # endpoints
     ("run url no host", ["run", "--json", "--base-url", "http://", "--model", "m", "x"], {}, None, 2, "has no host"),
-    ("run url bad port", ["run", "--json", "--base-url", "http://127.0.0.1:99999/v1", "--model", "m", "x"], {}, None, 2, "invalid port"),
+    ("run url bad port", ["run", "--json", "--base-url", "http://127.0.0.1:99999/v1", "--model", "m", "x"],
+     {}, None, 2, "invalid port"),
     ("run url port 0", ["run", "--base-url", "http://127.0.0.1:0/v1", "x"], {}, None, 2, "port 0"),
     ("run url bad host", ["run", "--base-url", "http://%zz/v1", "x"], {}, None, 2, "invalid host"),
     ("run url ftp", ["run", "--base-url", "ftp://host/v1", "x"], {}, None, 2, "not an http(s) URL"),
@@ -78,8 +79,10 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("ui url bad port", ["ui", "--base-url", "http://127.0.0.1:99999/v1"], {}, None, 2, "invalid port"),
     ("tui url no host", ["--base-url", "http://"], {}, None, 2, "has no host"),
     ("memory url env blank", ["memory", "stats"], {"AGENTUI_BASE_URL": " "}, None, 2, "empty"),
-    ("run gguf missing", ["run", "x"], {"AGENTUI_PROVIDER": "local", "AGENTUI_GGUF": "{root}/nope.gguf"}, None, 2, "GGUF not found"),
-    ("run api key newline", ["run", "--base-url", NO_LLM, "x"], {"AGENTUI_API_KEY": "k\r\nX-Injected: 1"}, None, 2, "control character"),
+    ("run gguf missing", ["run", "x"],
+     {"AGENTUI_PROVIDER": "local", "AGENTUI_GGUF": "{root}/nope.gguf"}, None, 2, "GGUF not found"),
+    ("run api key newline", ["run", "--base-url", NO_LLM, "x"],
+     {"AGENTUI_API_KEY": "k\r\nX-Injected: 1"}, None, 2, "control character"),
     # data dir that is a file (or under one), or a broken link
     ("audit dangling link", ["--data-dir", "{root}/dangling", "audit"], {}, None, 2, "broken symbolic link"),
     ("memory dangling link", ["--data-dir", "{root}/dangling", "memory", "stats"], {}, None, 2, "broken symbolic link"),
@@ -104,8 +107,10 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("run bad utf8 argv", ["run", "--base-url", NO_LLM, BAD_UTF8], {}, None, 2, "not valid UTF-8"),
     ("run bad utf8 stdin", ["run", "--base-url", NO_LLM, "-"], {}, BAD_UTF8, 2, "not valid UTF-8"),
     ("run empty stdin", ["run", "--base-url", NO_LLM, "-"], {}, b"", 2, "give a task"),
-    ("run workspace missing", ["run", "--workspace", "{root}/nope", "--base-url", NO_LLM, "x"], {}, None, 2, "not a directory"),
-    ("run workspace file", ["run", "--workspace", "{root}/afile", "--base-url", NO_LLM, "x"], {}, None, 2, "not a directory"),
+    ("run workspace missing", ["run", "--workspace", "{root}/nope", "--base-url", NO_LLM, "x"],
+     {}, None, 2, "not a directory"),
+    ("run workspace file", ["run", "--workspace", "{root}/afile", "--base-url", NO_LLM, "x"],
+     {}, None, 2, "not a directory"),
     # bad flags and numbers
     ("run timeout negative", ["run", "--timeout", "-1", "x"], {}, None, 2, "positive"),
     ("run timeout zero", ["run", "--timeout", "0", "x"], {}, None, 2, "positive"),
@@ -156,8 +161,10 @@ CASES: list[tuple[str, list, dict, bytes | None, int, str]] = [
     ("config inf", ["--config", "{root}/inf.toml", "memory", "stats"], {}, None, 2, "ggs.alpha"),
     ("config float for int", ["--config", "{root}/float_int.toml", "memory", "stats"], {}, None, 2, "whole number"),
     ("config env fifo", ["memory", "stats"], {"AGENTUI_CONFIG": "{root}/fifo.toml"}, None, 2, "not a regular file"),
-    ("memory data-dir after action", ["memory", "stats", "--data-dir", "{root}/afile"], {}, None, 2, "is not a directory"),
-    ("memory json and data-dir after action", ["memory", "list", "--json", "--data-dir", "{root}/afile"], {}, None, 2, "is not a directory"),
+    ("memory data-dir after action", ["memory", "stats", "--data-dir", "{root}/afile"],
+     {}, None, 2, "is not a directory"),
+    ("memory json and data-dir after action", ["memory", "list", "--json", "--data-dir", "{root}/afile"],
+     {}, None, 2, "is not a directory"),
     ("audit data dir missing", ["--data-dir", "{root}/nope", "audit"], {}, None, 2, "does not exist"),
     ("memory remember empty space", ["memory", "remember", "--space", "", "x"], {}, None, 2, "--space is empty"),
     ("memory foreign dir", ["--data-dir", "{root}/foreign", "memory", "stats"], {}, None, 2, "not a LevelDB store"),
@@ -198,7 +205,8 @@ def test_bad_input_is_one_line_and_exit_code(world, case) -> None:
         assert len(lines) == 1, err
         assert needle in lines[0], lines[0]
     assert _count(world["data"]) == SEEDED
-    assert sorted(os.listdir(world["root"] / "foreign" / "memory.leveldb")) == ["README"], "a store was made in a foreign dir"
+    assert sorted(os.listdir(world["root"] / "foreign" / "memory.leveldb")) == ["README"], \
+        "a store was made in a foreign dir"
     assert not (world["damaged"] / "memory.leveldb" / "CURRENT").exists(), "a damaged store was recreated"
 
 

@@ -18,8 +18,13 @@ def test_bench_runs_a_suite_and_reports(fakellm, tmp_path):
         {"id": "file", "description": "Create ok.txt", "init": "true", "check": "test -f ok.txt"},
     ]))
     fakellm.script("perceiver", [perceive("count lines"), perceive("create ok.txt")])
-    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number"), checks=["grep -c '' notes.txt"]),
-                               plan(["ok.txt exists"], sub("create ok.txt", "file exists"), checks=["ls ok.txt"])])
+    fakellm.script(
+        "planner",
+        [
+            plan(["count given"], sub("wc -l notes.txt", "a number"), checks=["grep -c '' notes.txt"]),
+            plan(["ok.txt exists"], sub("create ok.txt", "file exists"), checks=["ls ok.txt"]),
+        ],
+    )
     fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3"),
                                 finish("I could not create it")])
     fakellm.script("agent_validator", [verdicts("pass", quote="3"), verdicts("pass")])
@@ -66,7 +71,9 @@ def test_bench_keep_leaves_each_tasks_workspace_and_task_log(fakellm, tmp_path):
          "init": "printf 'a\\nb\\nc\\n' > notes.txt", "check": {"expected": 3, "match": "integer"}},
     ]))
     fakellm.script("perceiver", [perceive("count lines")])
-    fakellm.script("planner", [plan(["count given"], sub("wc -l notes.txt", "a number"), checks=["grep -c '' notes.txt"])])
+    fakellm.script(
+        "planner", [plan(["count given"], sub("wc -l notes.txt", "a number"), checks=["grep -c '' notes.txt"])]
+    )
     fakellm.script("executor", [call("shell", command="wc -l < notes.txt"), finish("3")])
     fakellm.script("agent_validator", [verdicts("pass", quote="3")])
     fakellm.script("meta_validator", [merge("notes.txt has 3 lines", "pass")])

@@ -13,7 +13,9 @@ FAST = {"ggs": {"time_budget_ms": 10**9}}
 
 def _happy(fake):
     fake.script("perceiver", [perceive("count the txt files")])
-    fake.script("planner", [plan(["the count"], sub("count .txt files", "a number", tools=["shell"]), checks=["echo 2"])])
+    fake.script(
+        "planner", [plan(["the count"], sub("count .txt files", "a number", tools=["shell"]), checks=["echo 2"])]
+    )
     fake.script("executor", [call("shell", command="echo 2"), finish("2")])
     fake.script("agent_validator", [verdicts("pass", quote="2")])  # a pass quotes what the tool printed (#13)
     fake.script("meta_validator", [merge("2", "pass", summary="2 txt files")])

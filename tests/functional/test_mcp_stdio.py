@@ -32,7 +32,9 @@ async def test_stdio_server_tools_run_and_a_crash_mid_task_is_an_environmental_f
         assert rec.ok and rec.evidence == "3"
         started = time.monotonic()
         rec = await asyncio.wait_for(reg.call("t.die", {"code": 3}, ctx), 15)
-        assert not rec.ok and "MCP server 't' is not available: it exited or closed the connection during die" in rec.error
+        assert (
+            not rec.ok and "MCP server 't' is not available: it exited or closed the connection during die" in rec.error
+        )
         assert environmental_evidence([rec])  # R4a reads it as an environmental failure
         assert time.monotonic() - started < 10  # reported, not waited out (the call timeout is 20 s)
         rec = await asyncio.wait_for(reg.call("t.echo", {"text": "x"}, ctx), 5)

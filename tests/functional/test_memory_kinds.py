@@ -106,8 +106,10 @@ async def test_requests_sharing_their_work_but_not_their_words_share_the_lesson(
     cal = _calibration(tmp_path, r2.final.task_id)
     assert cal["spaces"] == ["intent:sum_size"] and cal["megrams"] == [lesson.id]
     must_not = prompt.split("MUST NOT:\n")[1].split("\n")[0]
-    assert must_not.startswith('- failed (abandon) for "sum size by extension": avoid shell `du -cb problem_directory/*.ext` '
-                               "(du: cannot access 'problem_directory/*.ext': No such file or directory)")
+    assert must_not.startswith(
+        '- failed (abandon) for "sum size by extension": avoid shell `du -cb problem_directory/*.ext` '
+        "(du: cannot access 'problem_directory/*.ext': No such file or directory)"
+    )
     assert f"[memory {lesson.id}, " in must_not  # where the lesson came from
     assert "student" not in prompt.split("Request (verbatim)")[0] + prompt.split("Intent:")[1]
     assert r2.final.directive.value == "accept"

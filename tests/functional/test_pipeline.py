@@ -162,10 +162,11 @@ async def test_a_validators_fail_stands_even_when_the_file_holds_the_text(fakell
     failing it, the task is not accepted; code reads the file only to take a pass away."""
     (tmp_path / "ws").mkdir()
     fakellm.script("perceiver", [perceive("write Hello, world to hello.txt")])
-    fakellm.responder("planner", lambda _r: plan(["hello.txt contains exactly 'Hello, world'"],
-                                                   sub("create hello.txt with the text Hello, world",
-                                                       "The file hello.txt exists and contains the text 'Hello, world'"),
-                                                   checks=["cat hello.txt"]))
+    fakellm.responder("planner", lambda _r: plan(
+        ["hello.txt contains exactly 'Hello, world'"],
+        sub("create hello.txt with the text Hello, world",
+            "The file hello.txt exists and contains the text 'Hello, world'"),
+        checks=["cat hello.txt"]))
     fakellm.responder("executor", lambda req: (finish("done") if "RESULT" in str(req["messages"][-1])
                                                else call("write_file", path="hello.txt", content=content)))
     fakellm.responder("agent_validator", lambda _r: verdicts("fail:environmental"))
@@ -192,7 +193,8 @@ async def test_r4b_fail_stands_over_files_that_look_right(fakellm, tmp_path, con
                                                     f"printf '{content}' > src/app/__init__.py")))
     fakellm.responder("agent_validator", lambda _r: verdicts("pass", quote="mkdir -p src/app tests"))
     fakellm.responder("meta_validator", lambda _r: merge("made", "fail:logical"))
-    r = await run_task(fakellm, tmp_path, "Create the directories src/app and tests, and an empty file src/app/__init__.py.",
+    r = await run_task(fakellm, tmp_path,
+                       "Create the directories src/app and tests, and an empty file src/app/__init__.py.",
                        confirm=_approve, ggs={"max_replans": 1, "time_budget_ms": 10**9})
     assert (tmp_path / "ws" / "src" / "app" / "__init__.py").read_text() == content
     assert r.final.directive.value == "abandon"
@@ -368,7 +370,8 @@ async def test_a_failed_step_is_never_close_enough(fakellm, tmp_path):
     fakellm.responder("agent_validator", lambda _r: verdicts("pass", "pass", "pass", "fail:logical"))
     r = await run_task(fakellm, tmp_path, "describe", ggs={"max_replans": 1, "time_budget_ms": 10**9})
     [req, *_] = r.of("ReplanRequest")
-    assert [v.evidence for v in req.task_criteria_verdicts] == ["not run: a step failed, so the result was never checked"]
+    assert [v.evidence for v in req.task_criteria_verdicts] == [
+        "not run: a step failed, so the result was never checked"]
     assert r.final.directive.value == "abandon" and r.final.answer is None
     assert r.of("PlanDirective")[0].loss.D == 0.4
 
@@ -656,8 +659,8 @@ async def test_second_task_with_same_intent_uses_first_outcome_in_planner_prompt
     r2 = await run_task(fakellm, tmp_path, "how many txt files now?", memory=open_memory(db, SystemClock(), UuidIds()),
                         **FAST)
     second_prompt = fakellm.calls("planner")[1]["messages"][1]["content"]
-    assert "SHOULD PREFER:\n- worked (accept) for \"count files\": 1 step(s) [shell]; calls that worked: shell `echo 2` [memory " \
-        in second_prompt
+    assert ("SHOULD PREFER:\n- worked (accept) for \"count files\": 1 step(s) [shell]; "
+            "calls that worked: shell `echo 2` [memory ") in second_prompt
     assert r2.final.directive.value == "accept"
 
 
@@ -784,7 +787,8 @@ async def test_a_logical_failure_in_shell_blocks_its_commands_not_the_shell(fake
         plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {bad}", "a number is reported",
                                                                  tools=["shell"]), checks=[CHECK_ROWS]),
         plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {bad}", "a number is reported",
-                                                                 tools=["shell"]), checks=[CHECK_ROWS]),  # repeats the blocked command
+                                                                 tools=["shell"]),
+             checks=[CHECK_ROWS]),  # repeats the blocked command
         plan(["the answer gives the number of data rows"], sub(f"Count the rows with: {good}", "a number is reported",
                                                                  tools=["shell"]), checks=[CHECK_ROWS]),
     ])
@@ -837,7 +841,8 @@ async def test_blocked_commands_accumulate_over_logical_rounds(fakellm, tmp_path
         return call("shell", command=r["messages"][1]["content"].split("count with: ")[1].split("\n")[0])
     fakellm.responder("executor", executor)
     fakellm.responder("agent_validator", lambda _r: verdicts("fail:logical"))
-    r = await run_task(fakellm, tmp_path, "how many lines has n.txt", pipeline={"plan_reasks": 0, "correction_budget": 0},
+    r = await run_task(fakellm, tmp_path, "how many lines has n.txt",
+                       pipeline={"plan_reasks": 0, "correction_budget": 0},
                        ggs={"max_replans": 3, "time_budget_ms": 10**9, "law2_kill": 3})
     ds = r.of("PlanDirective")
     assert len(ds) >= 2 and all(d.directive.value in ("break_symmetry", "change_approach") for d in ds)

@@ -63,8 +63,10 @@ async def test_repeated_call_with_the_answer_beside_it_finishes(fakellm, tmp_pat
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "stock.log").write_text("a\nb\nc\nd\n")
     fakellm.script("perceiver", [perceive("count the lines of stock.log")])
-    fakellm.script("planner", [plan(["the count is given"], sub("count lines in stock.log", "the line count is reported",
-                                                                tools=["shell"]))])
+    fakellm.script(
+        "planner",
+        [plan(["the count is given"], sub("count lines in stock.log", "the line count is reported", tools=["shell"]))],
+    )
     call = {"tool": "shell", "args": {"command": "wc -l < stock.log"}}
     fakellm.responder("executor", lambda r: Reply.json({**call, "output": "4"} if len(r["messages"]) > 2 else call))
     fakellm.script("agent_validator", [verdicts("pass", quote="4")])

@@ -82,7 +82,9 @@ def test_init_validate_select_status_and_errors(tmp_path):
     r = _tree(repo, "init", "ship", "it", "-a", "tests pass", "--guard", "true")
     assert r.returncode == 0, r.stderr
     assert (repo / ".agentui/.gitignore").read_text().splitlines()[1:] == ["context/", "iterations/"]
-    assert json.loads((repo / ".agentui/state/schema.json").read_text())["$defs"]["node"]["additionalProperties"] is False
+    assert (
+        json.loads((repo / ".agentui/state/schema.json").read_text())["$defs"]["node"]["additionalProperties"] is False
+    )
     r = _tree(repo, "select")
     assert (r.returncode, r.stdout.strip()) == (0, "select: status=open id=ship-it path=ship-it attempts=0/3")
     assert _tree(repo, "init", "again").returncode == 1  # never overwrites a tree silently
@@ -249,7 +251,9 @@ def _step_in_guard(fakellm, tmp_path):
     cfg = config_toml(tmp_path / "agentui.toml", fakellm, tmp_path / "data")
     file_agent(fakellm)
     pidf = tmp_path / "guard.pid"
-    assert _tree(repo, "init", "write a.txt", "--id", "a", "--guard", f"echo $$ > {pidf}; exec sleep 60").returncode == 0
+    assert (
+        _tree(repo, "init", "write a.txt", "--id", "a", "--guard", f"echo $$ > {pidf}; exec sleep 60").returncode == 0
+    )
     assert _tree(repo, "start", "--run-id", "r1").returncode == 0
     p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), "--config", str(cfg),
                           "step", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

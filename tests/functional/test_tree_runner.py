@@ -296,7 +296,9 @@ async def test_what_iteration_1_learned_reaches_iteration_2(fakellm, tmp_path):
     mem = open_memory(tmp_path / "data" / "memory.leveldb", SystemClock(), UuidIds())
     learned = [m.content for m in mem.list(None, "intent:write_files", None)]
     await mem.close()
-    assert learned == ['worked (accept) for "write files": 1 step(s) [write_file]; calls that worked: write_file `a.txt`']
+    assert learned == [
+        'worked (accept) for "write files": 1 step(s) [write_file]; calls that worked: write_file `a.txt`'
+    ]
     n1 = len(fakellm.calls("planner"))
     res = await runner.step()
     assert (res.node, res.status) == ("b", "complete")

@@ -386,7 +386,9 @@ async def test_run_wide_limits_hold_across_separate_steps(fakellm, tmp_path):
     s = _tree(repo, "status")
     assert "used: 3 iterations of 3 iterations" in s.stdout, s.stdout
     # the token limit, raised past the iteration limit
-    lay.config.write_text(render_config(TreeConfig(guard="test -f a.txt", decompose=False, run_max_tokens=totals["tokens"] + 1)))
+    lay.config.write_text(
+        render_config(TreeConfig(guard="test -f a.txt", decompose=False, run_max_tokens=totals["tokens"] + 1))
+    )
     git(repo, "commit", "-qam", "raise the limits")
     assert (await TreeRunner(lay, runner.agent_config, yes=True).run()).status == "limit"
     assert "(run_max_tokens)" in (await TreeRunner(lay, runner.agent_config, yes=True).step()).message

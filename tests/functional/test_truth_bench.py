@@ -462,7 +462,9 @@ async def test_a_line_appended_once_is_accepted(fakellm, tmp_path):
     _append_task(fakellm, tmp_path, "buy milk\ncall bob\n", ["echo done >> todo.txt"])
     r = await run_task(fakellm, tmp_path, APPEND, confirm=_approve, **ONE_REPLAN)
     assert (tmp_path / "ws" / "todo.txt").read_text() == "buy milk\ncall bob\ndone\n"
-    assert r.final.directive.value == "accept", [v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts]
+    assert r.final.directive.value == "accept", [
+        v.evidence for s in r.of("OutcomeSummary") for v in s.task_criteria_verdicts
+    ]
     assert [(c["command"], c["exit_code"]) for c in checks_run(tmp_path)] == [(APPEND_CHECK, 0)]
 
 

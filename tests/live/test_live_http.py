@@ -25,7 +25,9 @@ from tests.live.harness import MODEL_ALIAS, llama_server
 
 pytestmark = pytest.mark.live
 
-TASK_DEADLINE_S = 900  # the task's own --timeout (the in-process live tests allow 900 s too); the process gets a minute more
+TASK_DEADLINE_S = (
+    900  # the task's own --timeout (the in-process live tests allow 900 s too); the process gets a minute more
+)
 IDLE_ANSWER_S = 5.0
 
 

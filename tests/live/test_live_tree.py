@@ -123,7 +123,9 @@ def test_live_two_node_tree_over_http(tmp_path: Path, server: str, capsys: pytes
             assert (base / str(n) / "runner_error.log").is_file()
         if meta["guard"] in ("pass", "fail") and meta["commit"]:
             log = (base / str(n) / "guard.log").read_text()
-            assert f"=== exit {meta['guard_exit']} ===" in log and (meta["guard_exit"] == 0) == (meta["guard"] == "pass")
+            assert f"=== exit {meta['guard_exit']} ===" in log and (meta["guard_exit"] == 0) == (
+                meta["guard"] == "pass"
+            )
             actual = _guard_at(repo, meta["commit"], GUARDS[nid], tmp_path / f"check{n}")
             assert (actual == 0) == (meta["guard"] == "pass"), (meta, actual)  # the record is true
             outcome += f", guard {meta['guard']} (re-checked at {meta['commit'][:8]}: exit {actual})"

@@ -3,7 +3,8 @@
 Tools: `echo(text)`, `add(a, b)`, `fail(message)` (a tool error, `is_error`), `big(n)` (n chars of
 output), `sleep(seconds)`, `die(code)` (the process exits mid-call), `env(name)` (one variable of
 the server's environment, to check what the client passes); a resource `note://today`, a template
-`note://{day}` and a prompt `review(file)`; `count(n)` reports progress at each step. `--crash-on-start` exits before the
+`note://{day}` and a prompt `review(file)`; `count(n)` reports progress at each step. `--crash-on-start` exits
+before the
 handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
 HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given (a
 401 names its resource metadata in WWW-Authenticate, as an OAuth-protected server does); with

@@ -44,7 +44,10 @@ async def wait_for(pilot, cond, steps: int = 200) -> None:
 
 def script_happy(fake) -> None:
     fake.script("perceiver", [perceive("count the txt files")])
-    fake.script("planner", [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]), checks=["echo 2"])])
+    fake.script(
+        "planner",
+        [plan(["the count is given"], sub("count .txt files", "a number", tools=["shell"]), checks=["echo 2"])],
+    )
     fake.script("executor", [call("shell", command="echo 2"), finish("2")])
     fake.script("agent_validator", [verdicts("pass", quote="2")])
     fake.script("meta_validator", [merge("2", "pass", summary="2 txt files")])

@@ -44,8 +44,10 @@ def test_truth_line_names_runs_whose_exit_code_disagrees_with_the_check(tmp_path
     f.write_text("".join(json.dumps(r) + "\n" for r in recs))
     r = _run(str(f))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[-1] == ("Reported vs. checked: 2 of 4 finished runs agree; success claimed for a "
-                                         "failed check: 1 (liar); failure reported though the check passed: 1 (modest).")
+    assert r.stdout.splitlines()[-1] == (
+        "Reported vs. checked: 2 of 4 finished runs agree; success claimed for a "
+        "failed check: 1 (liar); failure reported though the check passed: 1 (modest)."
+    )
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

@@ -23,7 +23,9 @@ def _pypi_reachable() -> bool:
         return False
 
 
-@pytest.mark.skipif(not _pypi_reachable(), reason="PyPI is not reachable (offline): the build backend cannot be fetched")
+@pytest.mark.skipif(
+    not _pypi_reachable(), reason="PyPI is not reachable (offline): the build backend cannot be fetched"
+)
 def test_wheel_ships_the_themes(tmp_path) -> None:
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                         "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)

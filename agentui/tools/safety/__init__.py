@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -60,12 +61,11 @@ class Assessment:
 SAFE = Assessment(Verdict.SAFE)
 
 
-def _from_needs(needs: list[Need], denials: list[str], *, writes: list[str] = (), network: list[str] = (),
+def _from_needs(needs: list[Need], denials: list[str], *, writes: Sequence[str] = (), network: Sequence[str] = (),
                 cwd: str = "", human_only: bool = False,
                 commands: tuple[tuple[str, ...], ...] = ()) -> Assessment:
     if denials:
-        reasons = tuple(dict.fromkeys(denials))
-        return Assessment(Verdict.DENY, reasons, writes=tuple(dict.fromkeys(writes)),
+        return Assessment(Verdict.DENY, tuple(dict.fromkeys(denials)), writes=tuple(dict.fromkeys(writes)),
                           network=tuple(dict.fromkeys(network)), cwd=cwd, commands=commands)
     if not needs and not network:
         return Assessment(Verdict.SAFE, writes=tuple(dict.fromkeys(writes)), cwd=cwd, commands=commands)

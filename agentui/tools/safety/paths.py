@@ -22,7 +22,7 @@ _READ_ONLY_ROOTS = (
 _HARMLESS_DEVICES = ("/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty")
 
 # Relative to $HOME: credentials, keychains, browser profiles, shell history.
-_SECRET_HOME = (
+_SECRET_HOME: tuple[str, ...] = (
     ".ssh", ".aws", ".config/gh", ".gnupg", ".netrc", ".docker/config.json", ".kube", ".npmrc",
     ".pypirc", ".git-credentials", ".config/gcloud", ".azure", ".password-store", ".config/op",
     ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",

@@ -271,7 +271,9 @@ def archive_listing(name: str, args: list[str]) -> bool:
         return bool(first) and "t" in letters and not set(letters) - set("tzjJvf") and all(
             not a.startswith("-") or a in ("-v", "-z", "-j", "-J") for a in args[1:])
     if name == "unzip":
-        return bool(args) and args[0] in ("-l", "-v", "-Z", "-t", "-lv") and all(not a.startswith("-") for a in args[1:])
+        return (
+            bool(args) and args[0] in ("-l", "-v", "-Z", "-t", "-lv") and all(not a.startswith("-") for a in args[1:])
+        )
     return False
 
 

@@ -25,7 +25,10 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from agentui.tools.safety import Assessment
 
 _FORM = re.compile(r"\s*(never|always\s+ask|ask)\s*:\s*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
 
@@ -75,7 +78,7 @@ def matches_subject(rule: GateRule, subject: str) -> bool:
     return fnmatch.fnmatchcase(subject, rule.pattern)
 
 
-def apply_rules(assessment, tool: str, subject: str, rules: Sequence[GateRule]):  # noqa: ANN001, ANN201
+def apply_rules(assessment: Assessment, tool: str, subject: str, rules: Sequence[GateRule]) -> Assessment:
     """`assessment` (a safety.Assessment) with the matching rules applied; never less strict."""
     from agentui.tools.safety import Verdict
 

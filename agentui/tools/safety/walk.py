@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ _SAFE_PAGERS = {"", "cat", "less", "more"}
 _MAX_DEPTH = 8
 
 
-class Walker(Judge, PathChecks):
+class Walker:
     """Walks one command line; `needs` (ask), `denials` (hard deny), `writes` and `network` to show."""
 
     def __init__(self, workspace: Path, source: str, depth: int = 0) -> None:
@@ -55,6 +56,8 @@ class Walker(Judge, PathChecks):
         self.network: list[str] = []
         self.downloaded: set[str] = set()
         self.commands: list[tuple[str, ...]] = []  # every simple command seen, for remembered rules (rules.py)
+        self.paths = PathChecks(self)
+        self.judge = Judge(self, self.paths)
 
     def need(self, reason: str, pattern: str | None = None, *, human: bool = False) -> None:
         self.needs.append(Need(reason, pattern, human))
@@ -95,7 +98,7 @@ class Walker(Judge, PathChecks):
             for child in node.list:
                 self.node(child, inner)
             for redirect in getattr(node, "redirects", None) or []:
-                self.redirect(redirect, state)
+                self.paths.redirect(redirect, state)
         elif kind in ("for", "while", "until", "if"):
             if kind == "for":
                 self.bind_loop(node, state)
@@ -114,7 +117,7 @@ class Walker(Judge, PathChecks):
         elif kind == "word":
             self.substitutions(node, state)
         elif kind == "redirect":
-            self.redirect(node, state)
+            self.paths.redirect(node, state)
         elif kind in ("commandsubstitution", "processsubstitution"):
             self.node(node.command, state.copy())
         elif kind in ("reservedword", "operator", "pipe", "parameter", "tilde", "heredoc"):
@@ -173,7 +176,8 @@ class Walker(Judge, PathChecks):
         glob, brace = w.glob, w.brace
         for p in parts:
             bound = state.loop_vars[p.value]
-            text = re.sub(r"\$\{" + re.escape(p.value) + r"\}|\$" + re.escape(p.value) + r"\b", lambda _m, b=bound: b.text, text)
+            text = re.sub(r"\$\{" + re.escape(p.value) + r"\}|\$" + re.escape(p.value) + r"\b",
+                          _literal(bound.text), text)
             glob, brace = glob or bound.glob, brace or bound.brace
         return Word(text, True, glob, brace)
 
@@ -206,7 +210,7 @@ class Walker(Judge, PathChecks):
             elif not words and not (name.islower() or _SAFE_ENV.fullmatch(name)):
                 self.need(f"sets the shell variable {name} (it can change what later commands do)")
         for redirect in redirects:
-            self.redirect(redirect, state)
+            self.paths.redirect(redirect, state)
         if words:
             self.simple(words, state, subs_programs)
 
@@ -215,7 +219,7 @@ class Walker(Judge, PathChecks):
         texts = [a.text for a in args]
         if not head.static or (head.glob and head.text not in ("[", "[[")) or head.brace:
             self.need(f"runs a program whose name is only known at run time: {head.text}")
-            self.scan_secrets(args, state)
+            self.paths.scan_secrets(args, state)
             return
         local = "/" in head.text and not is_system_program(head.text, SYSTEM_BIN_DIRS)
         name = head.text if local else os.path.basename(head.text)
@@ -234,16 +238,16 @@ class Walker(Judge, PathChecks):
                 self.deny(f"download-and-execute: {name} runs a file downloaded in the same command")
         deleting = name in effects.DELETERS or name == "mv"
         for idx in effects.written(name, texts):
-            self.check_write(args[idx], state, verb=name, deleting=deleting, prefix_strip=True)
+            self.paths.check_write(args[idx], state, verb=name, deleting=deleting, prefix_strip=True)
             if name in effects.DOWNLOADERS:
                 self.downloaded.add(strip_option(args[idx].text).removeprefix("./"))
         if name == "curl" and any(t in ("-O", "--remote-name", "-J") or re.fullmatch(r"-\w*O\w*", t)
                                   for t in texts):
             self.downloaded.update(os.path.basename(u.rstrip("/")) for u in effects.network(name, texts)[0])
-        if self.allowed(name, local, args, state):
+        if self.judge.allowed(name, local, args, state):
             return
         self.unwrap(name, args, state, subs_programs)
-        self.scan_secrets(args, state)
+        self.paths.scan_secrets(args, state)
         dests, uploads = effects.network(name, texts)
         if effects.reaches_network(name, texts) or dests:
             self.network.extend(dests or [name])
@@ -292,6 +296,19 @@ class Walker(Judge, PathChecks):
         inner.run_in(state.copy())
         self.merge(inner)
 
+    def nested_allowed(self, words: list[Word], state: State) -> bool:
+        """Is this inner command (of `find -exec`) itself allow-listed? Its reasons are merged."""
+        words = [w for w in words if w.text != "{}"]
+        if not words or not words[0].static:
+            self.need("find -exec runs a command whose name is only known at run time")
+            return False
+        inner = Walker(self.ws, self.source, self.depth + 1)
+        inner.commands.append((os.path.basename(words[0].text), *(w.text for w in words[1:])))
+        ok = inner.judge.allowed(os.path.basename(words[0].text), "/" in words[0].text
+                           and not is_system_program(words[0].text, SYSTEM_BIN_DIRS), words[1:], state.copy())
+        self.merge(inner)
+        return ok and not inner.needs
+
     def nested_simple(self, words: list[Word], state: State, subs_programs: set[str]) -> None:
         inner = Walker(self.ws, self.source, self.depth + 1)
         inner.downloaded = self.downloaded
@@ -305,6 +322,11 @@ class Walker(Judge, PathChecks):
         self.network.extend(inner.network)
         self.downloaded |= inner.downloaded
         self.commands.extend(inner.commands)
+
+
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A re.sub replacement that inserts `text` as it is (no backslash escapes)."""
+    return lambda _m: text
 
 
 def _hidden_substitution(raw: str, node: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,8 @@ def parse(source: str) -> list[Any] | None:
         attempts.append(simplified)
     for text in attempts:
         try:
-            return bashlex.parse(text)
+            trees: list[Any] = bashlex.parse(text)
+            return trees
         except Exception:  # bashlex raises ParsingError, NotImplementedError, IndexError …
             continue
     return None
@@ -113,7 +115,7 @@ def is_system_program(path: str, bin_dirs: tuple[str, ...]) -> bool:
     return os.path.dirname(path) in bin_dirs
 
 
-def iter_nodes(node: Any):  # noqa: ANN201
+def iter_nodes(node: Any) -> Iterator[Any]:
     """Every node under `node` (depth first)."""
     yield node
     for attr in ("parts", "list"):

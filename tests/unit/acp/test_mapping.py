@@ -88,7 +88,10 @@ def test_directives_are_thoughts_and_the_final_result_is_the_message() -> None:
     [thought] = m.updates(env(Role.GGS, Role.PLANNER, PlanDirective(
         task_id="t1", loss=LOSS, prev_directive="init", directive="change_path", rationale="ls failed twice")))
     assert thought.session_update == "agent_thought_chunk"
-    assert thought.content.text.startswith("GGS init → change_path (D=0.50 P=0.20") and "ls failed twice" in thought.content.text
+    assert (
+        thought.content.text.startswith("GGS init → change_path (D=0.50 P=0.20")
+        and "ls failed twice" in thought.content.text
+    )
     final = FinalResult(task_id="t1", summary="could not list", loss=LOSS, directive="abandon", replans=2,
                         next_moves=["check the path"], output=None)
     [msg] = m.updates(env(Role.GGS, Role.USER, final))

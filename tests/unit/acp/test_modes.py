@@ -21,7 +21,9 @@ def test_accept_edits_takes_only_an_overwrite_inside_the_workspace(tmp_path: Pat
     assert preset_answer(ACCEPT_EDITS, req(), ws).choice is ConfirmationChoice.APPROVE
     assert preset_answer(ASK, req(), ws) is None
     assert preset_answer(ACCEPT_EDITS, req(writes=["../out.txt"]), ws) is None
-    assert preset_answer(ACCEPT_EDITS, req(reasons=["writes .git/hooks/pre-commit (code there runs later)"]), ws) is None
+    assert (
+        preset_answer(ACCEPT_EDITS, req(reasons=["writes .git/hooks/pre-commit (code there runs later)"]), ws) is None
+    )
     assert preset_answer(ACCEPT_EDITS, req(human_only=True), ws) is None  # a secret
     assert preset_answer(ACCEPT_EDITS, req(tool="shell", command="rm x", writes=[]), ws) is None
 

@@ -12,7 +12,9 @@ import pytest
 from agentui.config import ConfigError, load_config
 from agentui.mcp.configfile import ConfigEditError, add_server, remove_server
 
-ORIGINAL = '# my settings\n[llm]\nmodel = "m"  # keep me\n\n[mcp.servers.keep]\ncommand = "k"\n\n[ui]\ntheme = "light"\n'
+ORIGINAL = (
+    '# my settings\n[llm]\nmodel = "m"  # keep me\n\n[mcp.servers.keep]\ncommand = "k"\n\n[ui]\ntheme = "light"\n'
+)
 
 
 def test_servers_load_with_defaults(tmp_path: Path) -> None:

@@ -143,7 +143,9 @@ def test_damaged_store_stops_with_one_line_and_repair_reports_counts(pristine, t
     assert not check["ok"] and "repair" in check["detail"]
     # a store that opens rotates its log and MANIFEST; its tables must stay as they are
     read = case in READ_DAMAGE
-    assert _files(store, read) == {k: v for k, v in files.items() if not read or k.endswith(".ldb")}, "doctor changed the store's files"
+    assert _files(store, read) == {k: v for k, v in files.items() if not read or k.endswith(".ldb")}, (
+        "doctor changed the store's files"
+    )
     files = _files(store)
 
     r = _cli("memory", "repair", "--json", data=data)

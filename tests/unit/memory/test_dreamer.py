@@ -227,9 +227,9 @@ async def test_dreamer_chunks_big_pairs(mem, clock, monkeypatch) -> None:
     burst(mem, MacroState.CHANGE_PATH, 12, entity="path:big")
     burst(mem, MacroState.CHANGE_PATH, 4, entity="path:small")
     mem.settle()
-    assert mem._chunked == set()
+    assert mem._chunks.chunked == set()
     monkeypatch.setattr(st, "CHUNK_AT", 10)
     rep = await Dreamer(mem, clock).run_once()
     assert rep.chunked == 1
-    assert mem._chunked == {col_prefix(S, "path:big")}
+    assert mem._chunks.chunked == {col_prefix(S, "path:big")}
     assert mem.query_mk_sync(S, "path:big").count == 12

@@ -22,13 +22,17 @@ def test_an_sop_is_the_plan_shape_and_the_calls_that_worked_with_what_they_repla
     outcomes = [_outcome(2, _call("shell", "wc -l < a.txt")),
                 _outcome(1, _call("read_file", str(ws / "a.txt")), _call("shell", "ls", ok=False, error="x"))]
     text = lessons.sop("accept", "count lines", outcomes, ws, {"file_search:a.txt": "searches names, not text"})
-    assert text == ('worked (accept) for "count lines": 2 step(s) [read_file → shell]; calls that worked: '
-                    "read_file `a.txt`; shell `wc -l < a.txt`; instead of: file_search `a.txt` (searches names, not text)")
+    assert text == (
+        'worked (accept) for "count lines": 2 step(s) [read_file → shell]; calls that worked: '
+        "read_file `a.txt`; shell `wc -l < a.txt`; instead of: file_search `a.txt` (searches names, not text)"
+    )
     assert "student" not in text  # never the request, nor a step's wording
 
 
 def test_a_failure_names_the_failed_calls_and_their_first_line_then_other_dead_ends():
-    bad = _call("shell", "du -cb d/*.ext", ok=False, evidence="du: cannot access 'd/*.ext'\n0 total", error="exit code 1")
+    bad = _call(
+        "shell", "du -cb d/*.ext", ok=False, evidence="du: cannot access 'd/*.ext'\n0 total", error="exit code 1"
+    )
     text = lessons.failure("abandon", "sum size", [_outcome(1, bad, status=OutcomeStatus.FAILED)],
                            {"shell:du -cb d/*.ext": "", "glob:**/*.ext": ""})
     assert text == ('failed (abandon) for "sum size": avoid shell `du -cb d/*.ext` (du: cannot access \'d/*.ext\'); '

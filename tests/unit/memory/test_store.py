@@ -286,7 +286,7 @@ def assert_chunks_match_index(store) -> int:
     for space, entity in store.scan_index().pairs:
         idx = b"".join(store._kv.scan(pair_prefix(space, entity), keys=False))
         col = b"".join(store._kv.scan(col_prefix(space, entity), keys=False))
-        if col_prefix(space, entity) in store._chunked:
+        if col_prefix(space, entity) in store._chunks.chunked:
             chunked += 1
             assert _rows(col) == _rows(idx), (space, entity)
         else:

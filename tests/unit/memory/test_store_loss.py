@@ -68,7 +68,11 @@ def test_a_flipped_byte_in_every_table_is_damage_and_repair_gets_the_records_bac
 
     r = _cli("memory", "stats", data=data)
     assert "0 Megrams" not in r.stdout and "Traceback" not in r.stderr
-    assert r.returncode == 2 and "is damaged (Corruption: block checksum mismatch)" in r.stderr, (r.returncode, r.stdout, r.stderr)
+    assert r.returncode == 2 and "is damaged (Corruption: block checksum mismatch)" in r.stderr, (
+        r.returncode,
+        r.stdout,
+        r.stderr,
+    )
     assert len(r.stderr.strip().splitlines()) == 1 and "agentui memory repair" in r.stderr
 
     r = _cli("doctor", data=data)
@@ -156,9 +160,15 @@ def test_a_store_held_open_is_reported_in_use_with_the_pid_after_a_bounded_wait(
 
     data, store = _copy(two_rules, tmp_path)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom agentui.memory.leveldb import open_db\nfrom pathlib import Path\n"
-         f"db = open_db(Path({str(store)!r}))\nprint('open', flush=True)\ntime.sleep(120)"],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom agentui.memory.leveldb import open_db\nfrom pathlib import Path\n"
+            f"db = open_db(Path({str(store)!r}))\nprint('open', flush=True)\ntime.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "open"
         t = time.monotonic()
@@ -205,11 +215,17 @@ def test_a_missing_log_after_a_writer_died_is_reported_not_silent(two_rules, tmp
 
     data, store = _copy(two_rules, tmp_path)
     child = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom agentui.clock import SystemClock\nfrom agentui.ids import UuidIds\n"
-         "from agentui.memory import LevelDBMemory\n"
-         f"m = LevelDBMemory({str(store)!r}, SystemClock(), UuidIds())\n"
-         "print(m.remember('acknowledged', space='user').id, flush=True)\ntime.sleep(120)"],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom agentui.clock import SystemClock\nfrom agentui.ids import UuidIds\n"
+            "from agentui.memory import LevelDBMemory\n"
+            f"m = LevelDBMemory({str(store)!r}, SystemClock(), UuidIds())\n"
+            "print(m.remember('acknowledged', space='user').id, flush=True)\ntime.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         mid = child.stdout.readline().strip()
         assert mid

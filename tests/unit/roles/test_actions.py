@@ -75,7 +75,8 @@ def test_a_suggested_find_exec_without_its_end_is_ended():
 
     assert cmd("Search the files with: find . -type f -exec grep -l 'TODO' {}") == \
         "find . -type f -exec grep -l 'TODO' {} +"
-    assert cmd("List with: find . -name '*.txt' -exec wc -l {} | sort") == "find . -name '*.txt' -exec wc -l {} + | sort"
+    assert cmd("List with: find . -name '*.txt' -exec wc -l {} | sort") == \
+        "find . -name '*.txt' -exec wc -l {} + | sort"
     # r16 find-todo: the grammar turned `\\;` into `\\",` — the intent ended `{} ",`
     assert cmd("Search with: find . -type f -exec grep -l 'TODO' {} \", ") == "find . -type f -exec grep -l 'TODO' {} +"
     assert cmd("Search with: find . -exec grep -l TODO {} \\") == "find . -exec grep -l TODO {} +"

@@ -69,7 +69,9 @@ def directive(d="change_path", D=1.0, grad=0.0, omega=0.2):
 
 def test_clean_sequence_has_no_events():
     f = Feed()
-    f.send(R.USER, R.PERCEIVER, __import__("agentui.contracts", fromlist=["UserInput"]).UserInput(task_id="t1", text="x"))
+    f.send(
+        R.USER, R.PERCEIVER, __import__("agentui.contracts", fromlist=["UserInput"]).UserInput(task_id="t1", text="x")
+    )
     f.send(R.PLANNER, R.EXECUTOR, sub())
     f.send(R.PLANNER, R.META_VALIDATOR, DispatchManifest(task_id="t1", subtask_ids=["s1"], dispatched_at="x"))
     f.send(R.AGENT_VALIDATOR, R.META_VALIDATOR, SubTaskOutcome(subtask_id="s1", parent_task_id="t1", status="matched"))

@@ -84,7 +84,10 @@ async def test_task_session_project_scopes(ws: Path, tmp_path: Path) -> None:
     # task: covers the same task only, and only that pattern
     task = Answer(ConfirmationChoice.TASK)
     assert await gate(ctx(ws, approvals, task, log=log), "shell", "npm test", npm) is None
-    assert await gate(ctx(ws, approvals, task, log=log), "shell", "npm test -- --ci", assess("npm test -- --ci", ws)) is None
+    assert (
+        await gate(ctx(ws, approvals, task, log=log), "shell", "npm test -- --ci", assess("npm test -- --ci", ws))
+        is None
+    )
     assert len(task.requests) == 1
     other = Answer(False)
     assert await gate(ctx(ws, approvals, other, task="t2"), "shell", "npm test", npm)

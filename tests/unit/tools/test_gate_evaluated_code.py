@@ -104,11 +104,24 @@ def test_a_builtin_is_never_covered_by_a_stored_approval(ws: Path, builtin: str)
     assert a.verdict is Verdict.ASK and a.once_only, (builtin, a)
 
 
-@pytest.mark.parametrize("command", [
-    "echo $((1 + 2))", "echo $(( 6 * 7 ))", "test -v HOME", "[ -v 'x[1]' ]", "test 1 -eq 1", "[ 3 -gt 2 ]",
-    "echo ${HOME}", "echo ${PWD:-x}", "echo ${HOME:0:4}", "echo ${HOME@Q}", "echo \"${HOME}\"", "read -r x < victim.txt",
-    "echo '${x@P} $((y)) x[$(id)]'",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo $((1 + 2))",
+        "echo $(( 6 * 7 ))",
+        "test -v HOME",
+        "[ -v 'x[1]' ]",
+        "test 1 -eq 1",
+        "[ 3 -gt 2 ]",
+        "echo ${HOME}",
+        "echo ${PWD:-x}",
+        "echo ${HOME:0:4}",
+        "echo ${HOME@Q}",
+        'echo "${HOME}"',
+        "read -r x < victim.txt",
+        "echo '${x@P} $((y)) x[$(id)]'",
+    ],
+)
 def test_literal_arithmetic_and_plain_names_still_run(ws: Path, command: str) -> None:
     assert assess(command, ws).verdict is Verdict.SAFE, command
 

@@ -19,12 +19,14 @@ from agentui.contracts import ConfirmationChoice
 from agentui.tools import Approvals, ToolContext, default_registry
 from agentui.tools.sandbox import SandboxInfo, _landlock_works, detect
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers and PID namespaces are Linux's")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="subreapers and PID namespaces are Linux's")
 
 BWRAP = detect("linux") if shutil.which("bwrap") else SandboxInfo("none", None, "bwrap not installed")
 NONE = SandboxInfo("none", None, "test")
 _LL_PROBLEM = _landlock_works(sys.executable) if sys.platform.startswith("linux") else "not Linux"
-LANDLOCK = SandboxInfo("landlock", sys.executable, "test") if not _LL_PROBLEM else SandboxInfo("none", None, _LL_PROBLEM)
+LANDLOCK = (SandboxInfo("landlock", sys.executable, "test") if not _LL_PROBLEM
+            else SandboxInfo("none", None, _LL_PROBLEM))
 
 
 def host_pids(marker: str) -> list[int]:

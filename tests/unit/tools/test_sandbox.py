@@ -29,7 +29,9 @@ from agentui.tools.sandbox import (
 BWRAP = detect("linux") if shutil.which("bwrap") else SandboxInfo("none", None, "bwrap not installed")
 needs_bwrap = pytest.mark.skipif(not BWRAP.active, reason=f"no working bubblewrap here: {BWRAP.detail}")
 _LL_PROBLEM = _landlock_works(sys.executable) if sys.platform.startswith("linux") else "not Linux"
-LANDLOCK = SandboxInfo("landlock", sys.executable, "test") if not _LL_PROBLEM else SandboxInfo("none", None, _LL_PROBLEM)
+LANDLOCK = (
+    SandboxInfo("landlock", sys.executable, "test") if not _LL_PROBLEM else SandboxInfo("none", None, _LL_PROBLEM)
+)
 needs_landlock = pytest.mark.skipif(not LANDLOCK.active, reason=f"no usable Landlock here: {_LL_PROBLEM}")
 
 

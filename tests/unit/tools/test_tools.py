@@ -562,7 +562,9 @@ async def test_file_search_in_a_file_gives_its_lines(registry: ToolRegistry, ws:
     (ws / "config.json").write_text('{"host": "localhost",\n "Port": 8080}\n')
     rec = await registry.call("file_search", {"query": "port", "path": "config.json"}, ctx_for(ws))
     assert rec.ok and rec.evidence.splitlines() == [
-        'config.json:2:  "Port": 8080}', "(config.json is a file: these are its lines containing 'port', in any letter case)"]
+        'config.json:2:  "Port": 8080}',
+        "(config.json is a file: these are its lines containing 'port', in any letter case)",
+    ]
     (ws / "many.txt").write_text("hit\n" * 60)
     many = await registry.call("file_search", {"query": "hit", "path": "many.txt"}, ctx_for(ws))
     assert many.evidence.count("many.txt:") == 50 and "… [10 more lines]" in many.evidence
@@ -570,7 +572,9 @@ async def test_file_search_in_a_file_gives_its_lines(registry: ToolRegistry, ws:
     blob = await registry.call("file_search", {"query": "port", "path": "blob.bin"}, ctx_for(ws))
     assert blob.ok and blob.evidence == "blob.bin is a binary file; no text to search"
     (ws / ".env").write_text("TOKEN=port-secret\n")
-    secret = await registry.call("file_search", {"query": "port", "path": ".env"}, ctx_for(ws, confirm=Confirmer(False)))
+    secret = await registry.call(
+        "file_search", {"query": "port", "path": ".env"}, ctx_for(ws, confirm=Confirmer(False))
+    )
     assert not secret.ok and "port-secret" not in (secret.error or "") + (secret.evidence or "")
 
 
@@ -591,12 +595,15 @@ async def test_web_search_offline_is_fast(registry: ToolRegistry, ws: Path, monk
     assert rec.target == "agentui"
 
 
-_DDG_PAGE = """<html><body>
-<div class="result results_links"><h2 class="result__title">
-<a rel="nofollow" class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2Fa&amp;rut=x">First <b>hit</b></a>
-</h2><a class="result__snippet" href="#">Snippet &amp; <b>bold</b> text</a></div>
-<div class="result"><a class="result__a" href="https://example.org/b">Second</a></div>
-</body></html>"""
+_DDG_PAGE = (
+    "<html><body>\n"
+    '<div class="result results_links"><h2 class="result__title">\n'
+    '<a rel="nofollow" class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2Fa&amp;rut=x">'
+    "First <b>hit</b></a>\n"
+    '</h2><a class="result__snippet" href="#">Snippet &amp; <b>bold</b> text</a></div>\n'
+    '<div class="result"><a class="result__a" href="https://example.org/b">Second</a></div>\n'
+    "</body></html>"
+)
 
 
 def test_parse_results() -> None:
@@ -690,7 +697,10 @@ async def test_a_missing_path_error_says_where_its_namesake_is(registry: ToolReg
     ls = await registry.call("shell", {"command": "ls reports"}, ctx_for(ws))
     assert not ls.ok and "the workspace has archive/reports)" in (ls.error or "")
     rd = await registry.call("read_file", {"path": "settings.ini"}, ctx_for(ws))
-    assert not rd.ok and rd.error == "no such file: settings.ini (settings.ini is not there; the workspace has conf/settings.ini)"
+    assert (
+        not rd.ok
+        and rd.error == "no such file: settings.ini (settings.ini is not there; the workspace has conf/settings.ini)"
+    )
     gl = await registry.call("glob", {"pattern": "reports/*.pdf"}, ctx_for(ws))
     assert gl.ok and gl.evidence.endswith("(reports is not there; the workspace has archive/reports)")
     fs = await registry.call("file_search", {"query": "q1", "path": "reports"}, ctx_for(ws))
@@ -724,7 +734,9 @@ async def test_a_find_by_name_that_prints_nothing_names_the_files_holding_the_wo
         rec = await registry.call("shell", {"command": cmd}, ctx_for(ws))
         assert rec.ok and rec.evidence == "b.txt\nsub/c.md" + note, (cmd, rec.evidence)
     sub = await registry.call("shell", {"command": "find sub -name 'TODO'"}, ctx_for(ws))
-    assert sub.evidence.startswith("sub/c.md\n(no files match 'TODO' by name;") and "grep -rl 'TODO' sub)" in sub.evidence
+    assert (
+        sub.evidence.startswith("sub/c.md\n(no files match 'TODO' by name;") and "grep -rl 'TODO' sub)" in sub.evidence
+    )
     lower = await registry.call("shell", {"command": "find . -name '*todo*'"}, ctx_for(ws))
     assert lower.evidence == ""  # -name keeps letter case: no file holds 'todo'
     folded = await registry.call("shell", {"command": "find sub -iname '*todo*'"}, ctx_for(ws))
@@ -793,7 +805,9 @@ async def test_a_find_exec_without_its_end_says_how_to_end_it(registry: ToolRegi
     assert bare.error == "exit code 1 (find's -exec needs an end: put \\; or + after the {})"
     other = await registry.call("shell", {"command": "find . -exec grep -l TODO {} + ; ls nothing"}, yes)
     assert "-exec needs an end" not in (other.error or "")
-    echoed = await registry.call("shell", {"command": "echo \"find: missing argument to \\`-exec'\"; echo 'find . -exec cat {}'"}, yes)
+    echoed = await registry.call(
+        "shell", {"command": "echo \"find: missing argument to \\`-exec'\"; echo 'find . -exec cat {}'"}, yes
+    )
     assert echoed.ok and "-exec needs an end" not in echoed.evidence  # corpus 9: printed, not find's
     # the grammar's leftovers of `\;` (r16 find-todo): an unbalanced quote, a trailing backslash
     for mangled in ("find . -type f -exec grep -l 'TODO' {} \",", "find . -type f -exec grep -l 'TODO' {} \\"):
@@ -863,9 +877,11 @@ async def test_a_name_search_that_finds_nothing_names_files_holding_the_text(reg
 def test_nearby_is_bounded_and_reads_error_shapes(tmp_path: Path) -> None:
     from agentui.tools import nearby
 
-    assert nearby.missing_names("ls: cannot access 'a b': No such file or directory\n"
-                                "python3: can't open file '/w/s.py': [Errno 2] No such file or directory\n"
-                                "tail: cannot open 'x' for reading: No such file or directory") == ["a b", "/w/s.py", "x"]
+    assert nearby.missing_names(
+        "ls: cannot access 'a b': No such file or directory\n"
+        "python3: can't open file '/w/s.py': [Errno 2] No such file or directory\n"
+        "tail: cannot open 'x' for reading: No such file or directory"
+    ) == ["a b", "/w/s.py", "x"]
     for i in range(nearby.MAX_FOUND + 2):
         (tmp_path / f"d{i}").mkdir()
         (tmp_path / f"d{i}/n.txt").write_text("")
@@ -874,7 +890,9 @@ def test_nearby_is_bounded_and_reads_error_shapes(tmp_path: Path) -> None:
     assert nearby.glob_roots("**/*.md") == [] and nearby.glob_roots("docs/*.md") == ["docs"]
 
 
-async def test_namesake_hints_keep_secrets_links_and_lines_safe(registry: ToolRegistry, ws: Path, tmp_path: Path) -> None:
+async def test_namesake_hints_keep_secrets_links_and_lines_safe(
+    registry: ToolRegistry, ws: Path, tmp_path: Path
+) -> None:
     """An outside tester's attacks on the hint (#13): key stores, secrets by other letter case,
     PuTTY keys, git's credential store, a virtualenv by another name, a link that leads out, a
     name that holds a newline, a name cat prints in double quotes."""
