@@ -234,7 +234,8 @@ def _edit(args: argparse.Namespace, lay: Any, action: str) -> int:
 
     fields: dict[str, Any] = {}
     if action == "edit":
-        fields = {k: getattr(args, k) for k in ("title", "goal", "max_attempts", "order") if getattr(args, k) is not None}
+        fields = {k: getattr(args, k) for k in ("title", "goal", "max_attempts", "order")
+                  if getattr(args, k) is not None}
         if args.acceptance is not None or args.clear_acceptance:
             fields["acceptance"] = [] if args.clear_acceptance else args.acceptance
         if args.guard is not None or args.no_guard:

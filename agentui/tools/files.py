@@ -16,6 +16,7 @@ import itertools
 import os
 import re
 import stat
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -180,12 +181,16 @@ class WriteFileTool(BaseTool):
         assessment = safety.assess_write(path, ws, append=append)
         if rel is None or rel == ".":
             assessment = safety.Assessment(safety.Verdict.DENY, (f"writes outside the workspace: {path}",))
-        async def preview() -> diffs.FileChange:  # the diff the question shows: built only when it asks
-            lined = await asyncio.to_thread(_as_lines, ws, rel, content, append)
-            return await asyncio.to_thread(diffs.propose, ws, rel, lined, append=append, secret=assessment.human_only)
+        preview: Callable[[], Awaitable[diffs.FileChange]] | None = None
+        if rel is not None and rel != ".":
+            inside = rel
 
-        denial = await gate(ctx, self.name, str(path), assessment,
-                            preview=preview if rel is not None and rel != "." else None)
+            async def preview() -> diffs.FileChange:  # the diff the question shows: built only when it asks
+                lined = await asyncio.to_thread(_as_lines, ws, inside, content, append)
+                return await asyncio.to_thread(diffs.propose, ws, inside, lined, append=append,
+                                               secret=assessment.human_only)
+
+        denial = await gate(ctx, self.name, str(path), assessment, preview=preview)
         if denial or rel is None:  # a path outside the workspace is denied above
             return self.fail(args, denial or f"writes outside the workspace: {path}")
         content = await asyncio.to_thread(_as_lines, ws, rel, content, append)

@@ -193,7 +193,8 @@ class TreeScreen(Screen[None]):
         keep = highlight or self.highlighted()
         self.root = None
         if not self.lay.exists():
-            self._show_note(f"no goal tree in {self.lay.repo}\n\nstart one with:\n  agentui tree init \"GOAL\" --guard CMD")
+            self._show_note(f"no goal tree in {self.lay.repo}\n\n"
+                            "start one with:\n  agentui tree init \"GOAL\" --guard CMD")
             status.update("no tree")
             return
         try:
@@ -256,7 +257,8 @@ class TreeScreen(Screen[None]):
             why = "no tree to edit" if self.root is None else "no node highlighted"
         elif self.busy:  # this screen's run holds the tree's lock until it stops
             why = (f"{nid} is running: edit it when the run stops" if nid == self.running
-                   else f"a run is in progress{f' ({self.running})' if self.running else ''}: edit the tree when it stops")
+                   else f"a run is in progress{f' ({self.running})' if self.running else ''}: "
+                        "edit the tree when it stops")
         elif node.passes:
             why = f"{nid} has passed: passed nodes are immutable; add follow-up work as a new node"
         if why:

@@ -17,7 +17,8 @@ async def test_an_overwrite_asks_with_diff_content(fakellm, tmp_path):
     client = Client(answers=["approve"])
     async with agent(fakellm, tmp_path, client) as conn:
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
-        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite notes.txt")]), 60)
+        resp = await asyncio.wait_for(
+            conn.prompt(session_id=s.session_id, prompt=[text_block("rewrite notes.txt")]), 60)
     assert resp.stop_reason == "end_turn"
     [(tool_call, options)] = client.permissions
     [diff] = [c for c in tool_call.content if c.type == "diff"]
@@ -56,7 +57,8 @@ async def test_allow_always_covers_later_writes_to_that_file_only(fakellm, tmp_p
     (w / "notes.txt").write_text("one\n")
     (w / "other.txt").write_text("x\n")
     fakellm.script("perceiver", [perceive("update the notes")])
-    fakellm.responder("planner", lambda _r: plan(["notes updated"], sub("update notes", "updated", tools=["write_file"])))
+    fakellm.responder("planner",
+                      lambda _r: plan(["notes updated"], sub("update notes", "updated", tools=["write_file"])))
     steps = iter([call("write_file", path="notes.txt", content="two\n"),
                   call("write_file", path="notes.txt", content="three\n"),
                   call("write_file", path="other.txt", content="y\n"), finish("done")])

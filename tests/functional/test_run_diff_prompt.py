@@ -32,6 +32,7 @@ def test_the_terminal_prompt_prints_the_diff_of_a_write(fakellm, tmp_path):
         os.close(slave)
     lines = [ln.strip() for ln in r.stderr.splitlines()]
     at = lines.index("--- a/notes.txt")
-    assert lines[at:at + 6] == ["--- a/notes.txt", "+++ b/notes.txt", "@@ -1,2 +1,2 @@", "keep", "-old", "+new"], r.stderr
+    want = ["--- a/notes.txt", "+++ b/notes.txt", "@@ -1,2 +1,2 @@", "keep", "-old", "+new"]
+    assert lines[at:at + 6] == want, r.stderr
     assert '[s] For this session: "write_file notes.txt"' in r.stdout and "[p]" not in r.stdout, r.stdout
     assert (ws / "notes.txt").read_text() == "keep\nold\n"

@@ -81,7 +81,8 @@ def test_live_two_node_tree_over_http(tmp_path: Path, server: str, capsys: pytes
              goal="Create a file named answer.txt whose whole content is the number 42",
              acceptance=["answer.txt contains 42"]),
     ]))
-    lay.config.write_text(render_config(TreeConfig(guard="true", iteration_timeout_s=ITERATION_TIMEOUT_S, max_iterations=2,
+    lay.config.write_text(render_config(TreeConfig(guard="true", iteration_timeout_s=ITERATION_TIMEOUT_S,
+                                                   max_iterations=2,
                                                    decompose=False)))
     assert tree("start", "--run-id", "live").returncode == 0
     t0 = time.monotonic()

@@ -30,8 +30,9 @@ GOOD = "worked (accept) for \"count files\": 1 step(s) [shell]; calls that worke
 
 def _script(fake) -> None:
     fake.responder("perceiver", lambda _r: perceive("count the txt files"))
-    fake.responder("planner", lambda _r: plan(["the count is given"], sub("count .txt files", "a number",
-                                                                          tools=["shell"]), checks=["ls *.txt | wc -l"]))
+    fake.responder("planner", lambda _r: plan(["the count is given"],
+                                              sub("count .txt files", "a number", tools=["shell"]),
+                                              checks=["ls *.txt | wc -l"]))
     fake.responder("executor", lambda r: call("shell", command="ls *.txt | wc -l") if len(r["messages"]) == 2
                    else finish("2"))
     fake.responder("agent_validator", lambda _r: verdicts("pass", quote="2"))

@@ -51,7 +51,8 @@ def test_a_plan_that_is_all_example_keeps_a_criterion_about_the_request() -> Non
     plan = _plan([{"criterion": "lines of app.log with ERROR are counted", "verify": "grep -c ERROR app.log"}],
                  _step("Count with: grep -c ERROR app.log", "count printed"))
     dropped = without_example(plan, "Sum the numbers in n.txt")
-    assert [c.criterion for c in plan.task_criteria] == ["the result does what the request asks: Sum the numbers in n.txt"]
+    want = ["the result does what the request asks: Sum the numbers in n.txt"]
+    assert [c.criterion for c in plan.task_criteria] == want
     # the only step stays: a plan with no step cannot run, and the re-ask says what was copied
     assert len(plan.subtasks) == 1 and {d.split(": ")[0] for d in dropped} == {"copied"}
 
@@ -81,10 +82,12 @@ def test_a_question_s_chain_of_steps_runs_as_one_numbered_step(tmp_path: Path) -
 
 
 def test_parallel_parts_and_tasks_that_are_no_question_stay_apart(tmp_path: Path) -> None:
-    parts = _plan(["both counted"], _step("count a: wc -l a.txt", "a number"), _step("count b: wc -l b.txt", "a number"))
+    parts = _plan(["both counted"], _step("count a: wc -l a.txt", "a number"),
+                  _step("count b: wc -l b.txt", "a number"))
     steps, changes = steps_to_run(parts, "How many lines do a.txt and b.txt have?", tmp_path, question=True)
     assert len(steps) == 2 and changes == []
-    chain = _plan(["written"], _step("write a.txt", "a.txt exists"), _step("copy it to b.txt", "b.txt exists", sequence=2))
+    chain = _plan(["written"], _step("write a.txt", "a.txt exists"),
+                  _step("copy it to b.txt", "b.txt exists", sequence=2))
     steps, changes = steps_to_run(chain, "Write a.txt and copy it to b.txt", tmp_path, question=False)
     assert [s.intent for s in steps] == ["write a.txt", "copy it to b.txt"] and changes == []
 
