@@ -28,6 +28,7 @@ from agentui.config import LLMConfig
 from agentui.contracts import LLMUsage, Role
 from agentui.llm.base import (
     EXPECT_JSON,
+    ON_DELTA,
     WHAT_TO_SET,
     ChatBackend,
     ChatResult,
@@ -54,6 +55,9 @@ T = TypeVar("T", bound=BaseModel)
 
 
 UsageSink = Callable[[LLMUsage], None]
+#: told of a reply's text as it is generated: (role, what, text) with what = "start" (an attempt
+#: begins; text ""), "delta" (the next piece of its text) or "end" (the attempt is over; text "")
+DeltaSink = Callable[[str, str, str], None]
 
 
 class LLMClient:
@@ -80,6 +84,17 @@ class LLMClient:
         self.tracer: Callable[[dict[str, Any]], None] | None = None
         # told of every endpoint failure before it is raised (the pool: health + the runtime)
         self.on_infra: Callable[[LLMInfraError], None] | None = None
+        # told of the reply's text while it streams in (the runtime shows it); the result and the
+        # accounting are the same with or without it
+        self.on_delta: DeltaSink | None = None
+
+    def _watch(self, what: str, text: str = "") -> None:
+        if self.on_delta is None:
+            return
+        try:
+            self.on_delta(self.role, what, text)
+        except Exception:  # noqa: BLE001 - a broken display must not break the call
+            pass
 
     def _trace(self, messages: Sequence[Message], res: ChatResult | None, error: str | None = None) -> None:
         if self.tracer is None:
@@ -147,13 +162,22 @@ class LLMClient:
         attempts = self._cfg.max_retries + 1
         last = ""
         for i in range(attempts):
+            watched = self.on_delta is not None
+            token = ON_DELTA.set((lambda d: self._watch("delta", d)) if watched else None)
+            if watched:
+                self._watch("start")
             try:
-                res = await self.backend.complete(
-                    messages, role=self.role,
-                    max_tokens=max_tokens or self.budget,
-                    temperature=self._cfg.temperature,
-                    response_format=response_format, timeout_s=timeout_s,
-                )
+                try:
+                    res = await self.backend.complete(
+                        messages, role=self.role,
+                        max_tokens=max_tokens or self.budget,
+                        temperature=self._cfg.temperature,
+                        response_format=response_format, timeout_s=timeout_s,
+                    )
+                finally:
+                    ON_DELTA.reset(token)
+                    if watched:
+                        self._watch("end")
                 self._trace(messages, res)
                 return res
             except LLMInfraError as e:
