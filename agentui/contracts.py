@@ -685,11 +685,12 @@ class LLMUsage(Contract):
 
 
 class LLMDelta(Contract):
-    """A role's reply text as it is generated, throttled by the runtime (a few per second per role):
-    `text` continues the previous LLMDelta of the same role and task, unless `fresh` (a new call or
-    attempt: start over). The call's result still arrives as the usual message; this is a display."""
+    """A role's reply text as it is generated, throttled by the runtime (a few per second per call):
+    `text` continues the previous LLMDelta of the same task, role and `call`; `fresh` marks a call's
+    first. The call's result still arrives as the usual message: this is a display, not a contract."""
 
     role: Role
+    call: int = Field(default=0, ge=0, description="which call of the role (parallel calls stay apart)")
     text: str = ""
     fresh: bool = False
     done: bool = Field(default=False, description="the call's reply is complete (or the call failed)")

@@ -2,10 +2,10 @@
 
 The LLM client tells the runtime each piece of a reply as it streams in — often one token at a
 time. Putting each piece on the bus would flood the UI and every tap, so :class:`LiveText` gathers
-the pieces per task and role and publishes at most one LLMDelta per `interval_s` for each, bounded
+the pieces per call and publishes at most one LLMDelta per `interval_s` for each, bounded
 to `max_chars` (the newest text is kept, the rest counted as skipped); the rest of a reply goes
 out as soon as its call ends, so it precedes the message the role sends with the result. One
-publish at a time per role, off the role's own task: a slow consumer makes the events fewer and
+publish at a time per call, off the role's own task: a slow consumer makes the events fewer and
 larger, and never holds up the call that is generating.
 """
 
@@ -28,7 +28,7 @@ MAX_CHARS = 2000  # per event
 @dataclass
 class _Stream:
     parts: list[str] = field(default_factory=list)
-    fresh: bool = False  # the next event starts the text over (a new call or attempt)
+    fresh: bool = True  # the next event is the call's first
     active: bool = False  # a call is generating
     done: bool = False  # the call ended after some text: one last event says so
     chars: int = 0
@@ -40,7 +40,7 @@ class _Stream:
 
 
 class LiveText:
-    """The pool's `on_delta`: (role, "start" | "delta" | "end", text) in, LLMDelta envelopes out.
+    """The pool's `on_delta`: (role, call, "start" | "delta" | "end", text) in, LLMDelta envelopes out.
 
     `publish` waits for room (the bus's backpressure); `offer`, when given, delivers at once or
     says it cannot — it sends the rest of a reply at its call's end, ahead of the role's result."""
@@ -58,10 +58,10 @@ class LiveText:
         self.interval_s = interval_s
         self.max_chars = max_chars
         self._now = now
-        self._streams: dict[tuple[str, Role], _Stream] = {}
+        self._streams: dict[tuple[str, Role, int], _Stream] = {}
         self._pumps: set[asyncio.Task[None]] = set()
 
-    def watch(self, role: str, what: str, text: str) -> None:
+    def watch(self, role: str, call: int, what: str, text: str) -> None:
         try:
             r = Role(role)
         except ValueError:
@@ -69,20 +69,19 @@ class LiveText:
         tid = self._task_of()
         if r not in self.roles or not tid:
             return
-        key = (tid, r)
-        s = self._streams.get(key)
+        key = (tid, r, call)
         if what == "start":
-            s = s or self._streams.setdefault(key, _Stream())
-            s.parts.clear()
-            s.fresh, s.active, s.done, s.chars = True, True, False, 0
+            self._streams[key] = _Stream(active=True)
             return
-        if s is None or not s.active:
+        s = self._streams.get(key)
+        if s is None:
             return
         if what == "delta" and text:
             s.parts.append(text)
             s.chars += len(text)
         elif what == "end":
             s.active = False
+            del self._streams[key]  # the pump, if any, holds on to what is left to send
             if s.chars == 0:
                 return  # a reply that came whole (a server that does not stream) shows nothing here
             s.done = True
@@ -99,13 +98,13 @@ class LiveText:
             self._pumps.add(s.pump)
             s.pump.add_done_callback(self._pumps.discard)
 
-    def _event(self, key: tuple[str, Role], s: _Stream) -> Envelope:
+    def _event(self, key: tuple[str, Role, int], s: _Stream) -> Envelope:
         """The next event: the text gathered since the last one (bounded), and what it ends or starts."""
-        tid, role = key
+        tid, role, call = key
         text = "".join(s.parts)
         s.parts.clear()
         skipped = max(0, len(text) - self.max_chars)
-        ev = LLMDelta(role=role, text=text[skipped:], fresh=s.fresh, done=s.done and not s.active,
+        ev = LLMDelta(role=role, call=call, text=text[skipped:], fresh=s.fresh, done=s.done and not s.active,
                       chars=s.chars, skipped=skipped)
         s.fresh = False
         if ev.done:
@@ -113,7 +112,7 @@ class LiveText:
         s.last = self._now()
         return self._envelope(role, ev, tid)
 
-    async def _run(self, key: tuple[str, Role], s: _Stream) -> None:
+    async def _run(self, key: tuple[str, Role, int], s: _Stream) -> None:
         try:
             while s.parts or s.done or s.held:
                 wait = s.last + self.interval_s - self._now()

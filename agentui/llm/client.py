@@ -17,6 +17,7 @@ The pieces live in :mod:`agentui.llm.base` (errors, types), :mod:`agentui.llm.ht
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -55,9 +56,10 @@ T = TypeVar("T", bound=BaseModel)
 
 
 UsageSink = Callable[[LLMUsage], None]
-#: told of a reply's text as it is generated: (role, what, text) with what = "start" (an attempt
+#: told of a reply's text as it is generated: (role, call, what, text) — `call` numbers the
+#: attempts of this client (parallel calls of one role stay apart), `what` is "start" (the attempt
 #: begins; text ""), "delta" (the next piece of its text) or "end" (the attempt is over; text "")
-DeltaSink = Callable[[str, str, str], None]
+DeltaSink = Callable[[str, int, str, str], None]
 
 
 class LLMClient:
@@ -87,12 +89,13 @@ class LLMClient:
         # told of the reply's text while it streams in (the runtime shows it); the result and the
         # accounting are the same with or without it
         self.on_delta: DeltaSink | None = None
+        self._calls = itertools.count(1)
 
-    def _watch(self, what: str, text: str = "") -> None:
+    def _watch(self, call: int, what: str, text: str = "") -> None:
         if self.on_delta is None:
             return
         try:
-            self.on_delta(self.role, what, text)
+            self.on_delta(self.role, call, what, text)
         except Exception:  # noqa: BLE001 - a broken display must not break the call
             pass
 
@@ -163,9 +166,10 @@ class LLMClient:
         last = ""
         for i in range(attempts):
             watched = self.on_delta is not None
-            token = ON_DELTA.set((lambda d: self._watch("delta", d)) if watched else None)
+            call = next(self._calls)
+            token = ON_DELTA.set((lambda d, call=call: self._watch(call, "delta", d)) if watched else None)
             if watched:
-                self._watch("start")
+                self._watch(call, "start")
             try:
                 try:
                     res = await self.backend.complete(
@@ -177,7 +181,7 @@ class LLMClient:
                 finally:
                     ON_DELTA.reset(token)
                     if watched:
-                        self._watch("end")
+                        self._watch(call, "end")
                 self._trace(messages, res)
                 return res
             except LLMInfraError as e:

@@ -27,14 +27,13 @@ def script(fake: FakeLLM, delay: float) -> None:
 
 
 def texts(envs: list, role: Role) -> list[str]:
-    """Each call's text as the LLMDelta events rebuild it (a fresh event starts the next one)."""
-    out: list[str] = []
+    """Each call's text as the LLMDelta events rebuild it, in the order the calls began."""
+    out: dict[int, str] = {}
     for e in envs:
         if e.type == "LLMDelta" and e.payload.role == role:
-            if e.payload.fresh or not out:
-                out.append("")
-            out[-1] += e.payload.text
-    return out
+            assert e.payload.fresh == (e.payload.call not in out)
+            out[e.payload.call] = out.get(e.payload.call, "") + e.payload.text
+    return list(out.values())
 
 
 async def test_streamed_replies_reach_the_bus_in_order_and_the_result_is_unchanged(fakellm, tmp_path):

@@ -58,7 +58,7 @@ async def test_local_pieces_reach_the_watcher_on_the_loop_before_the_result(back
     seen: list[tuple[str, str, str]] = []
     where: list[str] = []
 
-    def watch(role: str, what: str, text: str) -> None:
+    def watch(role: str, _call: int, what: str, text: str) -> None:
         seen.append((role, what, text))
         where.append(threading.current_thread().name)
 

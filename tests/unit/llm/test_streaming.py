@@ -206,7 +206,7 @@ async def test_cancelled_plain_completion_waits_for_idle_before_the_next_call():
 
 def watcher() -> tuple[list[tuple[str, str, str]], object]:
     seen: list[tuple[str, str, str]] = []
-    return seen, lambda role, what, text: seen.append((role, what, text))
+    return seen, lambda role, _call, what, text: seen.append((role, what, text))
 
 
 async def test_a_watcher_sees_every_piece_in_order_and_the_result_is_unchanged(fakellm):
@@ -231,10 +231,13 @@ async def test_a_watcher_sees_every_piece_in_order_and_the_result_is_unchanged(f
 async def test_each_attempt_starts_afresh_for_the_watcher(fakellm):
     fakellm.script("executor", [Reply.fault("http500"), Reply.stream({"answer": "ok"})])
     c = make(fakellm, role="executor")
-    seen, c.on_delta = watcher()
+    seen: list = []
+    calls: list[int] = []
+    c.on_delta = lambda role, call, what, text: (seen.append((role, what, text)), calls.append(call))
     assert (await c.structured([{"role": "user", "content": "q"}], Answer)).answer == "ok"
     whats = [w for _r, w, _t in seen]
     assert whats[:3] == ["start", "end", "start"] and whats[-1] == "end"
+    assert calls[0] == calls[1] != calls[2]  # each attempt is a call of its own
     assert "".join(t for _r, w, t in seen if w == "delta") == '{"answer": "ok"}'
 
 
