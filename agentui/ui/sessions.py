@@ -186,4 +186,4 @@ class ReplayScreen(Screen[None]):
     def action_detail(self) -> None:
         from agentui.ui.screens import TaskDetailScreen
 
-        self.app.push_screen(TaskDetailScreen([e for e in self.envs if e.type != "LLMUsage"]))
+        self.app.push_screen(TaskDetailScreen([e for e in self.envs if e.type not in ("LLMUsage", "LLMDelta")]))
