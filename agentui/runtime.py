@@ -425,15 +425,27 @@ class Runtime:
 
     def _remember_turn(self, f: FinalResult) -> None:
         """The session's turn for this task, with what came of it: a follow-up sees the answer."""
+        from agentui.history import turn_line
+
         i = self._turn.pop(f.task_id, None)
         if i is None or i >= len(self._history):
             return
-        if f.directive.value in ("accept", "success"):
-            came = f.answer or (f.output if isinstance(f.output, str) else "") or f.summary
-            said = f"answer: {' '.join(str(came).split())[:200]}"
-        else:
-            said = f"not done ({f.directive.value}): {' '.join(f.summary.split())[:160]}"
-        self._history[i] = f"{self._history[i][:300]} → {said}"
+        self._history[i] = turn_line(self._history[i], f)
+
+    @property
+    def history(self) -> list[str]:
+        """The session's turns so far (what was asked → what came of it), oldest first."""
+        return list(self._history)
+
+    def continue_session(self, turns: list[str]) -> None:
+        """Make `turns` (a past session's, from the task logs) this session's: the next goal is
+        a follow-up of them. Tasks still running keep their own turn, after them."""
+        running = [(tid, self._history[i]) for tid, i in self._turn.items() if i < len(self._history)]
+        self._history = [str(t) for t in turns]
+        self._turn = {}
+        for tid, text in running:
+            self._history.append(text)
+            self._turn[tid] = len(self._history) - 1
 
     def _after_final(self) -> None:
         if self.dreamer is not None:
