@@ -68,7 +68,9 @@ def help_text(bindings: list[Binding]) -> str:
     return ("[b]agentui — keys[/b]\n\n" + keys + "\n\n[b]What the screen shows[/b]\n\n" + terms
             + "\n\nThe top line: the workspace the tools act in, model@endpoint with its health, the sandbox, "
               "the memory's M/K/C/T counts. Under the bus: GGS's line, then the stage with its elapsed time "
-              "and the task's clock, LLM calls, tokens in/out and tool calls.")
+              "and the task's clock, LLM calls, tokens in/out and tool calls. While a task runs, the result "
+              "pane shows the executor's or R4b's reply as it is generated (\"live · R3 Executor is writing…\"); "
+              "the task's result replaces it.")
 
 
 class HelpScreen(Screen[None]):
