@@ -21,7 +21,7 @@ from agentui.contracts import Envelope, LLMDelta, Role
 
 #: the roles whose text is shown as it is generated: the executor's steps and R4b's merge
 STREAMED_ROLES = frozenset({Role.EXECUTOR, Role.META_VALIDATOR})
-INTERVAL_S = 0.1  # at most ten events a second per role
+INTERVAL_S = 0.1  # at most ten events a second per call
 MAX_CHARS = 2000  # per event
 
 
