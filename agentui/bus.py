@@ -415,6 +415,28 @@ class Bus:
             elif not q.put_nowait(env):
                 await q.put(env)
 
+    def publish_nowait(self, env: Envelope) -> bool:
+        """Deliver `env` now, without waiting, if every queue it goes to has room; False (nothing
+        delivered) if one is full — then `publish` it, which waits. For a message that must not
+        fall behind the ones its sender is about to publish (the rest of a streamed reply)."""
+        if self.closed:
+            raise BusClosed("the bus is closed")
+        if env.task_id is not None and env.task_id in self._dropped_tasks and env.type not in _ALWAYS_DELIVERED:
+            self.dropped += 1
+            return True
+        route = self._routes.get(env.type)
+        if route is None:
+            route = self._route(env.type)
+        queues, filtered = route
+        if filtered:
+            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
+        if any(len(q) >= q.maxsize for q in queues):
+            return False
+        self.published += 1
+        for q in queues:
+            q.put_nowait(env)
+        return True
+
     def _route(self, type_: str) -> tuple[list[_Queue], list[Subscription]]:
         """Where a message type goes: the taps' and unfiltered subscribers' queues (in that
         order), and the subscribers whose task/receiver filter is checked per message. Cached per

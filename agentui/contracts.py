@@ -703,6 +703,20 @@ class LLMUsage(Contract):
     cut: str | None = Field(default=None, description="length | runaway:<how> | deadline | invalid")
 
 
+class LLMDelta(Contract):
+    """A role's reply text as it is generated, throttled by the runtime (a few per second per call):
+    `text` continues the previous LLMDelta of the same task, role and `call`; `fresh` marks a call's
+    first. The call's result still arrives as the usual message: this is a display, not a contract."""
+
+    role: Role
+    call: int = Field(default=0, ge=0, description="which call of the role (parallel calls stay apart)")
+    text: str = ""
+    fresh: bool = False
+    done: bool = Field(default=False, description="the call's reply is complete (or the call failed)")
+    chars: int = Field(default=0, ge=0, description="characters of the reply so far")
+    skipped: int = Field(default=0, ge=0, description="characters left out before `text` to keep it short")
+
+
 PAYLOAD_TYPES: dict[str, type[Contract]] = {
     cls.__name__: cls
     for cls in (
@@ -730,6 +744,7 @@ PAYLOAD_TYPES: dict[str, type[Contract]] = {
         TaskStarted,
         TaskCancelled,
         LLMUsage,
+        LLMDelta,
     )
 }
 

@@ -17,6 +17,7 @@ from agentui.contracts import (
     Envelope,
     ExecutionResult,
     FinalResult,
+    LLMDelta,
     LLMUsage,
     Megram,
     OutcomeSummary,
@@ -117,6 +118,8 @@ def detail(env: Envelope) -> str:  # noqa: C901 - one flat branch per payload ty
     if isinstance(p, LLMUsage):
         ok = "ok" if p.ok else f"error: {_one(p.error or '', 40)}"
         return f"{p.prompt_tokens}+{p.completion_tokens} tok {p.latency_s:.2f}s {ok}"
+    if isinstance(p, LLMDelta):
+        return f"call {p.call}{' done' if p.done else ''}: {_one(p.text, 60)}"
     if isinstance(p, AuditEvent):
         return f"{p.severity.value} {p.kind.value}: {_one(p.message, 80)}"
     if isinstance(p, AuditReport):
@@ -153,7 +156,7 @@ STYLE = {
     "DispatchManifest": "blue", "ExecutionResult": "white", "CorrectionSignal": "yellow",
     "SubTaskOutcome": "green", "ReplanRequest": "magenta", "OutcomeSummary": "green",
     "PlanDirective": "bold magenta", "FinalResult": "bold green", "Megram": "dim cyan",
-    "ClarificationRequest": "bold yellow", "ConfirmationRequest": "bold red", "LLMUsage": "dim",
+    "ClarificationRequest": "bold yellow", "ConfirmationRequest": "bold red", "LLMUsage": "dim", "LLMDelta": "dim",
     "AuditEvent": "red", "AuditReport": "dim red", "TaskCancelled": "bold red", "ApprovalRecord": "dim red",
 }
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentui.contracts import Envelope
+from agentui.contracts import Envelope, FinalResult, UserInput
 from agentui.paths import DataLayout
 
 # envelope types a summary needs; other lines are not parsed (a task log holds thousands)
@@ -223,6 +223,36 @@ def load_envelopes(rec: TaskRecord) -> list[Envelope]:
         except (ValueError, TypeError, KeyError):
             continue
     return out
+
+
+def turn_line(asked: str, final: Any) -> str:
+    """One turn of a session as a follow-up sees it: what was asked → what came of it (a
+    FinalResult's answer, or why it was not done). Bounded: it goes into every later prompt."""
+    directive = getattr(final.directive, "value", str(final.directive))
+    if directive in ("accept", "success"):
+        came = final.answer or (final.output if isinstance(final.output, str) else "") or final.summary
+        said = f"answer: {' '.join(str(came).split())[:200]}"
+    else:
+        said = f"not done ({directive}): {' '.join(final.summary.split())[:160]}"
+    return f"{asked[:300]} → {said}"
+
+
+def session_turns(rec: TaskRecord) -> list[str]:
+    """The turns of the session this task ended, to continue it: the earlier turns the task was
+    given (its UserInput's history), then its own. [] when nothing was recorded."""
+    earlier: list[str] = []
+    asked = ""
+    final: FinalResult | None = None
+    for env in load_envelopes(rec):
+        p = env.payload
+        if isinstance(p, UserInput) and not asked:
+            earlier, asked = list(p.history), p.text
+        elif isinstance(p, FinalResult):
+            final = p
+    asked = asked or rec.goal
+    if not asked:
+        return earlier
+    return [*earlier, turn_line(asked, final) if final is not None else asked[:300]]
 
 
 def replay_file(rec: TaskRecord, scratch: Path) -> Path | None:

@@ -175,6 +175,7 @@ class Runtime:
         self.dreamer: Any = None
         self.mcp: Any = None  # agentui.mcp.McpHub when [mcp.servers] are configured
         self.problems: list[str] = []  # startup problems the front end shows (a server that failed)
+        self.live: Any = None  # agentui.live.LiveText once started: the streamed roles' text
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def start(self) -> Runtime:
@@ -213,10 +214,15 @@ class Runtime:
         self.dreamer = Dreamer(self.memory, self.clock, llm_distiller(self.pool) if self.pool is not None else None,
                                debounce_s=self.config.memory.dreamer_debounce_s)
         self.dreamer.start_timer(self.config.memory.dreamer_interval_s)
+        from agentui.live import LiveText
+
+        self.live = LiveText(lambda role, ev, tid: self.bus.envelope(role, Role.USER, ev, task_id=tid),
+                             self._publish_quiet, current_task.get, offer=self._offer_quiet)
         if self.pool is not None:
             self.pool.on_usage = self._on_usage
             self.pool.tracer = self._trace_llm
             self.pool.on_infra_failure = self._on_infra_failure
+            self.pool.on_delta = self.live.watch  # the streamed roles' text, throttled onto the bus
         ctx = RoleContext(bus=self.bus, config=self.config, clock=self.clock, ids=self.ids, pool=self.pool,
                           memory=self.memory, tools=self.tools, workspace=self.workspace, trace=self._log)
         self.ctx = ctx
@@ -273,6 +279,9 @@ class Runtime:
             if not fut.done():
                 await self.cancel(tid, "runtime stopped")
         assert self.bus is not None
+        if self.pool is not None:
+            self.pool.on_delta = None
+        await self.live.aclose()
         await self.bus.close()
         for t in self._tasks:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
@@ -390,6 +399,8 @@ class Runtime:
             st.ended = time.monotonic()
         if fut is not None and not fut.done():
             fut.set_result(end)
+        if self.live is not None:
+            self.live.forget(end.task_id)
         self._log(end.task_id, {"kind": "end", "cancelled": end.cancelled, "reason": end.reason,
                                 "infra": end.infra, "stats": self.task_stats(end.task_id)})
         for store in (self._logs, self._recs):
@@ -414,15 +425,27 @@ class Runtime:
 
     def _remember_turn(self, f: FinalResult) -> None:
         """The session's turn for this task, with what came of it: a follow-up sees the answer."""
+        from agentui.history import turn_line
+
         i = self._turn.pop(f.task_id, None)
         if i is None or i >= len(self._history):
             return
-        if f.directive.value in ("accept", "success"):
-            came = f.answer or (f.output if isinstance(f.output, str) else "") or f.summary
-            said = f"answer: {' '.join(str(came).split())[:200]}"
-        else:
-            said = f"not done ({f.directive.value}): {' '.join(f.summary.split())[:160]}"
-        self._history[i] = f"{self._history[i][:300]} → {said}"
+        self._history[i] = turn_line(self._history[i], f)
+
+    @property
+    def history(self) -> list[str]:
+        """The session's turns so far (what was asked → what came of it), oldest first."""
+        return list(self._history)
+
+    def continue_session(self, turns: list[str]) -> None:
+        """Make `turns` (a past session's, from the task logs) this session's: the next goal is
+        a follow-up of them. Tasks still running keep their own turn, after them."""
+        running = [(tid, self._history[i]) for tid, i in self._turn.items() if i < len(self._history)]
+        self._history = [str(t) for t in turns]
+        self._turn = {}
+        for tid, text in running:
+            self._history.append(text)
+            self._turn[tid] = len(self._history) - 1
 
     def _after_final(self) -> None:
         if self.dreamer is not None:
@@ -557,6 +580,12 @@ class Runtime:
             with contextlib.suppress(BusClosed, RuntimeError):
                 env = self.bus.envelope(u.role, Role.RUNTIME, u, task_id=tid)
                 asyncio.get_running_loop().create_task(self._publish_quiet(env))
+
+    def _offer_quiet(self, env: Envelope) -> bool:
+        try:
+            return self.bus.publish_nowait(env)
+        except BusClosed:
+            return True  # nobody is left to tell
 
     async def _publish_quiet(self, env: Envelope) -> None:
         with contextlib.suppress(BusClosed):

@@ -2,9 +2,9 @@
 
 R2's plan becomes an ACP plan (one entry per subtask, re-sent whole when it changes), each tool
 call a `tool_call` when it starts and a `tool_call_update` when it ends (live: :func:`tool_start`,
-:func:`tool_end`; a replay sends each recorded call whole), R1's reading and GGS's directive with
-its rationale thought chunks, the FinalResult (or R1's reply) the agent message, each LLM call a
-`usage_update`. The same mapping replays a loaded session from its bus recordings.
+:func:`tool_end`; a replay sends each recorded call whole), R1's reading, GGS's directive with
+its rationale and the executor's and R4b's text while it is generated thought chunks, the
+FinalResult (or R1's reply) the agent message, each LLM call a `usage_update`. The same mapping replays a loaded session from its bus recordings.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from acp import helpers as h
 from acp.schema import Usage, UsageUpdate
 
 from agentui.contracts import (
+    ROLE_LABELS,
     DispatchManifest,
     Envelope,
     ExecutionResult,
     FinalResult,
+    LLMDelta,
     LLMUsage,
     OutcomeStatus,
     PerceiverReply,
@@ -118,6 +120,7 @@ class Mapper:
     answered: set[str] = field(default_factory=set)  # tasks with a permission request someone denied
     memory: Any = None  # the store the plans' Megrams are read from (None: they are named by id only)
     lessons: list[dict[str, str]] = field(default_factory=list)  # the current plan's Megrams, for `_meta`
+    ended: set[str] = field(default_factory=set)  # tasks whose turn is over (no live text after it)
 
     def _plan_update(self) -> Any:
         """ACP v1 plan entries end as "completed" only; a failed one says so in its `_meta`
@@ -164,6 +167,14 @@ class Mapper:
     def updates(self, env: Envelope, *, replay: bool = False) -> list[Any]:
         p = env.payload
         tid = env.task_id or ""
+        if isinstance(p, LLMDelta):
+            # a role's reply as it is generated: thought chunks (the message is the task's answer);
+            # a loaded session shows what came of it, not the typing
+            if replay or tid in self.ended or not p.text:
+                return []
+            return [_thought((f"\n{ROLE_LABELS.get(p.role, p.role.value)}: " if p.fresh else "") + p.text)]
+        if isinstance(p, FinalResult | PerceiverReply | TaskCancelled):
+            self.ended.add(tid)
         if isinstance(p, TaskStarted):
             return [_user(p.text)] if replay else []
         if isinstance(p, TaskSpec):

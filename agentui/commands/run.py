@@ -248,10 +248,16 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     if not args.json:
         tap = rt.bus.tap("cli")
 
+        live = LivePrinter(err)
+
         async def show() -> None:
             async for env in tap:
+                if env.type == "LLMDelta":
+                    live.add(env.payload)
+                    continue
                 if env.type == "LLMUsage" and not args.verbose:
                     continue
+                live.close()
                 style = STYLE.get(env.type, "")
                 err.print(f"[{style}]{escape(line(env))}[/]" if style else escape(line(env)))
                 if isinstance(env.payload, DispatchManifest) and env.payload.memory_ids:
@@ -286,6 +292,7 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     if printer is not None:
         await asyncio.sleep(0.05)
         printer.cancel()
+        live.close()
     await rt.stop()
 
     if args.json:
@@ -314,6 +321,37 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     if end.final is not None:
         return EXIT_OK if end.final.directive.value in ("accept", "success") else EXIT_FAIL
     return EXIT_OK
+
+
+class LivePrinter:
+    """A streamed role's text on stderr as it is generated: one line per call, begun with who is
+    writing, continued piece by piece, ended when the call or another message comes."""
+
+    def __init__(self, err: Any) -> None:
+        self.err = err
+        self.open: tuple[str, int] | None = None  # (role, call) of the line being written
+
+    def add(self, p: Any) -> None:
+        from agentui.contracts import ROLE_LABELS
+        from agentui.tools.safety import one_line
+
+        key = (p.role.value, p.call)
+        if key != self.open:
+            self.close()
+            more = "" if p.fresh else "… "
+            self.err.print(f"  {ROLE_LABELS.get(p.role, p.role.value)} ▸ {more}", end="", markup=False,
+                           style="dim")
+            self.open = key
+        text = one_line(p.text, 10**6) if p.text else ""  # escapes and newlines shown, never run
+        if text:
+            self.err.print(text, end="", markup=False, style="dim")
+        if p.done:
+            self.close()
+
+    def close(self) -> None:
+        if self.open is not None:
+            self.err.print("", markup=False)
+            self.open = None
 
 
 def _render(out, end, stats, layout, tid) -> None:  # noqa: ANN001

@@ -5,7 +5,7 @@ A separate module so the HTTP and in-process backends and the client import it, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -16,6 +16,10 @@ Message = dict[str, str]
 
 #: set by LLMClient.structured: the reply is one JSON value, so a stream may stop once it closes
 EXPECT_JSON: ContextVar[bool] = ContextVar("agentui_expect_json", default=False)
+
+#: set by LLMClient around one backend call when someone listens: told of each piece of the reply's
+#: text as it is generated (on the event loop's thread), never of a reply that arrives whole
+ON_DELTA: ContextVar[Callable[[str], None] | None] = ContextVar("agentui_on_delta", default=None)
 
 WHAT_TO_SET = (
     "set AGENTUI_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) and AGENTUI_MODEL, "

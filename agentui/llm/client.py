@@ -17,6 +17,7 @@ The pieces live in :mod:`agentui.llm.base` (errors, types), :mod:`agentui.llm.ht
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ from agentui.config import LLMConfig
 from agentui.contracts import LLMUsage, Role
 from agentui.llm.base import (
     EXPECT_JSON,
+    ON_DELTA,
     WHAT_TO_SET,
     ChatBackend,
     ChatResult,
@@ -54,6 +56,10 @@ T = TypeVar("T", bound=BaseModel)
 
 
 UsageSink = Callable[[LLMUsage], None]
+#: told of a reply's text as it is generated: (role, call, what, text) — `call` numbers the
+#: attempts of this client (parallel calls of one role stay apart), `what` is "start" (the attempt
+#: begins; text ""), "delta" (the next piece of its text) or "end" (the attempt is over; text "")
+DeltaSink = Callable[[str, int, str, str], None]
 
 
 class LLMClient:
@@ -80,6 +86,18 @@ class LLMClient:
         self.tracer: Callable[[dict[str, Any]], None] | None = None
         # told of every endpoint failure before it is raised (the pool: health + the runtime)
         self.on_infra: Callable[[LLMInfraError], None] | None = None
+        # told of the reply's text while it streams in (the runtime shows it); the result and the
+        # accounting are the same with or without it
+        self.on_delta: DeltaSink | None = None
+        self._calls = itertools.count(1)
+
+    def _watch(self, call: int, what: str, text: str = "") -> None:
+        if self.on_delta is None:
+            return
+        try:
+            self.on_delta(self.role, call, what, text)
+        except Exception:  # noqa: BLE001 - a broken display must not break the call
+            pass
 
     def _trace(self, messages: Sequence[Message], res: ChatResult | None, error: str | None = None) -> None:
         if self.tracer is None:
@@ -147,13 +165,23 @@ class LLMClient:
         attempts = self._cfg.max_retries + 1
         last = ""
         for i in range(attempts):
+            watched = self.on_delta is not None
+            call = next(self._calls)
+            token = ON_DELTA.set((lambda d, call=call: self._watch(call, "delta", d)) if watched else None)
+            if watched:
+                self._watch(call, "start")
             try:
-                res = await self.backend.complete(
-                    messages, role=self.role,
-                    max_tokens=max_tokens or self.budget,
-                    temperature=self._cfg.temperature,
-                    response_format=response_format, timeout_s=timeout_s,
-                )
+                try:
+                    res = await self.backend.complete(
+                        messages, role=self.role,
+                        max_tokens=max_tokens or self.budget,
+                        temperature=self._cfg.temperature,
+                        response_format=response_format, timeout_s=timeout_s,
+                    )
+                finally:
+                    ON_DELTA.reset(token)
+                    if watched:
+                        self._watch(call, "end")
                 self._trace(messages, res)
                 return res
             except LLMInfraError as e:

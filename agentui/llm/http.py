@@ -7,7 +7,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -16,6 +16,7 @@ import httpx
 from agentui.config import LLMConfig
 from agentui.llm.base import (
     EXPECT_JSON,
+    ON_DELTA,
     ChatResult,
     LLMHTTPError,
     LLMNotOpenAI,
@@ -198,6 +199,7 @@ class HttpBackend:
         t0 = time.monotonic()
         end_at = t0 + deadline
         guard = ReplyGuard(budget, want_json=want_json)
+        told = ON_DELTA.get()  # someone watches the text as it comes
         finish: str | None = None
         cut: str | None = None
         usage: dict[str, Any] = {}
@@ -271,6 +273,8 @@ class HttpBackend:
                             if fin:
                                 finish = fin
                             why = guard.feed(delta)
+                            if told is not None and delta:
+                                tell(told, delta)
                             if why == "done":
                                 finish, done = finish or "stop", True
                             elif why is not None:
@@ -395,6 +399,14 @@ class EndpointSlots:
         if self._sem is None or self._loop is not loop:
             self._loop, self._sem = loop, asyncio.Semaphore(self.n)
         return self._sem
+
+
+def tell(sink: Callable[[str], None], delta: str) -> None:
+    """Hand a piece of the reply to its watcher; a broken watcher never breaks the call."""
+    try:
+        sink(delta)
+    except Exception:  # noqa: BLE001 - the watcher is a display, the reply is what matters
+        pass
 
 
 class _NoStream(Exception):

@@ -10,15 +10,24 @@ constrains decoding by grammar.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentui.config import LLMConfig
-from agentui.llm.base import EXPECT_JSON, ChatResult, LLMNotConfigured, LLMUnavailable, Message
+from agentui.llm.base import (
+    EXPECT_JSON,
+    ON_DELTA,
+    ChatResult,
+    LLMNotConfigured,
+    LLMUnavailable,
+    Message,
+)
 from agentui.llm.stream import ReplyGuard
 
 _MODELS: dict[str, Any] = {}
@@ -49,6 +58,12 @@ def _load(path: str, n_ctx: int) -> Any:
         model = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False, seed=0)
         _MODELS[path] = model
         return model
+
+
+def _tell(sink: Callable[[str], None] | None, delta: str) -> None:
+    if sink is not None:
+        with contextlib.suppress(Exception):  # a broken watcher never breaks the call
+            sink(delta)
 
 
 class LocalLlamaBackend:
@@ -101,6 +116,14 @@ class LocalLlamaBackend:
         deadline = time.monotonic() + (timeout_s or self._cfg.call_deadline_s)
         # the same stop rules as a stream over HTTP: complete value, runaway, deadline
         guard = ReplyGuard(max_tokens, want_json=EXPECT_JSON.get())
+        told = ON_DELTA.get()
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()  # the watcher runs on the loop, in the caller's context
+
+        def tell(delta: str) -> None:
+            # generation runs in a worker thread: hand each piece to the event loop
+            with contextlib.suppress(RuntimeError):  # the loop closed under a cancelled call
+                loop.call_soon_threadsafe(_tell, told, delta, context=ctx)
 
         def run() -> ChatResult:
             # streamed, so a cancelled caller (stop) or the deadline ends generation at the next token
@@ -118,6 +141,8 @@ class LocalLlamaBackend:
                     if choice.get("finish_reason"):
                         finish = choice["finish_reason"]
                     why = guard.feed(delta) if delta else None
+                    if delta and told is not None:
+                        tell(delta)
                     if why == "done":
                         finish = finish or "stop"
                         break

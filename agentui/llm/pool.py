@@ -24,7 +24,7 @@ from agentui.llm.base import (
     Retryable,
     RoleUsage,
 )
-from agentui.llm.client import LLMClient, UsageSink, infra_fix
+from agentui.llm.client import DeltaSink, LLMClient, UsageSink, infra_fix
 from agentui.llm.http import EndpointSlots, HttpBackend, normalise_base_url
 
 ROLE_TIERS = ("perceiver", "planner", "executor", "agent_validator", "meta_validator", "dreamer")
@@ -114,10 +114,22 @@ class LLMPool:
         self.tracer: Callable[[dict[str, Any]], None] | None = None
         # told of every endpoint failure (the runtime ends the task)
         self.on_infra_failure: Callable[[LLMInfraError], None] | None = None
+        self._on_delta: DeltaSink | None = None
         self.health: dict[str, EndpointHealth] = {}
         self._backends: dict[tuple[str, str, str], ChatBackend] = {}
         self._slots: dict[str, EndpointSlots] = {}  # per endpoint URL, shared by its models
         self._clients: dict[str, LLMClient] = {}
+
+    @property
+    def on_delta(self) -> DeltaSink | None:
+        """Told of every role's reply text as it streams in (the runtime sets it)."""
+        return self._on_delta
+
+    @on_delta.setter
+    def on_delta(self, fn: DeltaSink | None) -> None:
+        self._on_delta = fn
+        for c in self._clients.values():
+            c.on_delta = fn
 
     def _record(self, u: LLMUsage, b: ChatBackend | None = None) -> None:
         self.usage_by_role.setdefault(u.role.value, RoleUsage()).add(u)
@@ -172,7 +184,8 @@ class LLMPool:
             b = self._backend_for(tier_role)
             c = LLMClient(b, name, self.config.llm, on_usage=lambda u: self._record(u, b))
             c.tracer = lambda rec: self.tracer(rec) if self.tracer else None
-            c.on_infra = lambda e: self._infra(b, e)
+            c.on_infra = lambda e, b=b: self._infra(b, e)
+            c.on_delta = self._on_delta
             self._clients[name] = c
         return self._clients[name]
 

@@ -53,6 +53,7 @@ ALLOWED_ROUTES: frozenset[tuple[Role, Role, str]] = frozenset({
     (R.USER, R.SAFETY, "ConfirmationDecision"),
     (R.SAFETY, R.USER, "ApprovalRecord"),
     *((r, R.RUNTIME, "LLMUsage") for r in _LLM_ROLES),
+    *((r, R.USER, "LLMDelta") for r in _LLM_ROLES),
 })
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.app import SystemCommand
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from agentui.ui.help import HelpScreen
 from agentui.ui.modals import PayloadModal, YesNoModal
@@ -141,11 +141,33 @@ class Actions:
         if isinstance(self.screen, HistoryScreen) or self._modal_pending():
             return
 
-        def done(result: tuple[str, str] | None) -> None:
+        def done(result: tuple[str, Any] | None) -> None:
             if result and result[0] == "rerun":
                 self.rerun_goal(result[1])
+            elif result and result[0] == "continue":
+                self.continue_session(result[1])
 
         self.push_screen(HistoryScreen(self.data_layout, self.clock), done)
+
+    def continue_session(self, rec: Any) -> None:
+        """Reopen a past task's session to continue it: its turns (what was asked → what came of
+        it) become this session's, so the next goal typed is a follow-up of them."""
+        from agentui.history import session_turns
+
+        if self.replay_path is not None or self.runtime is None:
+            self.notify("a replay cannot continue a session: start agentui without --replay", timeout=6)
+            return
+        turns = session_turns(rec)
+        if not turns:
+            self.notify(f"{rec.task_id} has no recorded turns to continue", severity="warning", timeout=6)
+            return
+        self.runtime.continue_session(turns)
+        shown = "\n".join(f"• {t}" for t in turns[-self.config.pipeline.history_turns or None:])
+        self.query_one(ResultPanel).show_text(
+            f"Continuing the session of {rec.task_id} — the next goal follows up on:\n{shown}")
+        self.query_one("#hint", Static).display = False
+        self.stage(f"continuing a past session ({len(turns)} turn(s)) — type a follow-up", busy=False)
+        self.query_one(TaskInput).focus()
 
     def rerun_goal(self, goal: str) -> None:
         """Put a past goal in the input and run it (in the current workspace)."""
@@ -315,7 +337,8 @@ class Actions:
         yield SystemCommand("Task detail", "Subtasks, verdicts, gap trajectory, rounds (Ctrl+D)",
                             self.action_task_detail)
         yield SystemCommand("Audit reports", "The Auditor's reports and events (Ctrl+R)", self.action_audit)
-        yield SystemCommand("History", "Past tasks: replay one or run its goal again (Ctrl+G)", self.action_history)
+        yield SystemCommand("History", "Past tasks: replay one, continue its session or run its goal again (Ctrl+G)",
+                            self.action_history)
         yield SystemCommand("Settings", "Endpoint, models, API key, theme, workspace (Ctrl+S)", self.action_settings)
         yield SystemCommand("Open a message", "Pick a recent bus message and see its payload (Ctrl+L)",
                             self.action_open_message)

@@ -122,6 +122,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self._replay_t = 0.0  # the recording's clock (seconds) during a replay
         self._round_subtasks = 0  # subtasks in the current round, and how many have reported
         self._round_done = 0
+        self._live_texts: dict[tuple[str, int], str] = {}  # (role, call) → its text so far, this task
         self.llm_waiting: str | None = None  # "waiting for the model (…, N s)" while a slow check runs
         self._queued_goal: str | None = None  # typed while the endpoint was checked: runs once it answers
 
@@ -501,6 +502,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.query_one(PipelineLine).running()
         self.query_one(StageLine).start_task()
         self.query_one(ResultPanel).update("[dim]working…[/dim]")
+        self._live_texts = {}
         self.current = await self.runtime.submit(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:

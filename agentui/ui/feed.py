@@ -11,6 +11,7 @@ from agentui.contracts import (
     DispatchManifest,
     Envelope,
     FinalResult,
+    LLMDelta,
     PerceiverReply,
     PlanDirective,
     SubTaskOutcome,
@@ -98,6 +99,10 @@ class BusFeed:
         if replay:
             self._replay_t = parse_iso(env.ts).timestamp()
         mine = bool(env.task_id) and (env.task_id == self.current or replay)
+        if isinstance(p := env.payload, LLMDelta):
+            if mine:
+                self._show_live(p)
+            return
         if mine and env.type != "LLMUsage":
             self.task_envs.append(env)
             if len(self.task_envs) > 5000:
@@ -164,6 +169,21 @@ class BusFeed:
             self._megrams_changed = True
         elif env.type == "AuditEvent":  # replayed recordings may carry them
             self._on_audit(p)  # type: ignore[arg-type]
+
+    def _show_live(self, p: LLMDelta) -> None:
+        """A streamed role's text so far, in the result pane until the task's result replaces it;
+        the call that wrote last is the one shown (parallel calls take turns)."""
+        from agentui.contracts import ROLE_LABELS
+
+        key = (p.role.value, p.call)
+        live = self._live_texts
+        if p.fresh or key not in live:
+            live.pop(key, None)
+            while len(live) >= 8:  # the calls of a long task: keep the recent ones
+                del live[next(iter(live))]
+        text = live[key] = (live.get(key, "") + p.text)[-4 * ResultPanel.LIVE_CHARS:]
+        self.query_one(ResultPanel).show_live(ROLE_LABELS.get(p.role, p.role.value), text,
+                                              chars=p.chars, done=p.done)
 
     def task_stats(self, task_id: str) -> dict[str, Any]:
         """The per-role cost table: the runtime's live figures, or rebuilt from a recording."""

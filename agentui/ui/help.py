@@ -19,7 +19,7 @@ _NAMES = {"question_mark": "?", "escape": "Esc", "enter": "Enter", "up": "↑", 
 EXTRA_KEYS = [
     ("Enter", "run the goal typed in the input; on a picked bus line, open its payload"),
     ("↑ / ↓", "in the input: previous / next goal; on the bus (after Ctrl+L): pick a line"),
-    ("c", "on a picked bus line, an open payload or a Megram: copy it to the clipboard"),
+    ("c", "on a picked bus line, an open payload, a Megram or a task in History: copy it to the clipboard"),
     ("Ctrl+C", "copy the selected text (select with the mouse)"),
     ("Ctrl+P", "the command palette: every action by name"),
     ("Tab", "in the input: take the grey completion (a / command, an @path); else to the result pane, "
@@ -27,6 +27,7 @@ EXTRA_KEYS = [
     ("/", "in the input: /remember TEXT, /forget ID, /memory [FILTER], /audit, /tree, /settings, /clear, /help"),
     ("@", "in the input: @path attaches a workspace file (its text, bounded) or folder (its listing) to the goal"),
     ("g", "in Memory (Ctrl+O) and History (Ctrl+G): refresh the list"),
+    ("o", "in History (Ctrl+G): continue the selected task's session — the next goal follows up on it"),
 ]
 
 
@@ -67,7 +68,9 @@ def help_text(bindings: list[Binding]) -> str:
     return ("[b]agentui — keys[/b]\n\n" + keys + "\n\n[b]What the screen shows[/b]\n\n" + terms
             + "\n\nThe top line: the workspace the tools act in, model@endpoint with its health, the sandbox, "
               "the memory's M/K/C/T counts. Under the bus: GGS's line, then the stage with its elapsed time "
-              "and the task's clock, LLM calls, tokens in/out and tool calls.")
+              "and the task's clock, LLM calls, tokens in/out and tool calls. While a task runs, the result "
+              "pane shows the executor's or R4b's reply as it is generated (\"live · R3 Executor is writing…\"); "
+              "the task's result replaces it.")
 
 
 class HelpScreen(Screen[None]):

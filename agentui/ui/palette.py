@@ -14,7 +14,7 @@ TYPE_COLOUR: dict[str, tuple[str, bool]] = {
     "CorrectionSignal": ("warning", False), "SubTaskOutcome": ("success", False), "ReplanRequest": ("secondary", False),
     "OutcomeSummary": ("success", False), "PlanDirective": ("secondary", True), "FinalResult": ("success", True),
     "Megram": ("accent", False), "ClarificationRequest": ("warning", True), "ConfirmationRequest": ("error", True),
-    "LLMUsage": ("muted", False), "AuditEvent": ("error", False), "AuditReport": ("muted", False),
+    "LLMUsage": ("muted", False), "LLMDelta": ("muted", False), "AuditEvent": ("error", False), "AuditReport": ("muted", False),
     "TaskCancelled": ("error", True), "PerceiverReply": ("success", True), "ClarificationAnswer": ("foreground", True),
     "ConfirmationDecision": ("warning", False), "MegramWritten": ("accent", False),
     "ApprovalRecord": ("muted", False),

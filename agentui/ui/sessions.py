@@ -1,5 +1,5 @@
 """Sessions: past tasks from the data dir (agentui.history) — open one as a replay with its result
-and cost table, or run its goal again."""
+and cost table, continue its session with a follow-up, or run its goal again."""
 
 from __future__ import annotations
 
@@ -40,14 +40,17 @@ def _clip(s: str, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-class HistoryScreen(Screen[tuple[str, str] | None]):
-    """Past tasks, newest first. Enter opens one as a replay; r runs its goal again."""
+class HistoryScreen(Screen[tuple[str, Any] | None]):
+    """Past tasks, newest first. Enter opens one as a replay; r runs its goal again; o continues its
+    session (the next goal typed is a follow-up of it)."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Replay", priority=True),
+        Binding("o", "continue_session", "Continue", tooltip="continue this task's session: the next goal follows up on it"),
         Binding("r", "rerun", "Run again"),
-        Binding("c", "copy_goal", "Copy", tooltip="copy the goal of the selected task"),
+        # in the detail line and Help, not the footer: 80 columns hold the others
+        Binding("c", "copy_goal", "Copy", tooltip="copy the goal of the selected task", show=False),
         Binding("g", "refresh", "Refresh", show=False),  # in Help; the footer fits 80 columns
     ]
     LIMIT = 200
@@ -109,7 +112,8 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
     def _show(self, r: TaskRecord | None) -> None:
         text = "" if r is None else (
             f"[b]{escape(r.task_id)}[/b] · {escape(r.outcome)} · {escape(_clip(r.summary, 160))}\n"
-            f"goal: {escape(r.goal)}\nworkspace: {escape(r.workspace)} · Enter replays · r runs it again")
+            f"goal: {escape(r.goal)}\nworkspace: {escape(r.workspace)} · Enter replays · o continues its session "
+            "with a follow-up · r runs it again · c copies the goal")
         self.query_one("#hist-detail", Static).update(text)
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
@@ -120,6 +124,11 @@ class HistoryScreen(Screen[tuple[str, str] | None]):
         if r is None:
             return
         self.app.push_screen(ReplayScreen(r))
+
+    def action_continue_session(self) -> None:
+        r = self._selected()
+        if r is not None:
+            self.dismiss(("continue", r))
 
     def action_rerun(self) -> None:
         r = self._selected()
@@ -186,4 +195,4 @@ class ReplayScreen(Screen[None]):
     def action_detail(self) -> None:
         from agentui.ui.screens import TaskDetailScreen
 
-        self.app.push_screen(TaskDetailScreen([e for e in self.envs if e.type != "LLMUsage"]))
+        self.app.push_screen(TaskDetailScreen([e for e in self.envs if e.type not in ("LLMUsage", "LLMDelta")]))

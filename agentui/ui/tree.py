@@ -427,7 +427,7 @@ class TreeScreen(Screen[None]):
 
         log = self.query_one("#tree-bus", RichLog)
         async for env in runtime.bus.tap("tree-screen"):
-            if env.type != "LLMUsage":
+            if env.type not in ("LLMUsage", "LLMDelta"):
                 log.write(line(env))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -163,6 +163,7 @@ class BusView(ScrollView, can_focus=True):
 
     def add_many(self, envs: list[Envelope]) -> None:
         """One layout update per batch, whatever its size."""
+        envs = [e for e in envs if e.type not in UNLISTED]
         self.envs.extend(envs)
         vis = [e for e in envs if self._visible(e)]
         if not vis:
@@ -305,6 +306,11 @@ class AuditFeed(RichLog):
             self.write(f"[{colour(theme, 'muted')}]report: {escape(item.summary)}[/]")
 
 
+#: never listed in the bus pane: a role's text as it is generated (up to ten messages a second) is
+#: shown in the result pane instead — listed, it would push the messages out of the pane's history
+UNLISTED = frozenset({"LLMDelta"})
+
+
 class ResultBox(VerticalScroll):
     """The result pane's scroller: a scrollbar, and its title says when text is out of sight (at 80×24 the cost
     table's last rows are below the fold)."""
@@ -338,6 +344,18 @@ class ResultBox(VerticalScroll):
 
 class ResultPanel(Static):
     copy_text = ""  # the final answer as plain text, for Ctrl+Y / copy
+    LIVE_CHARS = 600  # of a reply being generated, the newest this many characters…
+    LIVE_LINES = 8  # …in at most this many lines: at 80×24 the pane has few rows
+
+    def show_live(self, who: str, text: str, *, chars: int, done: bool) -> None:
+        """A role's reply while it is generated (the task's result replaces it): the newest text,
+        which the pane keeps in view."""
+        tail = text[-self.LIVE_CHARS:]
+        lines = tail.splitlines()[-self.LIVE_LINES:] or [""]
+        cut = len(text) > len(tail) or len(tail.splitlines()) > len(lines)
+        muted = colour(self.app.current_theme, "muted")
+        state = f"wrote {chars:,} characters" if done else f"is writing… {chars:,} characters"
+        self.update(Text.assemble((f"live · {who} {state}", muted), "\n", ("…" if cut else "") + "\n".join(lines)))
 
     def update(self, content: Any = "", *, layout: bool = True) -> None:
         super().update(content, layout=layout)

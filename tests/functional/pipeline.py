@@ -79,7 +79,7 @@ class Run:
     def audit_kinds(self) -> list[str]:
         return [e.kind.value for e in self.audit]
 
-    def types(self, *, skip: tuple[str, ...] = ("LLMUsage", "TaskStarted", "Megram", "AuditEvent",
+    def types(self, *, skip: tuple[str, ...] = ("LLMUsage", "LLMDelta", "TaskStarted", "Megram", "AuditEvent",
                                                  "AuditReport")) -> list[str]:
         return [e.type for e in self.envelopes if e.type not in skip]
 

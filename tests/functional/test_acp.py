@@ -262,3 +262,39 @@ def test_version_info_names_the_sdk_and_protocol() -> None:
                        text=True, timeout=60, cwd=str(ROOT))
     assert p.returncode == 0 and p.stdout.strip().startswith("agent-client-protocol 0.12.")
     assert "ACP protocol version 1" in p.stdout
+
+
+async def test_the_executors_and_r4bs_text_arrives_as_thought_chunks_before_the_message(fakellm, tmp_path):
+    """Streamed replies reach the editor while they are generated: thought chunks naming the role,
+    the executor's before the tool call it asks for, all of them before the final message."""
+    w = ws(tmp_path)
+    (w / "a.txt").write_text("1\n2\n3\n")
+    step = {"tool": "shell", "args": {"command": "wc -l a.txt"}}
+    done = {"tool": "finish", "output": "a.txt has 3 lines"}
+    fakellm.script("perceiver", [perceive("count the lines of a.txt")])
+    fakellm.script("planner", [plan(["the count is given"], sub("count the lines of a.txt", "a number is reported",
+                                                                 tools=["shell"]))])
+    fakellm.script("executor", [Reply.stream(step, chunk_delay_s=0.02), Reply.stream(done, chunk_delay_s=0.02)])
+    fakellm.script("agent_validator", [verdicts("pass", quote="3 a.txt")])
+    fakellm.script("meta_validator", [Reply.stream({"merged_output": "3", "answer": "a.txt has 3 lines",
+                                                    "summary": "3 lines", "verdicts": [{"verdict": "pass"}]},
+                                                   chunk_delay_s=0.02)])
+    client = Client()
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(w), mcp_servers=[])
+        resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("lines of a.txt?")]), 60)
+    assert resp.stop_reason == "end_turn"
+    thoughts = client.texts("agent_thought_chunk")
+    live = "".join(t for t in thoughts if not t.startswith(("R1 ", "GGS ", "R2 ", "Step ")))
+    assert f"\nR3 Executor: {json.dumps(step)}" in live and f"\nR3 Executor: {json.dumps(done)}" in live
+    assert "\nR4b Meta-Validator: {\"merged_output\": \"3\"" in live
+    # several chunks per reply (it streamed), not one whole reply after the call
+    pieces = [t for t in thoughts if t and t in live]
+    assert len(pieces) > 4
+    order = [(u.session_update, getattr(getattr(u, "content", None), "text", "")) for u in client.updates]
+    first_step = next(i for i, (k, t) in enumerate(order) if k == "agent_thought_chunk" and "R3 Executor" in t)
+    message = next(i for i, (k, _t) in enumerate(order) if k == "agent_message_chunk")
+    last_live = max(i for i, (k, t) in enumerate(order) if k == "agent_thought_chunk" and t in pieces)
+    tool = next(i for i, (k, _t) in enumerate(order) if k == "tool_call")
+    assert first_step < tool and last_live < message
+    assert client.texts("agent_message_chunk")[-1].startswith("3 lines")

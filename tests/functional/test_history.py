@@ -81,3 +81,25 @@ def test_damaged_lines_recording_only_and_replay_file(tmp_path):
     assert p is not None and p.read_text(encoding="utf-8").count("\n") == 1
     assert len(list_tasks(data, limit=1)) == 1
     assert list_tasks(tmp_path / "nothing-here") == []
+
+
+async def test_a_tasks_session_turns_are_the_turns_it_was_given_then_its_own(fakellm, tmp_path):
+    """To continue a session from its last task: the earlier turns that task saw, then its own."""
+    from agentui.history import session_turns
+    from agentui.ids import SeededIds
+    from agentui.llm import LLMPool
+    from agentui.runtime import Runtime
+    from tests.functional.pipeline import config_for
+
+    (tmp_path / "ws").mkdir()
+    cfg = config_for(fakellm, tmp_path / "data", **FAST)
+    _happy(fakellm)
+    _happy(fakellm)
+    async with Runtime(cfg, workspace=tmp_path / "ws", data_dir=tmp_path / "data", pool=LLMPool(cfg),
+                       ids=SeededIds(7, readable=True)) as rt:
+        first = await rt.run_task("how many txt files?", timeout=30)
+        second = await rt.run_task("and now?", timeout=30)
+        live = rt.history
+    assert session_turns(find_task(tmp_path / "data", first.task_id)) == ["how many txt files? → answer: 2"]
+    assert session_turns(find_task(tmp_path / "data", second.task_id)) == live == [
+        "how many txt files? → answer: 2", "and now? → answer: 2"]

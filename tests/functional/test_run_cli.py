@@ -220,3 +220,33 @@ def test_run_yes_runs_inside_landlock(fakellm, tmp_path):
         pytest.skip(f"no usable Landlock here: {problem}")
     confined = _through_run(fakellm, tmp_path, "landlock", AGENTUI_SANDBOX="landlock")
     assert "Permission denied" in confined and "FAKE_KEY_MARKER_0x5eed" not in confined
+
+
+def test_run_shows_the_executors_text_on_stderr_as_it_is_generated(fakellm, tmp_path):
+    """Streamed replies print on stderr, a line per call that says who writes; stdout keeps only
+    the result, and --json stays one JSON document."""
+    from tests.fakellm import Reply
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a")
+    (ws / "b.txt").write_text("b")
+    for flags in ([], ["--json"]):
+        _script_happy(fakellm)
+        fakellm._scripts["executor"].clear()
+        fakellm.script("executor", [Reply.stream({"tool": "shell", "args": {"command": "ls *.txt | wc -l"}},
+                                                 chunk_delay_s=0.02),
+                                    Reply.stream({"tool": "finish", "output": "2"}, chunk_delay_s=0.02)])
+        r = _run([*flags, "--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "how many txt files?"],
+                 _env(fakellm, COLUMNS="300"))
+        assert r.returncode == 0, r.stderr
+        if flags:
+            assert json.loads(r.stdout)["answer"] == "2"
+            continue
+        lines = r.stderr.splitlines()
+        step = '  R3 Executor ▸ {"tool": "shell", "args": {"command": "ls *.txt | wc -l"}}'
+        assert step in lines and '  R3 Executor ▸ {"tool": "finish", "output": "2"}' in lines, r.stderr
+        assert any(x.startswith("  R4b Meta-Validator ▸ {") for x in lines)
+        # the step's text is printed before the pipeline line of its result
+        assert lines.index(step) < next(i for i, x in enumerate(lines) if "ExecutionResult" in x)
+        assert "R3 Executor" not in r.stdout and r.stdout.lstrip().startswith("answer: 2")

@@ -4,6 +4,7 @@ leads with the answer sentence when the result carries one."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 from agentui.ui.widgets import BusView, ResultPanel, StageLine
@@ -55,3 +56,40 @@ async def test_at_80_columns_a_long_stage_and_the_meter_never_run_together(fakel
         row = "".join(strip.text for strip in line.render_lines(Region(0, 0, line.region.width, 1)))
         assert "  task " in row, row  # the stage is cut short with room to spare, not glued to "task"
         assert row.rstrip().endswith("0 tools"), row  # and the meter is whole
+
+
+async def test_the_result_pane_shows_the_executors_text_while_it_is_generated(fakellm, tmp_path):
+    """The executor's reply streams in slowly: the result pane shows it growing (the newest text,
+    with who is writing), the bus pane does not list the pieces, and the task's result replaces it."""
+    from tests.fakellm import Reply
+    from tests.functional.pipeline import merge, perceive, plan, sub, verdicts
+
+    words = " ".join(f"w{i}" for i in range(40))
+    fakellm.script("perceiver", [perceive("say the words")])
+    fakellm.script("planner", [plan(["the words are said"], sub("say the words", "the words are given", mode="plausible"))])
+    fakellm.script("executor", [Reply.stream({"tool": "finish", "output": words}, chunk_delay_s=0.03)])
+    fakellm.script("agent_validator", [verdicts("pass", quote="w1")])
+    fakellm.script("meta_validator", [merge(words, "pass", summary="said")])
+    app = make_app(fakellm, tmp_path)
+    shown: list[str] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "say the words")
+        for _ in range(200):
+            text = str(app.query_one(ResultPanel).render())
+            if "live · R3 Executor" in text:
+                shown.append(text)
+            if any(e.type == "FinalResult" for e in app.query_one(BusView).envs):
+                break
+            await pilot.pause(0.03)
+        full = json.dumps({"tool": "finish", "output": words})
+        bodies = [t.split("\n", 1)[1] for t in shown if "is writing…" in t]
+        # seen while it was generated: each a beginning of the reply, growing, the first well short of it
+        assert len(set(bodies)) >= 2 and all(full.startswith(b) for b in bodies), shown
+        assert [len(b) for b in bodies] == sorted(len(b) for b in bodies) and len(bodies[0]) < len(full) // 2
+        await wait_for(pilot, lambda: app.current is None)
+        await pilot.pause(0.3)  # longer than the throttle's pause: nothing late overwrites the result
+        screen = app.export_screenshot().replace("&#160;", " ")
+        assert app.query_one(ResultPanel).copy_text.endswith("w39") and "accept" in screen
+        assert "is writing" not in screen and "live · " not in screen
+        assert not any(e.type == "LLMDelta" for e in app.query_one(BusView).envs)

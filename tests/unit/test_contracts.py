@@ -72,6 +72,8 @@ SAMPLES: dict[str, dict] = {
     "TaskCancelled": {"task_id": "t1", "reason": "user"},
     "LLMUsage": {"role": "planner", "model": "m", "prompt_tokens": 10, "completion_tokens": 5,
                  "latency_s": 0.2, "ok": True, "parse_repairs": 1, "error": None},
+    "LLMDelta": {"role": "executor", "text": '{"tool": "sh', "fresh": True, "done": False, "chars": 12,
+                 "skipped": 0},
 }
 
 

@@ -168,3 +168,16 @@ def test_what_an_editor_shows_has_no_escape_or_control_characters(tmp_path) -> N
     shown = [start.title, end.content[0].content.text, msg.content.text]
     assert "rm -f victim.txt" in start.title
     assert not any(c in "".join(shown) for c in ("\x1b", "\r", "\u202e", "\x07")), shown
+
+
+def test_live_text_is_thought_chunks_until_the_turn_ends_and_never_in_a_replay() -> None:
+    from agentui.contracts import LLMDelta
+
+    m = Mapper()
+    first = env(Role.EXECUTOR, Role.USER, LLMDelta(role=Role.EXECUTOR, call=1, text='{"tool": ', fresh=True, chars=9))
+    more = env(Role.EXECUTOR, Role.USER, LLMDelta(role=Role.EXECUTOR, call=1, text='"finish"}', chars=18, done=True))
+    assert [(u.session_update, u.content.text) for u in m.updates(first) + m.updates(more)] == [
+        ("agent_thought_chunk", '\nR3 Executor: {"tool": '), ("agent_thought_chunk", '"finish"}')]
+    assert Mapper().updates(first, replay=True) == []  # a loaded session shows what came of it
+    m.updates(env(Role.RUNTIME, Role.USER, TaskCancelled(task_id="t1")))
+    assert m.updates(more) == []  # late text of a finished turn is not sent after it

@@ -199,3 +199,63 @@ async def test_cancelled_plain_completion_waits_for_idle_before_the_next_call():
         probes = fake.calls("runtime")
         assert c.backend.idle_checks == 1 and probes and probes[0]["max_tokens"] == 1
         assert probes[0]["_t"] < fake.calls("planner")[1]["_t"]  # probed before asking again
+
+
+# -- watching the text as it is generated -----------------------------------------------------------
+
+
+def watcher() -> tuple[list[tuple[str, str, str]], object]:
+    seen: list[tuple[str, str, str]] = []
+    return seen, lambda role, _call, what, text: seen.append((role, what, text))
+
+
+async def test_a_watcher_sees_every_piece_in_order_and_the_result_is_unchanged(fakellm):
+    reply = {"answer": "forty-two is the answer", "n": 42}
+    fakellm.script("executor", [Reply.stream(reply, chunk_delay_s=0.002), Reply.stream(reply, chunk_delay_s=0.002)])
+    plain_usage: list = []
+    plain = await make(fakellm, plain_usage, role="executor").structured([{"role": "user", "content": "q"}], Answer)
+    usages: list = []
+    c = make(fakellm, usages, role="executor")
+    seen, c.on_delta = watcher()
+    got = await c.structured([{"role": "user", "content": "q"}], Answer)
+    assert got == plain
+    assert [(u.prompt_tokens, u.completion_tokens, u.ok) for u in usages] == \
+        [(u.prompt_tokens, u.completion_tokens, u.ok) for u in plain_usage]
+    whats = [w for _r, w, _t in seen]
+    assert whats[0] == "start" and whats[-1] == "end" and set(whats[1:-1]) == {"delta"}
+    pieces = [t for _r, w, t in seen if w == "delta"]
+    assert len(pieces) > 5 and all(r == "executor" for r, _w, _t in seen)
+    assert "".join(pieces) == '{"answer": "forty-two is the answer", "n": 42}'
+
+
+async def test_each_attempt_starts_afresh_for_the_watcher(fakellm):
+    fakellm.script("executor", [Reply.fault("http500"), Reply.stream({"answer": "ok"})])
+    c = make(fakellm, role="executor")
+    seen: list = []
+    calls: list[int] = []
+    c.on_delta = lambda role, call, what, text: (seen.append((role, what, text)), calls.append(call))
+    assert (await c.structured([{"role": "user", "content": "q"}], Answer)).answer == "ok"
+    whats = [w for _r, w, _t in seen]
+    assert whats[:3] == ["start", "end", "start"] and whats[-1] == "end"
+    assert calls[0] == calls[1] != calls[2]  # each attempt is a call of its own
+    assert "".join(t for _r, w, t in seen if w == "delta") == '{"answer": "ok"}'
+
+
+async def test_a_server_that_does_not_stream_still_answers_and_tells_no_pieces():
+    with FakeLLM(stream="ignore") as fake:
+        fake.responder("executor", lambda _r: Reply.json({"answer": "plain"}))
+        c = make(fake, role="executor")
+        seen, c.on_delta = watcher()
+        assert (await c.structured([{"role": "user", "content": "q"}], Answer)).answer == "plain"
+        assert [w for _r, w, _t in seen] == ["start", "end"]
+
+
+async def test_a_broken_watcher_never_breaks_the_call(fakellm):
+    fakellm.script("executor", [Reply.stream({"answer": "still"})])
+    c = make(fakellm, role="executor")
+
+    def broken(*_a) -> None:
+        raise RuntimeError("display gone")
+
+    c.on_delta = broken
+    assert (await c.structured([{"role": "user", "content": "q"}], Answer)).answer == "still"
