@@ -4,7 +4,8 @@ R2's plan becomes an ACP plan (one entry per subtask, re-sent whole when it chan
 call a `tool_call` when it starts and a `tool_call_update` when it ends (live: :func:`tool_start`,
 :func:`tool_end`; a replay sends each recorded call whole), R1's reading, GGS's directive with
 its rationale and the executor's and R4b's text while it is generated thought chunks, the
-FinalResult (or R1's reply) the agent message, each LLM call a `usage_update`. The same mapping replays a loaded session from its bus recordings.
+FinalResult (or R1's reply) the agent message, each LLM call a `usage_update`. The same mapping
+replays a loaded session from its bus recordings.
 """
 
 from __future__ import annotations
@@ -168,11 +169,7 @@ class Mapper:
         p = env.payload
         tid = env.task_id or ""
         if isinstance(p, LLMDelta):
-            # a role's reply as it is generated: thought chunks (the message is the task's answer);
-            # a loaded session shows what came of it, not the typing
-            if replay or tid in self.ended or not p.text:
-                return []
-            return [_thought((f"\n{ROLE_LABELS.get(p.role, p.role.value)}: " if p.fresh else "") + p.text)]
+            return self._delta(p, tid, replay)
         if isinstance(p, FinalResult | PerceiverReply | TaskCancelled):
             self.ended.add(tid)
         if isinstance(p, TaskStarted):
@@ -232,6 +229,13 @@ class Mapper:
                                                         "task_completion_tokens": t.completion,
                                                         "task_llm_calls": t.calls}})]
         return []
+
+    def _delta(self, p: LLMDelta, tid: str, replay: bool) -> list[Any]:
+        """A role's reply as it is generated: thought chunks (the message is the task's answer); a
+        loaded session shows what came of it, not the typing."""
+        if replay or tid in self.ended or not p.text:
+            return []
+        return [_thought((f"\n{ROLE_LABELS.get(p.role, p.role.value)}: " if p.fresh else "") + p.text)]
 
     def _tool_call(self, subtask_id: str, attempt: int, i: int, rec: ToolCallRecord) -> Any:
         title = f"{rec.tool} {rec.target}".strip()

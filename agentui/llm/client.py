@@ -17,6 +17,7 @@ The pieces live in :mod:`agentui.llm.base` (errors, types), :mod:`agentui.llm.ht
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import random
 import time
@@ -167,7 +168,7 @@ class LLMClient:
         for i in range(attempts):
             watched = self.on_delta is not None
             call = next(self._calls)
-            token = ON_DELTA.set((lambda d, call=call: self._watch(call, "delta", d)) if watched else None)
+            token = ON_DELTA.set(functools.partial(self._watch, call, "delta") if watched else None)
             if watched:
                 self._watch(call, "start")
             try:

@@ -47,7 +47,8 @@ class HistoryScreen(Screen[tuple[str, Any] | None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Replay", priority=True),
-        Binding("o", "continue_session", "Continue", tooltip="continue this task's session: the next goal follows up on it"),
+        Binding("o", "continue_session", "Continue",
+                tooltip="continue this task's session: the next goal follows up on it"),
         Binding("r", "rerun", "Run again"),
         # in the detail line and Help, not the footer: 80 columns hold the others
         Binding("c", "copy_goal", "Copy", tooltip="copy the goal of the selected task", show=False),

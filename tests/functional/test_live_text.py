@@ -54,7 +54,8 @@ async def test_streamed_replies_reach_the_bus_in_order_and_the_result_is_unchang
     # the executor's text of a step is on the bus before the step's result
     types = [e.type if e.type != "LLMDelta" else e.payload.role.value for e in r.envelopes]
     assert types.index("executor") < types.index("ExecutionResult")
-    assert max(i for i, t in enumerate(types) if t == "meta_validator") < types.index("FinalResult"), " ".join(types[19:])
+    last_r4b = max(i for i, t in enumerate(types) if t == "meta_validator")
+    assert last_r4b < types.index("FinalResult"), " ".join(types[19:])
     assert all((e.sender, e.receiver, e.type) in ALLOWED_ROUTES for e in deltas)
     assert r.audit_kinds == []
 

@@ -66,7 +66,8 @@ async def test_the_result_pane_shows_the_executors_text_while_it_is_generated(fa
 
     words = " ".join(f"w{i}" for i in range(40))
     fakellm.script("perceiver", [perceive("say the words")])
-    fakellm.script("planner", [plan(["the words are said"], sub("say the words", "the words are given", mode="plausible"))])
+    fakellm.script("planner",
+                   [plan(["the words are said"], sub("say the words", "the words are given", mode="plausible"))])
     fakellm.script("executor", [Reply.stream({"tool": "finish", "output": words}, chunk_delay_s=0.03)])
     fakellm.script("agent_validator", [verdicts("pass", quote="w1")])
     fakellm.script("meta_validator", [merge(words, "pass", summary="said")])
