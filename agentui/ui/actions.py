@@ -42,6 +42,9 @@ class Actions:
             return
         if self.current and self.runtime:
             await self.runtime.cancel(self.current, "aborted from the UI")
+        elif getattr(self, "_mcp_goal", None) is not None:  # a goal waiting for the MCP servers
+            self._mcp_goal = None
+            self.stage("the goal waiting for the MCP servers was dropped", busy=False)
         elif not self.query_one(TaskInput).has_focus:
             self.query_one(TaskInput).focus()
 
