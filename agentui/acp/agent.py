@@ -497,9 +497,12 @@ class AgentuiAcpAgent:
         async def send(update: Any) -> None:
             await self._send(s, update)
 
-        host = AcpHost(self.conn, rec.session_id, self.client_caps, None)
+        host = AcpHost(self.conn, rec.session_id, self.client_caps, None, launcher_dir=self.layout.root / "run")
         s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop))
         s.stream.mapper.window = self._models.window
+        for env in self.store.replay(rec):  # a reopened session's cost goes on from what it had cost
+            if env.type == "LLMUsage":
+                s.stream.mapper.count_cost(env.payload)
         if rt.mcp is not None:  # an MCP server's progress notifications, shown in its live tool call
             stream = s.stream
 
