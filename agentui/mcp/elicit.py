@@ -3,8 +3,8 @@
 MCP's form mode restricts `requestedSchema` to a flat object whose properties are strings,
 numbers, integers, booleans or single-choice enums; this module reads such a schema into
 :class:`Field`s a front end can show, checks the user's values against it, and answers
-`accept` (with the values), `decline` or `cancel`. A front end that cannot ask anyone (no
-terminal, an editor over ACP, whose protocol has no elicitation) answers `decline`, and the
+`accept` (with the values), `decline` or `cancel`. Where nobody can be asked (`agentui run`
+without a terminal, an editor that declares no ACP elicitation) the answer is `decline`, and the
 reason is logged. URL mode (open a web page for the user) is declined: agentui opens nothing
 on a server's behalf. No SDK import here: client.py turns this into the SDK's types.
 """
@@ -211,6 +211,38 @@ async def respond(server: str, mode: str, message: str, schema: Any, url: str,
         log(f"MCP server '{server}': the answer does not fit its form ({problems}); cancelled")
         return Answer("cancel")
     return Answer("accept", content)
+
+
+async def ask_in_lines(req: Elicitation, read: Callable[[str], Awaitable[str]],
+                       say: Callable[[str], None]) -> Answer:
+    """The form one line at a time (a terminal without the UI): each field until its answer fits,
+    an empty line keeps the default or leaves an optional field out; then send, decline or cancel."""
+    say(f"MCP server '{req.server}' asks you (what you send goes to that server): {req.message}")
+    values: dict[str, Any] = {}
+    for f in req.fields:
+        hint = {"boolean": "y/n", "enum": " / ".join(label for _, label in f.options)}.get(f.kind, f.kind)
+        if f.default is not None:
+            hint += f", empty = {f.default}"
+        elif not f.required:
+            hint += ", empty = leave out"
+        while True:
+            raw = (await read(f"  {f.label}{' (required)' if f.required else ''} [{hint}]: ")).strip()
+            if not raw:
+                if f.default is not None:
+                    values[f.name] = f.default
+                elif f.required:
+                    say("    required")
+                    continue
+                break
+            try:
+                values[f.name] = value_of(f, raw)
+                break
+            except ValueError as e:
+                say(f"    {e}")
+    choice = (await read("  send it? [y]es, [n]o (decline), [c]ancel: ")).strip().lower()
+    if choice in ("y", "yes"):
+        return Answer("accept", values)
+    return Answer("decline" if choice in ("n", "no") else "cancel")
 
 
 def schema_of(fields: list[Field]) -> dict[str, Any]:

@@ -205,3 +205,51 @@ async def test_an_editor_that_shows_forms_answers_the_server(fakellm, tmp_path) 
     assert message == "MCP server 't' asks: Book a table: who, how many, and where?"
     schema = mode.requested_schema.model_dump(by_alias=True, exclude_none=True)
     assert schema["required"] == ["name", "guests"] and schema["properties"]["guests"]["maximum"] == 12
+
+
+def test_agentui_run_on_a_terminal_asks_the_form_line_by_line(fakellm, tmp_path) -> None:
+    import pty
+    import threading
+
+    _script_book(fakellm)
+    (tmp_path / "ws").mkdir()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"[mcp.servers.t]\ncommand = {json.dumps(sys.executable)}\nargs = ['-m', 'tests.mcpserver']\n"
+                   f"cwd = {json.dumps(ROOT)}\nallow = ['book']\n")
+    master, slave = pty.openpty()
+    with open(tmp_path / "stderr.txt", "wb") as err:
+        p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "--config", str(cfg), "--data-dir",
+                              str(tmp_path / "d"), "run", "--workspace", str(tmp_path / "ws"), "book a table"],
+                             stdin=slave, stdout=slave, stderr=err, cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": ROOT, "AGENTUI_BASE_URL": fakellm.base_url})
+    os.close(slave)
+    seen = bytearray()
+
+    def drain() -> None:  # the terminal's output, read as it comes (a full pty would stall the child)
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    # typed ahead, as a person would answer each line: a name, 20 guests (too many), then 3, the
+    # defaults for the yes/no and the choice, and send
+    os.write(master, b"Ann\n20\n3\n\n\ny\n")
+    try:
+        p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+    said = (tmp_path / "stderr.txt").read_text() + seen.decode("utf-8", "replace")  # where input() put its prompts
+    assert "MCP server 't' asks you (what you send goes to that server): Book a table" in said
+    assert said.count("Guests (required) [integer]: ") == 2 and "at most 12" in said  # 20 was asked again
+    assert "Area [bar / window / garden, empty = window]: " in said
+    [log] = list((tmp_path / "d" / "tasks").glob("*.jsonl"))
+    [rec] = [json.loads(x) for x in log.read_text().splitlines() if json.loads(x)["kind"] == "tool"]
+    assert rec["full_output"] == 'accepted: {"name":"Ann","guests":3,"outside":false,"area":"window"}'
