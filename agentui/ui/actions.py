@@ -80,6 +80,11 @@ class Actions:
         await self._stop_and_exit()
 
     async def _stop_and_exit(self, code: int = 0, message: str | None = None) -> None:
+        starting = getattr(self, "_mcp_ready", None)
+        if starting is not None and not starting.done():  # MCP servers still starting: stopped too
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
         if self.runtime is not None:
             with contextlib.suppress(Exception):
                 await self.runtime.stop()

@@ -154,3 +154,18 @@ async def test_the_trusted_project_file_adds_its_servers(fakellm, tmp_path):
         await wait_for(pilot, lambda: ended(app, "proj.echo"), steps=600)
         assert app.query_one(StatusBar).fields["mcp"] == "MCP: 1/1 ready"
         assert tool_evidence(app, "proj.echo") == "from the project"
+
+
+async def test_quitting_while_servers_start_stops_them_at_once(fakellm, tmp_path):
+    import time
+
+    slow = {"command": sys.executable, "args": ["-m", "tests.mcpserver.raw", "--slow-start", "60"], "cwd": ROOT}
+    app = make_app(fakellm, tmp_path, {"slow": slow})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None and app._mcp_ready is not None)
+        await wait_for(pilot, lambda: bool(app.runtime.mcp.starting))
+        conn = app.runtime.mcp.starting["slow"]
+        started = time.monotonic()
+        await app._stop_and_exit()
+        assert time.monotonic() - started < 10  # not the server's 15 s start timeout
+        assert app._mcp_ready.cancelled() and not conn.alive
