@@ -701,6 +701,8 @@ class LLMUsage(Contract):
     failure: Literal["output", "infra"] | None = Field(
         default=None, description="output: the reply was unusable (a parse failure); infra: the endpoint failed")
     cut: str | None = Field(default=None, description="length | runaway:<how> | deadline | invalid")
+    cost_usd: float | None = Field(default=None, ge=0, description="the call's cost as the endpoint reported "
+                                   "it; None when it did not")
 
 
 class LLMDelta(Contract):

@@ -42,6 +42,7 @@ from acp.schema import (
 
 from agentui import __version__
 from agentui.acp.context import Models, discover
+from agentui.acp.elicit import ask_editor, editor_shows_forms
 from agentui.acp.host import AcpHost
 from agentui.acp.mapping import message_text
 from agentui.acp.modes import (
@@ -498,10 +499,13 @@ class AgentuiAcpAgent:
         async def send(update: Any) -> None:
             await self._send(s, update)
 
-        host = AcpHost(self.conn, rec.session_id, self.client_caps, None)
+        host = AcpHost(self.conn, rec.session_id, self.client_caps, None, launcher_dir=self.layout.root / "run")
         s.stream = Stream(rt.bus.tap("acp"), send, lambda tid, stop: self._ended(s, tid, stop))
         s.stream.mapper.window = self._models.window
         s.stream.mapper.memory = rt.memory  # a plan's thought names the lessons it was made with
+        for env in self.store.replay(rec):  # a reopened session's cost goes on from what it had cost
+            if env.type == "LLMUsage":
+                s.stream.mapper.count_cost(env.payload)
         if rt.mcp is not None:  # an MCP server's progress notifications, shown in its live tool call
             stream = s.stream
 
@@ -511,6 +515,17 @@ class AgentuiAcpAgent:
                         h.tool_content(h.text_block(sanitize(f"progress {line}")))]))
 
             rt.mcp.on_progress = progress
+
+            def declined(line: str) -> None:  # on stderr (the agent's log) and as a thought in the editor
+                print(f"agentui acp: {line}", file=sys.stderr, flush=True)
+                stream.push(h.update_agent_thought_text(sanitize(line)))
+
+            # a server's form goes to an editor that shows forms (ACP's elicitation); for any other it
+            # is declined, and both the log and the editor say so
+            rt.mcp.why_not_ask = "this editor does not show forms (it declares no ACP elicitation)"
+            rt.mcp.on_log = declined
+            if editor_shows_forms(self.client_caps):
+                rt.mcp.ask = lambda req: ask_editor(self.conn, rec.session_id, req, cfg.acp.permission_timeout_s)
         host.stream = s.stream
         if rt.tools is not None:
             rt.tools.watchers.append(s.stream.watch)  # each tool call, live

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,9 @@ def _caps(caps: Any) -> tuple[bool, bool, bool]:
 
 
 class AcpHost:
-    def __init__(self, conn: Any, session_id: str, caps: Any, stream: Any) -> None:
+    def __init__(self, conn: Any, session_id: str, caps: Any, stream: Any, launcher_dir: Path | None = None) -> None:
         self.conn = conn
+        self.launcher_dir = launcher_dir  # where `agentui-run` is written (the data dir's, private)
         self.session_id = session_id
         self.reads, self.writes, self.terminal = _caps(caps)
         self.stream = stream  # the session's outbox (old texts for diffs, terminal content)
@@ -73,9 +76,10 @@ class AcpHost:
                         _bound(ctx))
 
     async def run(self, argv: list[str], env: dict[str, str], ctx: Any) -> HostRun:
+        command, args, env = self._shown(argv, env)
         try:
             created = await self._ask(self.conn.create_terminal(
-                session_id=self.session_id, command=argv[0], args=argv[1:],
+                session_id=self.session_id, command=command, args=args,
                 env=[EnvVariable(name=k, value=v) for k, v in env.items()], cwd=str(ctx.workspace),
                 output_byte_limit=OUTPUT_BYTE_LIMIT), _bound(ctx))
             tid = created.terminal_id
@@ -89,12 +93,40 @@ class AcpHost:
             self.stream.terminals[ctx.call_id] = tid
             self.stream.push(h.update_tool_call(ctx.call_id, content=[h.tool_terminal_ref(tid)]))
         try:
-            return await self._wait(tid, ctx.timeout_s)
+            got = await self._wait(tid, ctx.timeout_s)
+            if command == LAUNCHER and got.returncode == 127 and f"{LAUNCHER}: " in got.output[:300] \
+                    and "not found" in got.output[:300]:
+                # the editor did not find the launcher on the PATH it was given: nothing ran, and
+                # the call's result is the local run's, not that terminal's
+                if ctx.call_id:
+                    self.stream.terminals.pop(ctx.call_id, None)
+                raise HostNotStarted(f"the editor's terminal did not find {LAUNCHER}")
+            return got
+        except HostNotStarted:
+            raise
         except BaseException:
             await _cleanup(self._quiet(self.conn.kill_terminal(session_id=self.session_id, terminal_id=tid)))
             raise
         finally:
             await _cleanup(self._quiet(self.conn.release_terminal(session_id=self.session_id, terminal_id=tid)))
+
+    def _shown(self, argv: list[str], env: dict[str, str]) -> tuple[str, list[str], dict[str, str]]:
+        """What the editor is asked to run, and so shows as the terminal's title: `agentui-run
+        '<the command>'`, a launcher that execs the whole argv (the cleaned environment, the OS
+        sandbox, `bash -c <the command>`) handed over in the environment, instead of that argv.
+        Without a launcher dir, or for an argv that is not a `bash -c` command, the argv as is."""
+        if (self.launcher_dir is None or len(argv) < 3 or argv[-2] != "-c" or not argv[-3].endswith("/bash")
+                or any(c.isspace() for c in sys.executable)):  # a shebang line cannot hold a space
+            return argv[0], argv[1:], env
+        try:
+            where = launcher(self.launcher_dir)
+        except OSError:
+            return argv[0], argv[1:], env
+        # found through the PATH given with the request (the launcher's name is agentui's own: an
+        # editor that looks elsewhere finds nothing, and nothing runs unsandboxed)
+        shown = {**env, "PATH": f"{where}{os.pathsep}{env.get('PATH', os.defpath)}",
+                 RUN_ARGV: json.dumps(argv, ensure_ascii=False)}
+        return LAUNCHER, [argv[-1]], shown
 
     async def _wait(self, tid: str, timeout_s: float) -> HostRun:
         sid = self.session_id
@@ -124,6 +156,40 @@ class AcpHost:
     async def _quiet(self, coro: Any) -> None:
         with contextlib.suppress(Exception):
             await self._ask(coro, CLEANUP_TIMEOUT_S)
+
+
+LAUNCHER = "agentui-run"
+RUN_ARGV = "AGENTUI_RUN_ARGV"
+_LAUNCHER_CODE = '''import json, os, sys
+# agentui's terminal launcher: runs the argv agentui handed over in AGENTUI_RUN_ARGV (the cleaned
+# environment, the OS sandbox, bash -c COMMAND), and only for the command it was started with
+try:
+    argv = json.loads(os.environ.get("AGENTUI_RUN_ARGV", ""))
+except ValueError:
+    argv = None
+if not (isinstance(argv, list) and len(argv) >= 3 and all(isinstance(a, str) for a in argv)
+        and sys.argv[1:] == argv[-1:]):
+    sys.stderr.write("agentui-run: not started by agentui for this command\\n")
+    sys.exit(126)
+os.execv(argv[0], argv)
+'''
+
+
+def launcher(directory: Path) -> Path:
+    """The launcher script in `directory` (created 0700 on first use); returns the directory."""
+    path = directory / LAUNCHER
+    code = f"#!{sys.executable} -I\n{_LAUNCHER_CODE}"
+    try:
+        if path.read_text(encoding="utf-8") == code:
+            return directory
+    except OSError:
+        pass
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = directory / f".{LAUNCHER}.{os.getpid()}"
+    tmp.write_text(code, encoding="utf-8")
+    tmp.chmod(0o700)
+    os.replace(tmp, path)
+    return directory
 
 
 def _bound(ctx: Any) -> float:

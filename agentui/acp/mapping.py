@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp import helpers as h
-from acp.schema import Usage, UsageUpdate
+from acp.schema import Cost, Usage, UsageUpdate
 
 from agentui.contracts import (
     ROLE_LABELS,
@@ -122,6 +122,25 @@ class Mapper:
     memory: Any = None  # the store the plans' Megrams are read from (None: they are named by id only)
     lessons: list[dict[str, str]] = field(default_factory=list)  # the current plan's Megrams, for `_meta`
     ended: set[str] = field(default_factory=set)  # tasks whose turn is over (no live text after it)
+    # the session's cost: the sum of what the endpoint reported, shown only while every call that got
+    # an answer reported one (a partial sum would understate it; an estimate would be invented)
+    cost_usd: float = 0.0
+    cost_reported: bool = False
+    cost_unknown: bool = False
+
+    def count_cost(self, p: LLMUsage) -> None:
+        if not (p.prompt_tokens or p.completion_tokens):  # no answer came back: nothing was billed
+            return
+        if p.cost_usd is None:
+            self.cost_unknown = True
+        else:
+            self.cost_usd += p.cost_usd
+            self.cost_reported = True
+
+    def cost(self) -> Cost | None:
+        if self.cost_unknown or not self.cost_reported:
+            return None
+        return Cost(amount=round(self.cost_usd, 6), currency="USD")
 
     def _plan_update(self) -> Any:
         """ACP v1 plan entries end as "completed" only; a failed one says so in its `_meta`
@@ -215,6 +234,8 @@ class Mapper:
             return [message_text(p.text)]
         if isinstance(p, TaskCancelled):
             return [message_text(f"Cancelled: {p.reason}")] if replay else []
+        if isinstance(p, LLMUsage):
+            self.count_cost(p)
         if isinstance(p, LLMUsage) and not replay:
             t = self.tokens.setdefault(tid, Tokens())
             t.prompt += p.prompt_tokens
@@ -224,7 +245,7 @@ class Mapper:
                 self.cut[tid] = True
             # `used` = this call's context, `size` = the model's window (0 when it is not known)
             return [UsageUpdate(session_update="usage_update", used=p.prompt_tokens + p.completion_tokens,
-                                size=self.window(p.model),
+                                size=self.window(p.model), cost=self.cost(),
                                 field_meta={"agentui": {"role": p.role.value, "task_prompt_tokens": t.prompt,
                                                         "task_completion_tokens": t.completion,
                                                         "task_llm_calls": t.calls}})]

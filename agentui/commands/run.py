@@ -244,6 +244,16 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     await rt.start()
     for problem in rt.problems:  # e.g. an MCP server that failed to start
         err.print(f"[yellow]warning:[/] {escape(problem)}")
+    if rt.mcp is not None:  # a server's form (elicitation): asked line by line on a terminal, else declined
+        from agentui.mcp.elicit import ask_in_lines
+
+        rt.mcp.why_not_ask = "`agentui run` has no terminal to ask you on"
+        rt.mcp.on_log = lambda text: err.print(f"[yellow]warning:[/] {escape(text)}")
+        if interactive:
+            async def read(prompt: str) -> str:
+                return await asyncio.to_thread(input, prompt)
+
+            rt.mcp.ask = lambda req: ask_in_lines(req, read, lambda text: err.print(escape(text)))
     printer = None
     if not args.json:
         tap = rt.bus.tap("cli")

@@ -115,6 +115,7 @@ class ChatResult:
     latency_s: float = 0.0
     model: str = ""
     cut: str | None = None  # why the client stopped reading early: "runaway:<how>", "deadline"
+    cost: float | None = None  # in US dollars, when the endpoint reported it (never estimated)
 
 
 @dataclass

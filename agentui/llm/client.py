@@ -139,6 +139,7 @@ class LLMClient:
             completion_tokens=res.completion_tokens if res else 0,
             latency_s=res.latency_s if res else latency,
             ok=ok, parse_repairs=repairs, error=error, failure=failure, cut=cut,
+            cost_usd=res.cost if res else None,
         ))
 
     @property

@@ -165,7 +165,7 @@ class HttpBackend:
             raise Retryable(f"HTTP error talking to {self.url}: {http_why(e)}") from e
         text = r.text
         self._check_status(r.status_code, text, r.headers, role, response_format)
-        return self._parse_whole(text, role, t0)
+        return self._parse_whole(text, role, t0, r.headers)
 
     def _not_openai(self, text: str, role: str) -> LLMNotOpenAI:
         return LLMNotOpenAI(
@@ -203,6 +203,8 @@ class HttpBackend:
         finish: str | None = None
         cut: str | None = None
         usage: dict[str, Any] = {}
+        value_done = False  # the JSON value is complete: the stream is left before its end
+        rest: list[str] = []  # events already received after the value's last token
         model = self.model
         sse = False  # the reply is streaming: closing it stops the server's generation
         # httpx's read timeout is per read: the wait for the first token (prompt processing) is
@@ -232,7 +234,7 @@ class HttpBackend:
                 if "text/event-stream" not in ctype:
                     raw = (await _read_bounded(r, end_at)).decode("utf-8", "replace")
                     self.streams = False  # a plain completion: remember, like the format dialect
-                    return self._parse_whole(raw, role, t0)
+                    return self._parse_whole(raw, role, t0, r.headers)
                 self.streams = sse = True
                 it = r.aiter_text()
                 buf = ""
@@ -256,7 +258,7 @@ class HttpBackend:
                         raise Retryable(f"{what} for {min(wait, left):g} s from {self.url} (idle timeout; "
                                         f"{guard.tokens} tokens so far)") from None
                     events, buf = sse_events(buf + piece)
-                    for ev in events:
+                    for i, ev in enumerate(events):
                         if ev.strip() == "[DONE]":
                             done = True
                             break
@@ -277,12 +279,15 @@ class HttpBackend:
                                 tell(told, delta)
                             if why == "done":
                                 finish, done = finish or "stop", True
+                                value_done, rest = True, events[i + 1:]
                             elif why is not None:
                                 cut, done = why, True
                             if done:
                                 break
                         if done:
                             break
+                if value_done and not usage:  # the usage chunk (tokens, cost) comes right after the end
+                    usage = await _usage_after(it, rest, buf, end_at)
         except asyncio.CancelledError:
             if not sse:  # left before a stream began, or a plain reply: the server may still be generating
                 self._suspect = True
@@ -305,9 +310,10 @@ class HttpBackend:
             text=guard.text, finish_reason=finish if cut is None else "length",
             prompt_tokens=int(usage.get("prompt_tokens") or 0) or _estimate_prompt(body),
             completion_tokens=completion, latency_s=time.monotonic() - t0, model=model, cut=cut,
+            cost=reported_cost(usage, r.headers),
         )
 
-    def _parse_whole(self, raw: str, role: str, t0: float) -> ChatResult:
+    def _parse_whole(self, raw: str, role: str, t0: float, headers: Any = None) -> ChatResult:
         try:
             data = json.loads(raw)
             choice = data["choices"][0]
@@ -321,6 +327,7 @@ class HttpBackend:
                 prompt_tokens=int(usage.get("prompt_tokens") or 0),
                 completion_tokens=int(usage.get("completion_tokens") or 0),
                 latency_s=time.monotonic() - t0, model=str(data.get("model") or self.model),
+                cost=reported_cost(usage, headers),
             )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
             raise self._not_openai(raw, role) from e
@@ -421,6 +428,57 @@ async def _read_bounded(r: httpx.Response, end_at: float, cap: int = 1 << 20) ->
             if len(out) > cap:
                 break
     return out
+
+
+USAGE_WAIT_S = 0.3  # after a complete value: how long the usage chunk is waited for
+USAGE_EVENTS = 16  # … and how many more events are read for it (a model still generating is left)
+
+
+async def _usage_after(it: Any, rest: list[str], buf: str, end_at: float) -> dict[str, Any]:
+    """The usage of a stream left at its value's end, when the server sends it within a moment:
+    the events already received, then a few more; text in them is not read (the reply is complete)."""
+    stop = min(end_at, time.monotonic() + USAGE_WAIT_S)
+    seen = 0
+    events = list(rest)
+    while True:
+        for ev in events:
+            seen += 1
+            if ev.strip() == "[DONE]":
+                return {}
+            with contextlib.suppress(ValueError):
+                for _delta, _fin, use in chunk_fields(json.loads(ev)):
+                    if use:
+                        return dict(use)
+        left = stop - time.monotonic()
+        if seen >= USAGE_EVENTS or left <= 0:
+            return {}
+        try:
+            piece = await asyncio.wait_for(anext(it), timeout=left)
+        except (StopAsyncIteration, TimeoutError, httpx.HTTPError):
+            return {}
+        events, buf = sse_events(buf + piece)
+
+
+MAX_COST = 1000.0  # US dollars for one call: a larger "cost" is not one, and is not shown
+
+
+def reported_cost(usage: Any, headers: Any = None) -> float | None:
+    """The call's cost in US dollars when the endpoint reported one: `usage.cost` (OpenRouter, whose
+    credits are dollars) or LiteLLM's `x-litellm-response-cost` header; else None (never estimated
+    from token counts and a price list)."""
+    values = [usage.get("cost") if isinstance(usage, dict) else None]
+    if headers is not None:
+        values.append(headers.get("x-litellm-response-cost"))
+    for value in values:
+        if isinstance(value, bool) or value is None:
+            continue
+        try:
+            cost = float(value)
+        except (TypeError, ValueError):
+            continue
+        if 0.0 <= cost <= MAX_COST:  # NaN and negatives fail this too
+            return cost
+    return None
 
 
 def _estimate_prompt(body: dict[str, Any]) -> int:

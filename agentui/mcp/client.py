@@ -207,6 +207,9 @@ class McpConnection:
         self.prompts: list[PromptInfo] = []  # offered as `/<server>.<prompt>` commands in an editor
         self.resources: list[ResourceInfo] = []  # attached with `@<server>:<uri>`
         self.on_change: Any = None  # called after each re-read (the hub registers new tools)
+        # `elicitation/create` → elicit.Answer: set by the hub (a front end's form); unset, declined
+        self.answer_elicitation: Any = None
+        self._asking: set[asyncio.Future[Any]] = set()  # forms open for this server's running calls
 
     @property
     def alive(self) -> bool:
@@ -322,7 +325,8 @@ class McpConnection:
                 listing = None if self.inproc is not None else ToolListFilter(transport, version)
                 client = await stack.enter_async_context(Client(
                     listing or transport, read_timeout_seconds=None, client_info=client_identity(),
-                    list_roots_callback=self._roots, message_handler=self._on_message))
+                    list_roots_callback=self._roots, message_handler=self._on_message,
+                    elicitation_callback=self._elicitation))
                 self.tools = await self._list_tools(client)
                 await self._list_extras(client)
                 self.invalid = list(listing.dropped) if listing is not None else []
@@ -452,6 +456,38 @@ class McpConnection:
         path = Path(os.path.realpath(where))
         return ListRootsResult(roots=[Root(uri=path.as_uri(), name=path.name or str(path))])
 
+    async def _elicitation(self, _context: Any, params: Any) -> Any:
+        """`elicitation/create` (declared in `initialize`): the front end's answer, or decline. A form
+        still open when its call ends (timed out, cancelled) is closed as `cancel`."""
+        from mcp.types import ElicitResult
+
+        from agentui.mcp.elicit import Answer, respond
+
+        mode = getattr(params, "mode", None) or "form"
+        message = getattr(params, "message", "")
+        if self.answer_elicitation is not None:
+            asking = asyncio.ensure_future(self.answer_elicitation(
+                self.name, mode, message, getattr(params, "requested_schema", None), getattr(params, "url", "")))
+        else:
+            asking = asyncio.ensure_future(respond(self.name, mode, message, getattr(params, "requested_schema", None),
+                                                   getattr(params, "url", ""), None, "nothing here can ask you",
+                                                   _log_warning))
+        self._asking.add(asking)
+        try:
+            answer = await asking
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # the server withdrew its request
+                raise
+            answer = Answer("cancel")  # its call ended while the form was open
+        finally:
+            self._asking.discard(asking)
+        return ElicitResult(action=answer.action, content=answer.content)  # type: ignore[arg-type]
+
+    def _close_forms(self) -> None:
+        for asking in list(self._asking):
+            asking.cancel()
+
     def _keep(self, tools: dict[str, ToolInfo], t: Any) -> None:
         """A listed tool joins unless its name is unusable, repeated, or over the cap (then it is
         counted in `skipped`, and `mcp list`/doctor say so)."""
@@ -477,8 +513,10 @@ class McpConnection:
             result = await asyncio.wait_for(
                 client.call_tool(tool, args, progress_callback=heard if progress is not None else None), timeout_s)
         except TimeoutError:
+            self._close_forms()
             raise McpCallTimeout(f"no answer within {timeout_s:g} s") from None
         except asyncio.CancelledError:
+            self._close_forms()
             raise
         except Exception as exc:  # noqa: BLE001 - the SDK's errors become one clear line
             reason = _reason(exc)
@@ -523,6 +561,10 @@ class _Tail(asyncio.Protocol):
         self.buf += data
         if len(self.buf) > STDERR_KEEP:
             del self.buf[:-STDERR_KEEP]
+
+
+def _log_warning(line: str) -> None:
+    logging.getLogger("agentui.mcp").warning("%s", line)
 
 
 def _reason(exc: BaseException) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -131,12 +132,31 @@ class McpHub:
         self.reports: list[ServerReport] = []
         # (call id, one line) for each progress notification of a running call: a front end shows it
         self.on_progress: Any = None
+        # a server's `elicitation/create`: `ask(Elicitation) -> Answer` is the front end's form; without
+        # one the request is declined, and `why_not_ask` says why in the line given to `on_log`
+        self.ask: Any = None
+        self.why_not_ask = "nothing here can ask you"
+        self.on_log: Any = None  # one line (a declined request); None: a warning on stderr
+        self.on_report: Any = None  # each server's ServerReport as it comes (a front end counts them)
+
+    async def answer_elicitation(self, server: str, mode: str, message: str, schema: Any, url: str) -> Any:
+        from agentui.mcp.elicit import respond
+
+        def log(line: str) -> None:
+            if self.on_log is not None:
+                with contextlib.suppress(Exception):
+                    self.on_log(line)
+            else:
+                print(f"warning: {line}", file=sys.stderr, flush=True)
+
+        return await respond(server, mode, message, schema, url, self.ask, self.why_not_ask, log)
 
     async def start(self) -> list[ServerReport]:
         from agentui.mcp.client import MAX_TOOLS, McpConnection, McpUnavailable
 
         async def one(name: str, cfg: McpServerConfig) -> ServerReport:
             conn = McpConnection(name, cfg, cwd=self.cwd, inproc=self.inproc.get(name))
+            conn.answer_elicitation = self.answer_elicitation
             started = time.monotonic()
             self.starting[name] = conn
             try:
@@ -158,7 +178,16 @@ class McpHub:
                                 "; ".join([f"{len(names)} tools, protocol {conn.protocol_version or '?'}", *left]),
                                 warnings, {t.name: t.hints for t in conn.tools})
 
-        self.reports = list(await asyncio.gather(*(one(n, c) for n, c in self.servers.items())))
+        async def reported(name: str, cfg: McpServerConfig) -> None:
+            self.reports.append(await one(name, cfg))
+            if self.on_report is not None:
+                with contextlib.suppress(Exception):  # a display problem never stops a start
+                    self.on_report(self.reports[-1])
+
+        self.reports = []
+        await asyncio.gather(*(reported(n, c) for n, c in self.servers.items()))
+        order = list(self.servers)
+        self.reports.sort(key=lambda r: order.index(r.name))
         return self.reports
 
     def register(self, registry: Any) -> list[str]:

@@ -42,6 +42,9 @@ class Actions:
             return
         if self.current and self.runtime:
             await self.runtime.cancel(self.current, "aborted from the UI")
+        elif getattr(self, "_mcp_goal", None) is not None:  # a goal waiting for the MCP servers
+            self._mcp_goal = None
+            self.stage("the goal waiting for the MCP servers was dropped", busy=False)
         elif not self.query_one(TaskInput).has_focus:
             self.query_one(TaskInput).focus()
 
@@ -77,6 +80,11 @@ class Actions:
         await self._stop_and_exit()
 
     async def _stop_and_exit(self, code: int = 0, message: str | None = None) -> None:
+        starting = getattr(self, "_mcp_ready", None)
+        if starting is not None and not starting.done():  # MCP servers still starting: stopped too
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
         if self.runtime is not None:
             with contextlib.suppress(Exception):
                 await self.runtime.stop()

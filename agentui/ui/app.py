@@ -125,6 +125,10 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self._live_texts: dict[tuple[str, int], str] = {}  # (role, call) → its text so far, this task
         self.llm_waiting: str | None = None  # "waiting for the model (…, N s)" while a slow check runs
         self._queued_goal: str | None = None  # typed while the endpoint was checked: runs once it answers
+        self._mcp_ready: asyncio.Future[None] | None = None  # the MCP servers starting in the background
+        self._mcp_goal: str | None = None  # given while they start: runs once they have
+        self._told: set[str] = set()  # startup problems already notified
+        self._running_call: tuple[str, str, str] | None = None  # (call id, tool, what) shown in the stage line
 
     def action_goal_tree(self) -> None:
         from agentui.ui.tree import TreeScreen
@@ -289,9 +293,16 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             if onboarding.display and self.replay_path is None:
                 self.show_first_run_hint()  # an LLM was just set in Settings
             onboarding.display = False
-        self.runtime = Runtime(self.config, workspace=self.workspace, data_dir=self.data_layout.root, clock=self.clock,
+        from agentui.tools import default_registry
+
+        config, mcp_notices = self._mcp_config()
+        tools = default_registry()
+        self.runtime = Runtime(config, workspace=self.workspace, data_dir=self.data_layout.root, clock=self.clock,
                                ids=self.ids, pool=pool, memory=self.memory, clarify=self._clarify,
-                               confirm=self._confirm)
+                               confirm=self._confirm, tools=tools)
+        self.runtime.problems.extend(mcp_notices)
+        if config.mcp.servers:
+            self._start_mcp(config, tools)
         await self.runtime.start()
         watchers = getattr(getattr(self.runtime, "tools", None), "watchers", None)
         if isinstance(watchers, list):  # each tool call's start and end, live: the stage line names it
@@ -300,8 +311,7 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if self.runtime.auditor is not None:
             self.runtime.auditor.channel.listen(self._on_audit)
         self._header(pool, latency)
-        for problem in self.runtime.problems:  # e.g. an MCP server that failed to start
-            self.notify(problem, title="agentui started with a problem", severity="warning", timeout=20)
+        self._tell_problems()
         if not self.llm_error:
             self.stage("ready — type a goal", busy=False)
         self.consume(self.runtime.bus.tap("ui"))
@@ -310,6 +320,91 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             self.call_after_refresh(self.start_goal, goal)
         elif goal:
             self.query_one(TaskInput).value = goal  # kept for the next try
+
+    def _mcp_config(self) -> tuple[Config, list[str]]:
+        """The config with the project's trusted MCP servers (`.agentui/mcp.toml`) added, as an
+        editor's session gets them; notices say what was left out and why."""
+        from agentui.mcp.projectfile import merged
+
+        notices: list[str] = []
+        servers = merged(self.config.mcp.servers, self.workspace, self.data_layout.root, notices)
+        if servers is self.config.mcp.servers:
+            return self.config, notices
+        return self.config.model_copy(update={"mcp": self.config.mcp.model_copy(update={"servers": servers})}), notices
+
+    def _start_mcp(self, config: Config, tools: Any) -> None:
+        """The MCP servers start in the background: the UI is usable at once, the status line counts
+        them ready, and a goal given meanwhile waits for them (see `start_goal`)."""
+        from agentui.mcp import McpHub
+
+        hub = McpHub(config.mcp.servers, cwd=str(self.workspace))
+        hub.ask = self._elicit
+        hub.on_log = lambda line: self.notify(line, title="MCP", severity="warning", timeout=15)
+        hub.on_progress = self.on_mcp_progress
+        hub.on_report = lambda _report: self._show_mcp(hub)
+        self.runtime.mcp = hub
+        self._show_mcp(hub)
+        self._mcp_ready = asyncio.ensure_future(self._attach_mcp(hub, tools))
+
+    async def _attach_mcp(self, hub: Any, tools: Any) -> None:
+        try:
+            problems = await hub.attach(tools)
+        except Exception as e:  # noqa: BLE001 - a hub failure is a problem line, never a dead UI
+            problems = [f"MCP servers could not start: {e}"]
+        if self.runtime is None or self.runtime.mcp is not hub:  # restarted meanwhile
+            return
+        self.runtime.problems.extend(problems)
+        self._show_mcp(hub)
+        if self.runtime.started:  # else setup_runtime tells them once the runtime is up
+            self._tell_problems()
+            self.query_one(StatusBar).set(problems=list(self.runtime.problems))
+        goal, self._mcp_goal = self._mcp_goal, None
+        if goal:
+            self.call_after_refresh(self.start_goal, goal)
+
+    def _tell_problems(self) -> None:
+        """Each startup problem (an MCP server that failed to start) once, as a notification."""
+        for problem in self.runtime.problems:
+            if problem not in self._told:
+                self._told.add(problem)
+                self.notify(problem, title="agentui started with a problem", severity="warning", timeout=20)
+
+    def _show_mcp(self, hub: Any) -> None:
+        """`MCP: 2/3 ready` in the status line while they start, then the failed ones named."""
+        with contextlib.suppress(Exception):  # a status line never stops the start
+            total = len(hub.servers)
+            ok = sorted(r.name for r in hub.reports if r.ok)
+            failed = sorted(r.name for r in hub.reports if not r.ok)
+            text = f"MCP: {len(ok)}/{total} ready"
+            if len(hub.reports) < total:
+                text += " (starting)"
+            if failed:
+                text += f", failed: {', '.join(failed)}"
+            self.query_one(StatusBar).set(mcp=text)
+
+    def on_mcp_progress(self, call_id: str, line: str) -> None:
+        """An MCP server's progress notification for the running call: shown in the stage line."""
+        running = getattr(self, "_running_call", None)
+        if running is None or running[0] != call_id:  # a late notification never overwrites the end
+            return
+        self.stage(f"running {running[1]}: {running[2]} — {line}", busy=True)
+
+    async def _elicit(self, request: Any) -> Any:
+        """An MCP server's form: a modal the server's call waits on; closed as `cancel` when the
+        call ends first."""
+        from agentui.mcp.elicit import Answer
+        from agentui.ui.elicit import ElicitModal
+
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        modal = ElicitModal(request)
+        self.push_screen(modal, lambda v: fut.done() or fut.set_result(v or Answer("cancel")))
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            if modal.is_attached and not fut.done():
+                fut.set_result(Answer("cancel"))
+                modal.dismiss(Answer("cancel"))
+            raise
 
     async def _key_from_keychain(self) -> None:
         """An API key saved from Settings lives in the OS keychain: use it when none is set (remote
@@ -478,6 +573,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         if self.current is not None:
             self.notify("a task is running — Escape aborts it", severity="warning")
             return
+        if self._mcp_goal is not None:
+            self.notify("a goal is waiting for the MCP servers — Escape drops it", severity="warning")
+            return
         ti.remember(text)
         ti.value = ""
         await self.start_goal(text)
@@ -503,6 +601,12 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.query_one(StageLine).start_task()
         self.query_one(ResultPanel).update("[dim]working…[/dim]")
         self._live_texts = {}
+        ready = self._mcp_ready
+        if ready is not None and not ready.done():  # the goal may need the servers' tools: it waits
+            self._mcp_goal = text
+            self.stage("waiting for the MCP servers to start — the goal runs once they have (Esc drops it)",
+                       busy=True)
+            return
         self.current = await self.runtime.submit(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -222,8 +222,10 @@ class BusFeed:
         what = " ".join(what.split())
         what = what if len(what) <= 60 else what[:59] + "…"
         if ev.record is None:
+            self._running_call = (ev.call_id, ev.tool, what)  # an MCP server's progress names it
             self.stage(f"running {ev.tool}: {what}", busy=True)
         else:
+            self._running_call = None
             r = ev.record
             how = "ok" if r.ok else f"failed{f' (exit {r.exit_code})' if r.exit_code not in (None, 0) else ''}"
             self.stage(f"R3 working — {ev.tool} {how} in {r.duration_s:.1f} s: {what}", busy=True)

@@ -1,6 +1,7 @@
 """The status bar at the top: what the agent will act on and with what — workspace, model@endpoint
 and its health, the sandbox, the memory's M/K/C/T counts (or, in a replay, what is replayed), and a
-badge when the runtime started with problems (an MCP server that failed to start)."""
+badge when the runtime started with problems (an MCP server that failed to start), and the MCP
+servers as they start ("MCP: 2/3 ready", the failed ones named)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class StatusBar(Static):
     def __init__(self, **kw: Any) -> None:
         super().__init__("◆ agentui", **kw)
         self.fields: dict[str, str] = {"mode": "", "workspace": "", "model": "", "health": "", "sandbox": "",
-                                       "memory": "", "problems": ""}
+                                       "memory": "", "mcp": "", "problems": ""}
         self.problem_lines: list[str] = []
         self.healthy: bool | None = None
         self.sandboxed = False
@@ -95,7 +96,8 @@ class StatusBar(Static):
 
     def _plain(self, f: dict[str, str]) -> int:
         bits = ["◆ agentui", f["mode"], f"ws {short_path(f['workspace'])}" if f["workspace"] else "",
-                f"{f['model']} ● {f['health']}" if f["model"] else "", f["sandbox"], f["memory"], f["problems"]]
+                f"{f['model']} ● {f['health']}" if f["model"] else "", f["sandbox"], f["memory"], f["mcp"],
+                f["problems"]]
         return len(" │ ".join(b for b in bits if b))
 
     def _paint(self) -> None:
@@ -103,7 +105,7 @@ class StatusBar(Static):
         self.shown = " │ ".join(shown)  # what fits the bar
         self.text = " │ ".join(self._parts(self.fields)[1])  # everything, as the tooltip has it
         self.update(" │ ".join(parts))
-        whole = [self.fields[k] for k in ("mode", "workspace", "model", "health", "sandbox", "memory")
+        whole = [self.fields[k] for k in ("mode", "workspace", "model", "health", "sandbox", "memory", "mcp")
                  if self.fields[k]]
         self.tooltip = "\n".join([*whole, *self.problem_lines, "", tooltip("M/K/C/T")])
 
@@ -128,6 +130,10 @@ class StatusBar(Static):
         if f["memory"]:
             parts.append(escape(f["memory"]))
             plain.append(f["memory"])
+        if f["mcp"]:
+            failed = ", failed" in f["mcp"]
+            parts.append(f"[b $warning]{escape(f['mcp'])}[/]" if failed else escape(f["mcp"]))
+            plain.append(f["mcp"])
         if f["problems"]:
             parts.append(f"[b $warning]{escape(f['problems'])}[/]")
             plain.append(f["problems"])

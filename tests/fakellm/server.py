@@ -48,6 +48,7 @@ class Reply:
     tail: str | None = None
     tail_unit: str = '"read_file", "write_file", "web_search", "file_search", '
     linger_s: float = 0.0  # a single-slot server stays busy this long after the client hangs up
+    cost: float | None = None  # reported as `usage.cost`, as OpenRouter does (plain and streamed replies)
 
     @classmethod
     def stream(cls, content: str | Any, *, tail: str | None = None, **kw: Any) -> Reply:
@@ -355,6 +356,7 @@ class FakeLLM:
                         "prompt_tokens": max(1, prompt // 4),
                         "completion_tokens": max(1, len(reply.content) // 4),
                         "total_tokens": max(1, prompt // 4) + max(1, len(reply.content) // 4),
+                        **({"cost": reply.cost} if reply.cost is not None else {}),
                     },
                 }
                 self._send(200, json.dumps(body, ensure_ascii=False).encode("utf-8"), headers=reply.headers)

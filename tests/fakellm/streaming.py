@@ -92,6 +92,12 @@ def stream_reply(handler: Any, fake: Any, req: dict[str, Any], role: str, reply:
                 pass
             raise ConnectionResetError
         emit(chunk("", reply.finish_reason))
+        if getattr(reply, "cost", None) is not None:  # the usage chunk, as OpenRouter sends it last
+            prompt = sum(len(str(m.get("content", ""))) for m in req.get("messages", []))
+            emit({"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": int(time.time()),
+                  "model": model, "choices": [], "usage": {
+                      "prompt_tokens": max(1, prompt // 4), "completion_tokens": max(1, len(reply.content) // 4),
+                      "cost": reply.cost}})
         emit("[DONE]")
         handler.wfile.write(b"0\r\n\r\n")
         handler.wfile.flush()

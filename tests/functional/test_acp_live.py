@@ -5,6 +5,7 @@ resume and close. The SDK's client side drives a real `agentui acp` process over
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -47,6 +48,7 @@ class Editor(Client):
         self.writes: list[tuple[str, str]] = []
         self.terminals: dict[str, tuple[asyncio.subprocess.Process, asyncio.Task]] = {}
         self.created: list[tuple[str, list[str], str | None]] = []
+        self.envs: list[dict[str, str]] = []  # the environment each terminal was asked for
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **_kw):  # noqa: ANN001, ANN201
         self.reads.append(path)
@@ -60,6 +62,7 @@ class Editor(Client):
     async def create_terminal(self, session_id, command, args=None, env=None, cwd=None,  # noqa: ANN001, ANN201
                               output_byte_limit=None, **_kw):
         self.created.append((command, list(args or []), cwd))
+        self.envs.append({e.name: e.value for e in env or []})
         proc = await asyncio.create_subprocess_exec(
             command, *(args or []), cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             env={**os.environ, **{e.name: e.value for e in env or []}})
@@ -167,9 +170,13 @@ async def test_shell_runs_in_the_editors_terminal_behind_the_gate(fakellm, tmp_p
         s = await conn.new_session(cwd=str(w), mcp_servers=[])
         await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("do it")]), 60)
     [(command, args, cwd)] = editor.created  # the denied `rm` never reached the terminal
-    # `env -i` with only the scrubbed variables: nothing of the client's environment (BASH_ENV, keys) reaches it
-    assert command == "/usr/bin/env" and args[0] == "-i" and args[-2:] == ["-c", "echo hi from the terminal"]
-    assert not any(a.startswith(("BASH_ENV=", "AGENTUI_")) for a in args)
+    # the terminal's title is the command: agentui's launcher runs the whole argv handed over in its
+    # environment — `env -i` with only the scrubbed variables (nothing of the client's environment,
+    # BASH_ENV, keys, reaches the command), the sandbox when there is one, then `bash -c` the command
+    assert command == "agentui-run" and args == ["echo hi from the terminal"]
+    argv = json.loads(editor.envs[0]["AGENTUI_RUN_ARGV"])
+    assert argv[:2] == ["/usr/bin/env", "-i"] and argv[-2:] == ["-c", "echo hi from the terminal"]
+    assert not any(a.startswith(("BASH_ENV=", "AGENTUI_")) for a in argv)
     assert cwd == str(w.resolve()) or cwd == str(w)
     assert (w / "keep.txt").read_text() == "precious"
     [(perm, _)] = editor.permissions

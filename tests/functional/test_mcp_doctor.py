@@ -22,7 +22,7 @@ def test_doctor_reports_each_mcp_server(fakellm, tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=90, env=dict(os.environ))
     out = json.loads(r.stdout)
     checks = {c["name"]: c for c in out["checks"]}
-    assert checks["mcp t"]["ok"] and checks["mcp t"]["detail"].startswith("8 tools, protocol ")
+    assert checks["mcp t"]["ok"] and checks["mcp t"]["detail"].startswith("9 tools, protocol ")
     assert " s" in checks["mcp t"]["detail"]
     assert not checks["mcp bad"]["ok"] and "configured to crash on start" in checks["mcp bad"]["detail"]
     assert r.returncode == 1 and not out["ok"]

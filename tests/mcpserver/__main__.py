@@ -3,8 +3,8 @@
 Tools: `echo(text)`, `add(a, b)`, `fail(message)` (a tool error, `is_error`), `big(n)` (n chars of
 output), `sleep(seconds)`, `die(code)` (the process exits mid-call), `env(name)` (one variable of
 the server's environment, to check what the client passes); a resource `note://today`, a template
-`note://{day}` and a prompt `review(file)`; `count(n)` reports progress at each step. `--crash-on-start` exits
-before the
+`note://{day}` and a prompt `review(file)`; `count(n)` reports progress at each step; `book()` asks the user for a
+form (elicitation: a name, a number of guests, a yes/no and a choice). `--crash-on-start` exits before the
 handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
 HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given (a
 401 names its resource metadata in WWW-Authenticate, as an OAuth-protected server does); with
@@ -17,9 +17,22 @@ import argparse
 import asyncio
 import os
 import sys
+from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+
+class Booking(BaseModel):
+    name: str = Field(description="Whose name the table is under")
+    guests: int = Field(ge=1, le=12, description="How many people")
+    outside: bool = Field(default=False, description="A table outside")
+    area: Literal["bar", "window", "garden"] = Field(default="window")
+
+
+def booking() -> Elicit[Booking]:
+    return Elicit("Book a table: who, how many, and where?", Booking)
 
 
 def build(marker: str | None = None) -> MCPServer:
@@ -74,6 +87,13 @@ def build(marker: str | None = None) -> MCPServer:
             await ctx.report_progress(i + 1, n, f"step {i + 1}")
             await asyncio.sleep(0.05)
         return f"counted to {n}"
+
+    @server.tool(description="Book a table: asks the user for the details (elicitation).")
+    def book(answer: Annotated[ElicitationResult[Booking], Resolve(booking)]) -> str:
+        mark("book")
+        if answer.action == "accept":
+            return f"accepted: {answer.data.model_dump_json()}"
+        return answer.action
 
     @server.resource("note://today", description="Today's note.")
     def today() -> str:

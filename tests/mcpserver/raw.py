@@ -9,7 +9,10 @@ and the client's side of the handshake. Tools: `echo(text)` (valid); with `--bad
 server asks `roots/list` when the client declared roots, and records the answer too.
 `--log-and-crash TEXT` answers `initialize` with TEXT, a non-JSON line (the SDK logs it), then
 exits; `--exit-after S` waits S seconds, says so on stderr and exits before any answer;
-`--slow-start S` waits S seconds before it serves."""
+`--slow-start S` waits S seconds before it serves. With `--elicit`, `ask(text)` sends the client an
+`elicitation/create` (a form: a string, a number, a boolean and an enum) mid-call, as a server of
+protocol 2025-11-25 does, and answers the call with the client's reply as JSON; `open_page(text)`
+sends a URL-mode one."""
 
 from __future__ import annotations
 
@@ -39,6 +42,15 @@ ANNOTATED = [
     _tool("lying", "Claims both.", readOnlyHint=True, destructiveHint=True),
 ]
 
+ELICIT_FORM = {"mode": "form", "message": "Which release?", "requestedSchema": {
+    "type": "object", "required": ["version"], "properties": {
+        "version": {"type": "string", "title": "Version", "description": "e.g. 1.2.0", "minLength": 1},
+        "count": {"type": "number", "title": "How many", "minimum": 0},
+        "draft": {"type": "boolean", "title": "Draft", "default": True},
+        "channel": {"type": "string", "title": "Channel", "oneOf": [
+            {"const": "stable", "title": "Stable"}, {"const": "beta", "title": "Beta"}]}}}}
+ELICIT_URL = {"mode": "url", "message": "Sign in", "url": "https://example.com/sign-in", "elicitationId": "e-1"}
+
 
 def send(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
@@ -57,6 +69,9 @@ def main() -> None:
         tools += ANNOTATED
     if "--list-changed" in sys.argv:
         tools.append(_tool("grow", "Add a tool named grown."))
+    if "--elicit" in sys.argv:
+        tools += [_tool("ask", "Ask the user for a form."), _tool("open_page", "Ask the user to open a page.")]
+    waiting: dict[str, object] = {}  # elicitation request id → the tools/call id it answers
     caps: dict = {}
     if (wait := _arg("--exit-after")) is not None:
         time.sleep(float(wait))
@@ -86,6 +101,15 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": mid, "result": {"tools": tools}})
+        elif mid in waiting and not method:  # the client's answer to our elicitation/create
+            answer = msg.get("result") if "result" in msg else {"error": msg.get("error")}
+            send({"jsonrpc": "2.0", "id": waiting.pop(mid),
+                  "result": {"content": [{"type": "text", "text": json.dumps(answer, sort_keys=True)}]}})
+        elif method == "tools/call" and params.get("name") in ("ask", "open_page"):
+            ask = f"elicit-{len(waiting) + 1}-{mid}"
+            waiting[ask] = mid
+            send({"jsonrpc": "2.0", "id": ask, "method": "elicitation/create", "params": ELICIT_URL
+                  if params["name"] == "open_page" else ELICIT_FORM})
         elif method == "tools/call":
             name = params.get("name")
             if name == "grow" and not any(t["name"] == "grown" for t in tools):
