@@ -237,19 +237,22 @@ class Mapper:
         if isinstance(p, LLMUsage):
             self.count_cost(p)
         if isinstance(p, LLMUsage) and not replay:
-            t = self.tokens.setdefault(tid, Tokens())
-            t.prompt += p.prompt_tokens
-            t.completion += p.completion_tokens
-            t.calls += 1
-            if p.cut == "length":
-                self.cut[tid] = True
-            # `used` = this call's context, `size` = the model's window (0 when it is not known)
-            return [UsageUpdate(session_update="usage_update", used=p.prompt_tokens + p.completion_tokens,
-                                size=self.window(p.model), cost=self.cost(),
-                                field_meta={"agentui": {"role": p.role.value, "task_prompt_tokens": t.prompt,
-                                                        "task_completion_tokens": t.completion,
-                                                        "task_llm_calls": t.calls}})]
+            return [self._usage(p, tid)]
         return []
+
+    def _usage(self, p: LLMUsage, tid: str) -> UsageUpdate:
+        t = self.tokens.setdefault(tid, Tokens())
+        t.prompt += p.prompt_tokens
+        t.completion += p.completion_tokens
+        t.calls += 1
+        if p.cut == "length":
+            self.cut[tid] = True
+        # `used` = this call's context, `size` = the model's window (0 when it is not known)
+        return UsageUpdate(session_update="usage_update", used=p.prompt_tokens + p.completion_tokens,
+                           size=self.window(p.model), cost=self.cost(),
+                           field_meta={"agentui": {"role": p.role.value, "task_prompt_tokens": t.prompt,
+                                                   "task_completion_tokens": t.completion,
+                                                   "task_llm_calls": t.calls}})
 
     def _delta(self, p: LLMDelta, tid: str, replay: bool) -> list[Any]:
         """A role's reply as it is generated: thought chunks (the message is the task's answer); a
