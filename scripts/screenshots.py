@@ -18,9 +18,10 @@ sys.path.insert(0, str(ROOT))
 
 from agentui.clock import FakeClock  # noqa: E402
 from agentui.config import Config  # noqa: E402
-from agentui.contracts import ClarificationRequest, ConfirmationRequest  # noqa: E402
+from agentui.contracts import ClarificationRequest, ConfirmationRequest, FileDiff  # noqa: E402
 from agentui.ids import SeededIds  # noqa: E402
 from agentui.memory import InMemoryMemory  # noqa: E402
+from agentui.tools.diffs import unified  # noqa: E402
 from agentui.ui.app import AgentApp  # noqa: E402
 from agentui.ui.modals import ClarifyModal, ConfirmModal  # noqa: E402
 
@@ -87,6 +88,19 @@ async def shoot(theme: str, size: tuple[int, int] = SIZE, only_main: str = "") -
             cwd="/work/proj")))
         await footer_ready(pilot)
         save("confirm")
+        await pilot.press("d")
+        # a file write asks with the diff of what it would write
+        old = "".join(f"port_{i} = {8000 + i}\n" for i in range(12))
+        new = old.replace("port_3 = 8003", "port_3 = 9003") + "host = example.org\n"
+        diff, added, removed = unified(old, new, "settings.ini")
+        app.push_screen(ConfirmModal(ConfirmationRequest(
+            request_id="r3", task_id="t", tool="write_file", command="/work/proj/settings.ini",
+            reasons=["overwrites an existing file: settings.ini"], cwd="/work/proj",
+            patterns=["write_file settings.ini"], scopes=["once", "task", "session"], writes=["settings.ini"],
+            change=FileDiff(path="settings.ini", abs_path="/work/proj/settings.ini", diff=diff, old_text=old,
+                            new_text=new, added=added, removed=removed))))
+        await footer_ready(pilot)
+        save("confirm-write")
         await pilot.press("d")
         app.push_screen(ClarifyModal(ClarificationRequest(request_id="r2", task_id="t",
                                                           question="Which files should I count?", round=1)))
