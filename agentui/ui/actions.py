@@ -15,6 +15,29 @@ from agentui.ui.modals import PayloadModal, YesNoModal
 from agentui.ui.screens import AuditScreen, MemoryScreen, TaskDetailScreen
 from agentui.ui.widgets import BusView, ResultPanel, TaskInput
 
+#: after a signal, how long restoring the terminal may take before the process leaves without it
+EXIT_GRACE_S = 5.0
+
+
+def _exit_soon(code: int, message: str | None) -> None:
+    """After SIGHUP the terminal is gone: Textual's shutdown writes to it to restore its modes and can
+    block on the dead tty for ever (seen: a closed tmux pane left the app spinning). The memory and
+    the task log are closed by now, so if the orderly exit has not happened within the grace
+    period, the process leaves without the terminal."""
+    import os
+    import sys
+    import threading
+
+    def leave() -> None:
+        if message:
+            with contextlib.suppress(OSError):
+                os.write(sys.__stderr__.fileno() if sys.__stderr__ else 2, (message + "\n").encode())
+        os._exit(code)
+
+    timer = threading.Timer(EXIT_GRACE_S, leave)
+    timer.daemon = True
+    timer.start()
+
 
 class Actions:
     """Mixin for AgentApp: one method per key binding / palette command."""
@@ -79,7 +102,7 @@ class Actions:
             return
         await self._stop_and_exit()
 
-    async def _stop_and_exit(self, code: int = 0, message: str | None = None) -> None:
+    async def _stop_and_exit(self, code: int = 0, message: str | None = None, signalled: bool = False) -> None:
         starting = getattr(self, "_mcp_ready", None)
         if starting is not None and not starting.done():  # MCP servers still starting: stopped too
             starting.cancel()
@@ -91,6 +114,8 @@ class Actions:
         elif self.memory is not None:
             with contextlib.suppress(Exception):
                 await self.memory.close()
+        if signalled:
+            _exit_soon(code, message)
         self.exit(return_code=code, message=message)
 
     def _on_signal(self, sig: int) -> None:
@@ -103,7 +128,7 @@ class Actions:
         if getattr(self, "_signal_stop", False):
             return
         self._signal_stop = True
-        self.run_worker(self._stop_and_exit(128 + sig, f"agentui: {signal.Signals(sig).name}, stopped"))
+        self.run_worker(self._stop_and_exit(128 + sig, f"agentui: {signal.Signals(sig).name}, stopped", signalled=True))
 
     def action_memory(self, filter: str = "") -> None:
         if isinstance(self.screen, MemoryScreen) or self._modal_pending():
