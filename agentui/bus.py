@@ -161,7 +161,34 @@ class _Queue:
                 p.set_result(None)
 
 
-class Subscription:
+class _Reader:
+    """The reading side of one queue, shared by a Subscription and a Tap (neither can publish)."""
+
+    _q: _Queue
+
+    @property
+    def pending(self) -> int:
+        return len(self._q)
+
+    async def get(self) -> Envelope:
+        """The next envelope; raises StopAsyncIteration once the reader is closed and empty."""
+        return await self._q.get()
+
+    def get_nowait(self) -> Envelope | None:
+        return self._q.get_nowait()
+
+    def drain(self) -> list[Envelope]:
+        """Everything pending, without waiting (for batched consumers such as the UI)."""
+        return self._q.drain()
+
+    def __aiter__(self) -> AsyncIterator[Envelope]:
+        return self
+
+    def __anext__(self) -> Awaitable[Envelope]:
+        return self._q.get()  # the queue's coroutine itself: one frame less on the hot path
+
+
+class Subscription(_Reader):
     """Envelopes matching a filter, in order. Iterate with ``async for`` or call ``get``."""
 
     def __init__(
@@ -186,33 +213,12 @@ class Subscription:
             self.receiver is None or env.receiver == self.receiver
         )
 
-    @property
-    def pending(self) -> int:
-        return len(self._q)
-
-    async def get(self) -> Envelope:
-        """The next envelope; raises StopAsyncIteration once the subscription is closed and empty."""
-        return await self._q.get()
-
-    def get_nowait(self) -> Envelope | None:
-        return self._q.get_nowait()
-
-    def drain(self) -> list[Envelope]:
-        """Everything pending, without waiting (for batched consumers such as the UI)."""
-        return self._q.drain()
-
-    def __aiter__(self) -> AsyncIterator[Envelope]:
-        return self
-
-    def __anext__(self) -> Awaitable[Envelope]:
-        return self._q.get()  # the queue's coroutine itself: one frame less on the hot path
-
     def close(self) -> None:
         self._bus._unsubscribe(self)
         self._q.close()
 
 
-class Tap:
+class Tap(_Reader):
     """A read-only copy of every envelope. It exposes no way to publish (only get, drain, close)."""
 
     def __init__(self, name: str, maxsize: int) -> None:
@@ -221,10 +227,6 @@ class Tap:
         self._detach: object = None
         self._backlog: Callable[[], int] = lambda: 0
 
-    @property
-    def pending(self) -> int:
-        return len(self._q)
-
     def bus_backlog(self) -> int:
         """Envelopes the bus's subscribers have queued and not yet taken (0: the roles caught up)."""
         return self._backlog()
@@ -232,21 +234,6 @@ class Tap:
     @property
     def capacity(self) -> int:
         return self._q.maxsize
-
-    async def get(self) -> Envelope:
-        return await self._q.get()
-
-    def get_nowait(self) -> Envelope | None:
-        return self._q.get_nowait()
-
-    def drain(self) -> list[Envelope]:
-        return self._q.drain()
-
-    def __aiter__(self) -> AsyncIterator[Envelope]:
-        return self
-
-    def __anext__(self) -> Awaitable[Envelope]:
-        return self._q.get()  # the queue's coroutine itself: one frame less on the hot path
 
     def close(self) -> None:
         detach = self._detach
