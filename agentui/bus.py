@@ -380,18 +380,10 @@ class Bus:
         return env
 
     async def publish_envelope(self, env: Envelope) -> None:
-        if self.closed:
-            raise BusClosed("the bus is closed")
-        if env.task_id is not None and env.task_id in self._dropped_tasks and env.type not in _ALWAYS_DELIVERED:
-            self.dropped += 1
+        queues = self._targets(env)
+        if queues is None:
             return
         self.published += 1
-        route = self._routes.get(env.type)
-        if route is None:
-            route = self._route(env.type)
-        queues, filtered = route
-        if filtered:
-            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
         # _Queue.put_nowait inlined for its common case (room, nobody waiting to be woken): one
         # call less per delivery, and a message has one delivery per subscriber and tap
         for q in queues:
@@ -406,23 +398,30 @@ class Bus:
         """Deliver `env` now, without waiting, if every queue it goes to has room; False (nothing
         delivered) if one is full — then `publish` it, which waits. For a message that must not
         fall behind the ones its sender is about to publish (the rest of a streamed reply)."""
-        if self.closed:
-            raise BusClosed("the bus is closed")
-        if env.task_id is not None and env.task_id in self._dropped_tasks and env.type not in _ALWAYS_DELIVERED:
-            self.dropped += 1
+        queues = self._targets(env)
+        if queues is None:
             return True
-        route = self._routes.get(env.type)
-        if route is None:
-            route = self._route(env.type)
-        queues, filtered = route
-        if filtered:
-            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
         if any(len(q) >= q.maxsize for q in queues):
             return False
         self.published += 1
         for q in queues:
             q.put_nowait(env)
         return True
+
+    def _targets(self, env: Envelope) -> list[_Queue] | None:
+        """The queues `env` is delivered to; None (counted as dropped) when its task was cancelled."""
+        if self.closed:
+            raise BusClosed("the bus is closed")
+        if env.task_id is not None and env.task_id in self._dropped_tasks and env.type not in _ALWAYS_DELIVERED:
+            self.dropped += 1
+            return None
+        route = self._routes.get(env.type)
+        if route is None:
+            route = self._route(env.type)
+        queues, filtered = route
+        if filtered:
+            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
+        return queues
 
     def _route(self, type_: str) -> tuple[list[_Queue], list[Subscription]]:
         """Where a message type goes: the taps' and unfiltered subscribers' queues (in that
