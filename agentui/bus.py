@@ -161,7 +161,34 @@ class _Queue:
                 p.set_result(None)
 
 
-class Subscription:
+class _Reader:
+    """The reading side of one queue, shared by a Subscription and a Tap (neither can publish)."""
+
+    _q: _Queue
+
+    @property
+    def pending(self) -> int:
+        return len(self._q)
+
+    async def get(self) -> Envelope:
+        """The next envelope; raises StopAsyncIteration once the reader is closed and empty."""
+        return await self._q.get()
+
+    def get_nowait(self) -> Envelope | None:
+        return self._q.get_nowait()
+
+    def drain(self) -> list[Envelope]:
+        """Everything pending, without waiting (for batched consumers such as the UI)."""
+        return self._q.drain()
+
+    def __aiter__(self) -> AsyncIterator[Envelope]:
+        return self
+
+    def __anext__(self) -> Awaitable[Envelope]:
+        return self._q.get()  # the queue's coroutine itself: one frame less on the hot path
+
+
+class Subscription(_Reader):
     """Envelopes matching a filter, in order. Iterate with ``async for`` or call ``get``."""
 
     def __init__(
@@ -186,33 +213,12 @@ class Subscription:
             self.receiver is None or env.receiver == self.receiver
         )
 
-    @property
-    def pending(self) -> int:
-        return len(self._q)
-
-    async def get(self) -> Envelope:
-        """The next envelope; raises StopAsyncIteration once the subscription is closed and empty."""
-        return await self._q.get()
-
-    def get_nowait(self) -> Envelope | None:
-        return self._q.get_nowait()
-
-    def drain(self) -> list[Envelope]:
-        """Everything pending, without waiting (for batched consumers such as the UI)."""
-        return self._q.drain()
-
-    def __aiter__(self) -> AsyncIterator[Envelope]:
-        return self
-
-    def __anext__(self) -> Awaitable[Envelope]:
-        return self._q.get()  # the queue's coroutine itself: one frame less on the hot path
-
     def close(self) -> None:
         self._bus._unsubscribe(self)
         self._q.close()
 
 
-class Tap:
+class Tap(_Reader):
     """A read-only copy of every envelope. It exposes no way to publish (only get, drain, close)."""
 
     def __init__(self, name: str, maxsize: int) -> None:
@@ -221,10 +227,6 @@ class Tap:
         self._detach: object = None
         self._backlog: Callable[[], int] = lambda: 0
 
-    @property
-    def pending(self) -> int:
-        return len(self._q)
-
     def bus_backlog(self) -> int:
         """Envelopes the bus's subscribers have queued and not yet taken (0: the roles caught up)."""
         return self._backlog()
@@ -232,21 +234,6 @@ class Tap:
     @property
     def capacity(self) -> int:
         return self._q.maxsize
-
-    async def get(self) -> Envelope:
-        return await self._q.get()
-
-    def get_nowait(self) -> Envelope | None:
-        return self._q.get_nowait()
-
-    def drain(self) -> list[Envelope]:
-        return self._q.drain()
-
-    def __aiter__(self) -> AsyncIterator[Envelope]:
-        return self
-
-    def __anext__(self) -> Awaitable[Envelope]:
-        return self._q.get()  # the queue's coroutine itself: one frame less on the hot path
 
     def close(self) -> None:
         detach = self._detach
@@ -393,18 +380,10 @@ class Bus:
         return env
 
     async def publish_envelope(self, env: Envelope) -> None:
-        if self.closed:
-            raise BusClosed("the bus is closed")
-        if env.task_id is not None and env.task_id in self._dropped_tasks and env.type not in _ALWAYS_DELIVERED:
-            self.dropped += 1
+        queues = self._targets(env)
+        if queues is None:
             return
         self.published += 1
-        route = self._routes.get(env.type)
-        if route is None:
-            route = self._route(env.type)
-        queues, filtered = route
-        if filtered:
-            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
         # _Queue.put_nowait inlined for its common case (room, nobody waiting to be woken): one
         # call less per delivery, and a message has one delivery per subscriber and tap
         for q in queues:
@@ -419,23 +398,30 @@ class Bus:
         """Deliver `env` now, without waiting, if every queue it goes to has room; False (nothing
         delivered) if one is full — then `publish` it, which waits. For a message that must not
         fall behind the ones its sender is about to publish (the rest of a streamed reply)."""
-        if self.closed:
-            raise BusClosed("the bus is closed")
-        if env.task_id is not None and env.task_id in self._dropped_tasks and env.type not in _ALWAYS_DELIVERED:
-            self.dropped += 1
+        queues = self._targets(env)
+        if queues is None:
             return True
-        route = self._routes.get(env.type)
-        if route is None:
-            route = self._route(env.type)
-        queues, filtered = route
-        if filtered:
-            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
         if any(len(q) >= q.maxsize for q in queues):
             return False
         self.published += 1
         for q in queues:
             q.put_nowait(env)
         return True
+
+    def _targets(self, env: Envelope) -> list[_Queue] | None:
+        """The queues `env` is delivered to; None (counted as dropped) when its task was cancelled."""
+        if self.closed:
+            raise BusClosed("the bus is closed")
+        if env.task_id is not None and env.task_id in self._dropped_tasks and env.type not in _ALWAYS_DELIVERED:
+            self.dropped += 1
+            return None
+        route = self._routes.get(env.type)
+        if route is None:
+            route = self._route(env.type)
+        queues, filtered = route
+        if filtered:
+            queues = [*queues, *(sub._q for sub in filtered if sub._matches(env))]
+        return queues
 
     def _route(self, type_: str) -> tuple[list[_Queue], list[Subscription]]:
         """Where a message type goes: the taps' and unfiltered subscribers' queues (in that

@@ -60,9 +60,7 @@ def _one(text: Any, n: int = 100) -> str:
 
 def detail(env: Envelope) -> str:  # noqa: C901 - one flat branch per payload type, each a single line of text
     p = env.payload
-    if isinstance(p, TaskStarted):
-        return _one(p.text)
-    if isinstance(p, UserInput):
+    if isinstance(p, TaskStarted | UserInput | PerceiverReply):
         return _one(p.text)
     if isinstance(p, TaskSpec):
         return _one(p.intent)
@@ -92,12 +90,10 @@ def detail(env: Envelope) -> str:  # noqa: C901 - one flat branch per payload ty
         return f"{failed}/{total} failed ({p.reason}) — {_one(p.gap_summary, 70)}"
     if isinstance(p, OutcomeSummary):
         return _one(p.summary)
-    if isinstance(p, PlanDirective):
-        return loss_line(p.prev_directive.value, p.directive.value, p.loss, p.grad_l,
+    if isinstance(p, PlanDirective | FinalResult):
+        line = loss_line(p.prev_directive.value, p.directive.value, p.loss, p.grad_l,
                          first=p.prev_directive.value == "init")
-    if isinstance(p, FinalResult):
-        return (loss_line(p.prev_directive.value, p.directive.value, p.loss, p.grad_l,
-                          first=p.prev_directive.value == "init") + f" — {_one(p.summary, 70)}")
+        return line + f" — {_one(p.summary, 70)}" if isinstance(p, FinalResult) else line
     if isinstance(p, Megram):
         return f"{p.level.value} {p.space} {p.entity} {p.state} f={p.f:.2f} σ={p.sigma:+.1f}"
     if isinstance(p, ClarificationRequest):
@@ -111,8 +107,6 @@ def detail(env: Envelope) -> str:  # noqa: C901 - one flat branch per payload ty
     if isinstance(p, ApprovalRecord):
         scope = f" {p.scope}" if p.scope else ""
         return f"{p.decision}{scope} by {p.by}: {p.tool} {_one(p.command, 60)}"
-    if isinstance(p, PerceiverReply):
-        return _one(p.text)
     if isinstance(p, TaskCancelled):
         return p.reason
     if isinstance(p, LLMUsage):

@@ -280,9 +280,7 @@ class AgentValidator(RoleBase):
         world = W.facts(f"{st.intent}\n{crit_lines}", ws)
         runs = await C.run(self.ctx, st.parent_task_id, crits, subtask_id=st.subtask_id)
         seen = ("\n\nWorkspace now (checked by code after the step):\n" + "\n".join(world)) if world else ""
-        if runs:
-            seen += "\n\nChecks run by code now:\n" + "\n".join(
-                f"{i + 1}. {run.evidence()}" for i, run in sorted(runs.items()))
+        seen += C.prompt_section(runs)
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": (

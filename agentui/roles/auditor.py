@@ -15,7 +15,9 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from agentui.bus import Bus
 from agentui.clock import Clock, SystemClock, iso
@@ -27,6 +29,7 @@ from agentui.roles.audit_core import ALLOWED_ROUTES, AuditCore
 from agentui.roles.audit_log import AuditLog, OperatorChannel, build_report
 
 log = logging.getLogger("agentui.auditor")
+T = TypeVar("T", AuditEvent, ApprovalRecord)
 
 _GATE_TYPES = frozenset({"ApprovalRecord", "ConfirmationRequest", "ConfirmationDecision"})
 AUDIT_SLICE = 256  # envelopes audited between yields to the event loop (~1 ms of detector work)
@@ -66,18 +69,18 @@ class Auditor:
         for e in events:
             self.events.append(e)
             self._since_report.append(e)
-            if self.log:
-                try:
-                    self.log.append_event(e)
-                except OSError as err:  # disk full: one line, not a traceback
-                    log.warning("audit log write failed: %s", err)
+            self._write(AuditLog.append_event, e)
             self.channel.push(e)
 
     def _approval(self, record: ApprovalRecord) -> None:
         self.approval_records.append(record)
+        self._write(AuditLog.append_approval, record)
+
+    def _write(self, append: Callable[[AuditLog, T], None], record: T) -> None:
+        """One record into the audit log, when there is one."""
         if self.log:
             try:
-                self.log.append_approval(record)
+                append(self.log, record)
             except OSError as err:  # disk full: one line, not a traceback
                 log.warning("audit log write failed: %s", err)
 

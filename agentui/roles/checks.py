@@ -97,6 +97,13 @@ async def run(ctx: Any, task_id: str, criteria: Sequence[Criterion], *, subtask_
     return runs
 
 
+def prompt_section(runs: dict[int, CheckRun]) -> str:
+    """What the checks printed, as a validator's prompt shows it ('' when none ran)."""
+    if not runs:
+        return ""
+    return "\n\nChecks run by code now:\n" + "\n".join(f"{i + 1}. {run.evidence()}" for i, run in sorted(runs.items()))
+
+
 def _refused(rec: ToolCallRecord) -> bool:
     """The gate or the registry refused the call, or it timed out: it did not run to the end."""
     return rec.exit_code is None or (rec.error or "").startswith("timed out")

@@ -19,7 +19,7 @@ import asyncio
 import os
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -434,7 +434,5 @@ class Executor(RoleBase):
 
 
 def _file_diff(change: Any) -> FileDiff | None:
-    """A file write's proposed change (a tools.diffs.FileChange) as the request carries it."""
-    if change is None or not is_dataclass(change) or isinstance(change, type):
-        return None
-    return FileDiff.model_validate(asdict(change))
+    """A file write's proposed change (tools.diffs.propose builds it) as the request carries it."""
+    return change if isinstance(change, FileDiff) else None

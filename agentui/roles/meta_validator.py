@@ -256,8 +256,7 @@ class MetaValidator(RoleBase):
         ws = self.ctx.workspace
         world = W.facts(f"{request}\n{crit_lines}", ws)
         seen = ("\n\nWorkspace now (checked by code):\n" + "\n".join(world)) if world else ""
-        checked = ("\n\nChecks run by code now:\n" + "\n".join(
-            f"{i + 1}. {r.evidence()}" for i, r in sorted(runs.items()))) if runs else ""
+        checked = C.prompt_section(runs)
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": (

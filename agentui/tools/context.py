@@ -27,7 +27,7 @@ class GateRequest:
     sandboxed: bool = False  # the command will run inside the OS sandbox
     escalation: bool = False  # the sandbox blocked it; the question is "run it unconfined?"
     file_scoped: bool = False  # the pattern names one file: approvable for the task or session, not the project
-    change: Any = None  # a diffs.FileChange: what a file write would change (its diff), shown before the answer
+    change: Any = None  # a FileDiff (diffs.propose): what a file write would change, shown before the answer
 
     def scopes(self) -> tuple[Scope, ...]:
         """The answers this request offers besides deny."""
@@ -39,7 +39,7 @@ class GateRequest:
 
 
 Preview = Callable[[], Awaitable[Any]]
-"""Builds what an effect would change (a diffs.FileChange), called only when the gate asks a person."""
+"""Builds what an effect would change (a FileDiff), called only when the gate asks a person."""
 
 ConfirmFn = Callable[[GateRequest], Awaitable[Any]]
 """GateRequest -> a ConfirmationChoice (approve = once, task, session, project, deny) or a bool."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentui.contracts import FileDiff
 from agentui.tools import fsaccess
 from agentui.tools.safety import sanitize
 
@@ -19,25 +19,6 @@ MAX_DIFF_LINES = 200  # lines of the unified diff shown; the rest is counted in 
 MAX_LINE_CHARS = 400  # one diff line, cut with "…"
 MAX_TEXT_CHARS = 64_000  # the before/after texts carried whole (an ACP client renders its own diff)
 MAX_READ_BYTES = 2_000_000  # a file larger than this is diffed by its size, not its text
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """A proposed write to one file.
-
-    `old_text` is None for a new file; `old_text`/`new_text` are None too when the text cannot be
-    carried whole (too large, binary): `diff` then says what it can. Display fields are sanitized.
-    """
-
-    path: str  # as the user knows it: relative to the workspace
-    abs_path: str
-    diff: str
-    new_file: bool = False
-    binary: bool = False
-    old_text: str | None = None
-    new_text: str | None = None
-    added: int = 0
-    removed: int = 0
 
 
 def unified(old: str, new: str, name: str, *, new_file: bool = False,
@@ -78,7 +59,7 @@ def _decode(data: bytes) -> str | None:
         return None
 
 
-def propose(workspace: Path, rel: str, content: str, *, append: bool, secret: bool = False) -> FileChange:
+def propose(workspace: Path, rel: str, content: str, *, append: bool, secret: bool = False) -> FileDiff:
     """The change writing `content` to the workspace file `rel` (appending, or replacing it) makes.
     A secret file's text is never read into it: the request travels the bus into the task log."""
     ws = Path(os.path.realpath(workspace))
@@ -86,32 +67,33 @@ def propose(workspace: Path, rel: str, content: str, *, append: bool, secret: bo
     abs_path = str(ws / rel)
     if secret:
         verb = "appends" if append else "replaces it with"
-        return FileChange(name, abs_path, f"(a secret file: its text is not shown; the write {verb} "
-                                          f"{len(content)} characters)")
+        return FileDiff(path=name, abs_path=abs_path,
+                        diff=f"(a secret file: its text is not shown; the write {verb} {len(content)} characters)")
     try:
         data, size = fsaccess.read_beneath(ws, rel, MAX_READ_BYTES)
     except FileNotFoundError:
         diff, added, removed = unified("", content, name, new_file=True)
-        return FileChange(name, abs_path, diff, new_file=True, new_text=_whole(content),
-                          added=added, removed=removed)
+        return FileDiff(path=name, abs_path=abs_path, diff=diff, new_file=True, new_text=_whole(content),
+                        added=added, removed=removed)
     except OSError as exc:  # a directory, a FIFO, a link out: the write reports it; say so here
-        return FileChange(name, abs_path, f"(cannot show the change: {exc.strerror or exc})")
+        return FileDiff(path=name, abs_path=abs_path, diff=f"(cannot show the change: {exc.strerror or exc})")
     if size > len(data):
         verb = "appends" if append else "replaces it with"
-        return FileChange(name, abs_path, f"(a large file: {size} bytes; the change is not shown line by "
-                                          f"line — the write {verb} {len(content)} characters)")
+        return FileDiff(path=name, abs_path=abs_path,
+                        diff=f"(a large file: {size} bytes; the change is not shown line by "
+                             f"line — the write {verb} {len(content)} characters)")
     old = _decode(data)
     if old is None:
         verb = "appends" if append else "replaced by"
-        return FileChange(name, abs_path, f"(binary file, {size} bytes: not shown; {verb} {len(content)} "
-                                          "characters of text)", binary=True)
+        return FileDiff(path=name, abs_path=abs_path, binary=True,
+                        diff=f"(binary file, {size} bytes: not shown; {verb} {len(content)} characters of text)")
     new = old + content if append else content
     diff, added, removed = unified(old, new, name)
     if not diff:  # difflib compares lines: line ends alone do not show as a change
         diff = ("(no change: the file already holds exactly this text)" if old == new
                 else "(only line ends change)")
-    return FileChange(name, abs_path, diff, old_text=_whole(old), new_text=_whole(new),
-                      added=added, removed=removed)
+    return FileDiff(path=name, abs_path=abs_path, diff=diff, old_text=_whole(old), new_text=_whole(new),
+                    added=added, removed=removed)
 
 
 def _whole(text: str) -> str | None:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from agentui.contracts import ToolCallRecord
+from agentui.contracts import FileDiff, ToolCallRecord
 from agentui.tools import diffs, fsaccess, nearby, safety
 from agentui.tools.registry import BaseTool, ToolContext, gate, resolve_in, shown
 
@@ -181,11 +181,11 @@ class WriteFileTool(BaseTool):
         assessment = safety.assess_write(path, ws, append=append)
         if rel is None or rel == ".":
             assessment = safety.Assessment(safety.Verdict.DENY, (f"writes outside the workspace: {path}",))
-        preview: Callable[[], Awaitable[diffs.FileChange]] | None = None
+        preview: Callable[[], Awaitable[FileDiff]] | None = None
         if rel is not None and rel != ".":
             inside = rel
 
-            async def preview() -> diffs.FileChange:  # the diff the question shows: built only when it asks
+            async def preview() -> FileDiff:  # the diff the question shows: built only when it asks
                 lined = await asyncio.to_thread(_as_lines, ws, inside, content, append)
                 return await asyncio.to_thread(diffs.propose, ws, inside, lined, append=append,
                                                secret=assessment.human_only)

@@ -130,11 +130,17 @@ class Actions:
         self._signal_stop = True
         self.run_worker(self._stop_and_exit(128 + sig, f"agentui: {signal.Signals(sig).name}, stopped", signalled=True))
 
+    def _memory_opening(self) -> bool:
+        """True, after telling the user, while the memory store is still opening."""
+        if self.memory is None:
+            self.notify("the memory is still opening — try again in a moment", severity="warning")
+            return True
+        return False
+
     def action_memory(self, filter: str = "") -> None:
         if isinstance(self.screen, MemoryScreen) or self._modal_pending():
             return
-        if self.memory is None:
-            self.notify("the memory is still opening — try again in a moment", severity="warning")
+        if self._memory_opening():
             return
         self.push_screen(MemoryScreen(self.memory, self.clock, filter))
 
@@ -313,8 +319,7 @@ class Actions:
         if not text:
             self.notify("/remember TEXT — e.g. /remember run the tests before committing", severity="warning")
             return
-        if self.memory is None:
-            self.notify("the memory is still opening — try again in a moment", severity="warning")
+        if self._memory_opening():
             return
         m = remember_rule(self.memory, text)
         self.notify(f"remembered {m.id[:8]} (C level, space {m.space}: read for every plan)", timeout=5)
@@ -324,8 +329,7 @@ class Actions:
         if not prefix:
             self.notify("/forget ID — the Megram's id or a prefix (Ctrl+O lists them)", severity="warning")
             return
-        if self.memory is None:
-            self.notify("the memory is still opening — try again in a moment", severity="warning")
+        if self._memory_opening():
             return
         try:
             m = self.memory.get(prefix)

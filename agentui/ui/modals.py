@@ -176,8 +176,12 @@ class PayloadModal(ModalScreen[None]):
         super().__init__()
         self.env = env
 
+    def _body(self) -> str:
+        """The payload as shown and as copied: indented JSON, keys sorted."""
+        return json.dumps(self.env.to_dict(), indent=2, ensure_ascii=False, sort_keys=True)
+
     def compose(self) -> ComposeResult:
-        body = json.dumps(self.env.to_dict(), indent=2, ensure_ascii=False, sort_keys=True)
+        body = self._body()
         with Vertical(id="dialog", classes="modal payload"):
             yield Label(f"[b]{escape(self.env.type)}[/b] {self.env.sender.value}→{self.env.receiver.value} "
                         f"[dim]{escape(self.env.id)} · c copies · Esc closes[/dim]")
@@ -191,7 +195,7 @@ class PayloadModal(ModalScreen[None]):
         self.dismiss(None)
 
     def action_copy(self) -> None:
-        body = json.dumps(self.env.to_dict(), indent=2, ensure_ascii=False, sort_keys=True)
+        body = self._body()
         self.app.copy_to_clipboard(body)
         self.notify(f"copied the {self.env.type} payload ({len(body)} characters)", timeout=3)
 

@@ -358,6 +358,9 @@ async def test_success_when_D_within_delta(fakellm, tmp_path):
     assert f.output == "a b c"  # text, never a dict of step outputs
     assert "PlanDirective" not in r.types()
     assert r.audit_kinds == []  # the Auditor sees a healthy run: no false positives
+    # R4b judged with what the criterion's check printed, numbered by the criterion it checks
+    prompt = fakellm.calls("meta_validator")[0]["messages"][-1]["content"]
+    assert "\n\nChecks run by code now:\n1. check `ls -a` → exit 0: " in prompt, prompt
 
 
 async def test_a_failed_step_is_never_close_enough(fakellm, tmp_path):
