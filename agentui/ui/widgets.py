@@ -283,13 +283,28 @@ class AuditFeed(RichLog):
         # min_width=1: lines wrap to the pane (the default 78 cut them at the pane's edge)
         super().__init__(max_lines=500, wrap=True, markup=True, min_width=1, **kw)
         self.items: deque[AuditEvent | AuditReport] = deque(maxlen=500)
+        self.drawn_width = 0
+
+    #: narrower than this the pane is hidden or squeezed: a line written now would wrap a letter a row
+    #: and stay that way, so it waits for the next resize
+    MIN_DRAW_WIDTH = 10
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._rethemed)
 
+    def on_resize(self, _event: Any) -> None:
+        """Lines are wrapped when written: redraw them at the pane's new width (written while the pane
+        was hidden at 80×24, they read one letter a row once the window grew)."""
+        width = self.scrollable_content_region.width
+        if width != self.drawn_width and width >= self.MIN_DRAW_WIDTH:
+            self._redraw()
+
     def _rethemed(self, _theme: Any) -> None:
         """Lines are coloured when written: redraw them in the new theme (dark's #ffd75f warning
         stayed on the light background, 1.3:1)."""
+        self._redraw()
+
+    def _redraw(self) -> None:
         items = list(self.items)
         self.clear()
         self.items.clear()
@@ -298,6 +313,11 @@ class AuditFeed(RichLog):
 
     def add(self, item: AuditEvent | AuditReport) -> None:
         self.items.append(item)
+        width = self.scrollable_content_region.width
+        if width < self.MIN_DRAW_WIDTH:  # hidden: drawn by the next resize
+            self.drawn_width = 0
+            return
+        self.drawn_width = width
         theme = self.app.current_theme
         if isinstance(item, AuditEvent):
             c = colour(theme, {"critical": "error", "warning": "warning"}.get(item.severity.value, "muted"))

@@ -107,3 +107,25 @@ async def test_audit_lines_take_the_new_theme_colours(tmp_path):
         styles = {str(seg.style.color.name).lower() for line in feed.lines for seg in line
                   if seg.style and seg.style.color and "warning" in seg.text}
         assert styles == {light}, styles
+
+
+async def test_an_audit_report_written_while_the_pane_is_hidden_reads_whole_once_it_shows(tmp_path):
+    """At 80×24 the audit pane is hidden; a report written then used to wrap a letter a row, and
+    stayed so when the window grew."""
+    from agentui.contracts import AuditReport
+    from agentui.ui.widgets import AuditFeed
+    from tests.ui.test_app import wait_for
+    from tests.ui.test_product import _no_llm_app
+
+    app = _no_llm_app(tmp_path, tmp_path / "c.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        feed = app.query_one(AuditFeed)
+        feed.add(AuditReport.model_validate({"report_id": "r1", "ts": "2026-01-01T00:00:00Z", "trigger": "periodic",
+                                             "window_end": "2026-01-01T00:00:00Z",
+                                             "summary": "normal operation, 12 messages, 1 tasks"}))
+        await pilot.pause(0.1)
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause(0.3)
+        rows = ["".join(seg.text for seg in line).strip() for line in feed.lines]
+        assert any("normal operation, 12 messages" in r for r in rows), rows
