@@ -585,15 +585,17 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self.run_worker(self._restart_runtime(), exclusive=True, group="restart")
 
     async def start_goal(self, text: str) -> None:
-        from agentui.ui.commands import goal_with_attachments
+        from agentui.ui.commands import attach_notice, goal_with_attachments
 
         if self.runtime is None or self.llm_error or self.current is not None:
             return
-        # @path mentions: each file or folder of the workspace they name follows the goal (bounded)
-        text, attached = goal_with_attachments(text, self.workspace)
-        if attached:
-            self.notify("attached " + ", ".join(f"{a.path} ({a.kind}{', cut' if a.cut else ''})" for a in attached),
-                        timeout=5)
+        # @path mentions: each file or folder of the workspace they name follows the goal (bounded);
+        # one that is not attached (missing, outside, a secret) is said so, never dropped silently
+        text, attached, refused = goal_with_attachments(text, self.workspace)
+        notice, warn = attach_notice(attached, refused)
+        if notice:
+            self.notify(notice, severity="warning" if warn else "information", timeout=8 if warn else 5,
+                        markup=False)  # a path may hold [brackets]
         self.task_envs = []
         self.query_one("#hint", Static).display = False
         self.query_one(PipelineLine).reset()

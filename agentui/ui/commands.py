@@ -2,9 +2,12 @@
 
 `/remember TEXT`, `/forget ID`, `/memory [FILTER]`, `/audit`, `/tree`, `/settings`, `/clear`,
 `/help` run agentui's commands from the input box instead of becoming a goal. `@path` names a
-file or folder of the workspace; on submit each one that exists is attached to the goal: a file's
-text (bounded) or a folder's listing (bounded) follows the goal in the text the runtime receives.
-Both complete as you type (ghost text; → or Tab accepts).
+file or folder of the workspace (`@"a name with spaces"` or `@a\\ name` when it has spaces); on
+submit each one that exists is attached to the goal: a file's text (bounded) or a folder's listing
+(bounded) follows the goal in the text the runtime receives. A path the safety gate treats as a
+secret is never attached (its content would reach the model and the bus unasked, where `read_file`
+asks a person every time); each mention that is not attached is reported with its reason. Both
+complete as you type (ghost text; → or Tab accepts; a name with a space is inserted quoted).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ COMMANDS: dict[str, str] = {
     "/help": "these commands",
 }
 
-MENTION = re.compile(r"(?<!\S)@(\S+)")
+# `@path`, `@"path with spaces"` or `@path\\ with\\ spaces`; never `bob@example.com` (no space before @)
+MENTION = re.compile(r'(?<!\S)@(?:"([^"]+)"|((?:\\\s|\S)+))')
 FILE_CAP = 4000  # characters of one attached file
 TOTAL_CAP = 12000  # characters of everything attached to one goal
 LIST_CAP = 60  # entries of one attached folder's listing
@@ -39,6 +43,23 @@ class Attached:
     kind: str  # "file" | "folder"
     text: str  # what follows the goal
     cut: bool = False
+    hidden: int = 0  # secret files left out of a folder's listing
+
+
+@dataclass
+class Refused:
+    path: str  # as the user wrote it
+    why: str  # "no such file or folder" | "outside the workspace" | "a secret file …" | …
+
+
+SECRET_WHY = "is a secret file — ask the agent to read it and approve the read"
+
+
+def _secret(p: Path, workspace: Path) -> bool:
+    """The gate's own judgement: a read `read_file` would hand only to a person (secrets)."""
+    from agentui.tools.safety import assess_read
+
+    return assess_read(p, workspace).human_only
 
 
 def inside(workspace: Path, rel: str) -> Path | None:
@@ -62,49 +83,123 @@ def _file_text(p: Path, cap: int) -> tuple[str, bool]:
     return (text[:cap], True) if len(text) > cap else (text, False)
 
 
-def _listing(p: Path, workspace: Path) -> tuple[str, bool]:
+def _listing(p: Path, workspace: Path) -> tuple[str, bool, int]:
+    """A folder's entries, bounded; secret files are left out (the third value counts them)."""
     try:
         entries = sorted(p.iterdir(), key=lambda e: (not e.is_dir(), e.name))
     except OSError as e:
-        return f"(cannot be listed: {e.strerror or e})", False
-    lines = [f"{e.name}/" if e.is_dir() else e.name for e in entries if e.name not in SKIP_DIRS]
-    cut = len(lines) > LIST_CAP
-    return "\n".join(lines[:LIST_CAP]) + (f"\n… {len(lines) - LIST_CAP} more" if cut else ""), cut
+        return f"(cannot be listed: {e.strerror or e})", False, 0
+    lines: list[str] = []
+    more = hidden = 0
+    for e in entries:
+        if e.name in SKIP_DIRS:
+            continue
+        if len(lines) >= LIST_CAP:  # past the cap only counted, not looked into
+            more += 1
+        elif not e.is_dir() and _secret(e, workspace):
+            hidden += 1
+        else:
+            lines.append(f"{e.name}/" if e.is_dir() else e.name)
+    body = "\n".join(lines) + (f"\n… {more} more" if more else "")
+    if hidden:
+        body += f"\n({hidden} secret file(s) left out)"
+    return body, bool(more), hidden
 
 
-def attachments(text: str, workspace: Path) -> list[Attached]:
-    """The `@path` mentions of `text` that name something in the workspace, read and bounded."""
+def mention_paths(text: str) -> list[str]:
+    """Each `@path` of `text` as a path: quotes and backslash-escaped spaces undone."""
+    out = []
+    for m in MENTION.finditer(text):
+        if m.group(1) is not None:
+            out.append(m.group(1))
+        else:
+            out.append(re.sub(r"\\(\s)", r"\1", m.group(2).rstrip(".,;:!?)\"'")))
+    return out
+
+
+def mentions(text: str, workspace: Path) -> tuple[list[Attached], list[Refused]]:
+    """The `@path` mentions of `text`: those attached (read and bounded), and those that are not,
+    with the reason."""
     out: list[Attached] = []
+    refused: list[Refused] = []
     left = TOTAL_CAP
     seen: set[Path] = set()
-    for m in MENTION.finditer(text):
-        rel = m.group(1).rstrip(".,;:!?)\"'")
-        p = inside(workspace, rel)
-        if p is None or p in seen or left <= 0:
+    ws = workspace.resolve()
+    for rel in mention_paths(text):
+        if not rel:
+            continue
+        try:
+            p = (workspace / rel).resolve()
+        except (OSError, ValueError):
+            refused.append(Refused(rel, "cannot be resolved"))
+            continue
+        if not p.is_relative_to(ws):
+            refused.append(Refused(rel, "is outside the workspace"))
+            continue
+        if not p.exists():
+            refused.append(Refused(rel, "no such file or folder in the workspace"))
+            continue
+        if p in seen:
+            continue
+        if left <= 0:
+            refused.append(Refused(rel, f"over the {TOTAL_CAP}-character limit for attachments"))
+            continue
+        if p.is_file() and _secret(p, workspace):
+            refused.append(Refused(rel, SECRET_WHY))
             continue
         seen.add(p)
+        hidden = 0
         if p.is_dir():
-            body, cut = _listing(p, workspace)
+            body, cut, hidden = _listing(p, workspace)
             kind = "folder"
         else:
             body, cut = _file_text(p, min(FILE_CAP, left))
             kind = "file"
         left -= len(body)
-        out.append(Attached(rel, kind, body, cut))
-    return out
+        out.append(Attached(rel, kind, body, cut, hidden))
+    return out, refused
 
 
-def goal_with_attachments(text: str, workspace: Path) -> tuple[str, list[Attached]]:
-    """The goal as the runtime receives it: the typed text, then each attached file or folder."""
-    att = attachments(text, workspace)
+def attachments(text: str, workspace: Path) -> list[Attached]:
+    """The `@path` mentions of `text` that name something in the workspace, read and bounded."""
+    return mentions(text, workspace)[0]
+
+
+def goal_with_attachments(text: str, workspace: Path) -> tuple[str, list[Attached], list[Refused]]:
+    """The goal as the runtime receives it: the typed text, then each attached file or folder;
+    and the mentions that were not attached, with the reason."""
+    att, refused = mentions(text, workspace)
     if not att:
-        return text, []
+        return text, [], refused
     parts = [text]
     for a in att:
         what = "the file" if a.kind == "file" else "the folder (its entries)"
         note = " (cut: only the start is shown)" if a.cut else ""
         parts.append(f"\n\nAttached {what} {a.path}{note}:\n```\n{a.text}\n```")
-    return "".join(parts), att
+    return "".join(parts), att, refused
+
+
+def attach_notice(attached: list[Attached], refused: list[Refused]) -> tuple[str, bool]:
+    """What the user is told on submit, and whether it is a warning (something was not attached)."""
+    lines = []
+    if attached:
+        lines.append("attached " + ", ".join(
+            f"{a.path} ({a.kind}{', cut' if a.cut else ''}"
+            f"{f', {a.hidden} secret file(s) left out' if a.hidden else ''})" for a in attached))
+    lines += [f"not attached: {r.path} {r.why}" for r in refused]
+    return "\n".join(lines), bool(refused) or any(a.hidden for a in attached)
+
+
+def quote_completion(value: str, completed: str) -> str:
+    """`completed` (the ghost text taken) with the `@path` it just finished quoted when that path
+    has a space: unquoted, the space would end the mention."""
+    m = re.search(r'(?:^|\s)@(\S*)$', value)
+    if m is None or not completed.startswith(value[: m.start(1)]):
+        return completed
+    tok = completed[m.start(1):]
+    if " " not in tok or tok.startswith('"'):
+        return completed
+    return completed[: m.start(1)] + '"' + tok + '"'
 
 
 def complete_path(workspace: Path, partial: str, limit: int = 200) -> str | None:
@@ -137,12 +232,16 @@ class InputSuggester(Suggester):
                 if name.startswith(value) and name != value:
                     return name
             return None
-        m = re.search(r"(?:^|\s)@(\S*)$", value)
+        m = re.search(r'(?:^|\s)@("[^"]*|\S*)$', value)
         if m is None:
             return None
-        done = complete_path(Path(self.workspace()), m.group(1))
-        if done is None or done == m.group(1):
+        tok = m.group(1)
+        partial = tok[1:] if tok.startswith('"') else tok
+        done = complete_path(Path(self.workspace()), partial)
+        if done is None or done == partial:
             return None
+        if tok.startswith('"'):  # a quoted name is closed once it names a file
+            return value[: m.start(1)] + '"' + done + ("" if done.endswith("/") else '"')
         return value[: m.start(1)] + done
 
 

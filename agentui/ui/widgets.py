@@ -53,10 +53,22 @@ class TaskInput(Input):
     def action_complete(self) -> None:
         """Tab takes the ghost-text completion (a `/` command, an `@path`); without one it moves on."""
         if self._suggestion and len(self._suggestion) > len(self.value) and self.cursor_at_end:
-            self.value = self._suggestion
-            self.cursor_position = len(self.value)
+            self._take_suggestion()
         else:
             self.screen.focus_next()
+
+    def _take_suggestion(self) -> None:
+        from agentui.ui.commands import quote_completion
+
+        self.value = quote_completion(self.value, self._suggestion)
+        self.cursor_position = len(self.value)
+
+    def action_cursor_right(self, select: bool = False) -> None:
+        """→ at the end takes the completion as Tab does (a name with a space comes quoted)."""
+        if not select and self.cursor_at_end and self._suggestion:
+            self._take_suggestion()
+        else:
+            super().action_cursor_right(select)
 
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):

@@ -3,7 +3,18 @@ and workspace files or folders attached to the goal the runtime receives."""
 
 from __future__ import annotations
 
-from agentui.ui.commands import FILE_CAP, attachments, complete_path, goal_with_attachments
+import json
+
+from agentui.ui.commands import (
+    FILE_CAP,
+    SECRET_WHY,
+    attach_notice,
+    attachments,
+    complete_path,
+    goal_with_attachments,
+    mentions,
+    quote_completion,
+)
 from agentui.ui.screens import AuditScreen, MemoryScreen
 from agentui.ui.settings import SettingsScreen
 from agentui.ui.widgets import BusView, ResultPanel, TaskInput
@@ -91,7 +102,7 @@ def test_attachments_are_bounded_and_stay_in_the_workspace(tmp_path):
     outside = tmp_path.parent / "outside-secret.txt"
     outside.write_text("TOP-SECRET-CONTENT")
     try:
-        goal, att = goal_with_attachments("look at @big.txt and @d/ and @../outside-secret.txt", tmp_path)
+        goal, att, _ = goal_with_attachments("look at @big.txt and @d/ and @../outside-secret.txt", tmp_path)
         assert [(a.path, a.kind, a.cut) for a in att] == [("big.txt", "file", True), ("d/", "folder", True)]
         assert "TOP-SECRET-CONTENT" not in goal and len(goal) < FILE_CAP + 2000
         assert attachments("mail me@example.com", tmp_path) == []  # not a mention: no space before @
@@ -99,3 +110,99 @@ def test_attachments_are_bounded_and_stay_in_the_workspace(tmp_path):
         assert complete_path(tmp_path, "") == "d/"
     finally:
         outside.unlink()
+
+
+def _notes(app) -> str:
+    return "\n".join(str(n.message) for n in app._notifications)
+
+
+def test_a_secret_file_is_never_attached_and_the_user_is_told(tmp_path):
+    (tmp_path / ".env").write_text("API_KEY=supersecret123\n")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nKEYBODY\n")
+    (tmp_path / "d" / "plain.txt").write_text("hello\n")
+    goal, att, refused = goal_with_attachments("lines in @.env and @d and @d/id_rsa", tmp_path)
+    assert "supersecret123" not in goal and "KEYBODY" not in goal
+    assert [(r.path, r.why) for r in refused] == [(".env", SECRET_WHY), ("d/id_rsa", SECRET_WHY)]
+    # the folder is attached without its secret file, and says so (a count, no name, no content)
+    assert [(a.path, a.kind, a.hidden) for a in att] == [("d", "folder", 1)]
+    assert "plain.txt" in goal and "id_rsa" not in att[0].text and "1 secret file(s) left out" in goal
+    notice, warn = attach_notice(att, refused)
+    assert warn and "not attached: .env is a secret file — ask the agent to read it and approve the read" in notice
+    assert "d (folder, 1 secret file(s) left out)" in notice
+
+
+def test_mentions_with_spaces_and_the_ones_not_attached_are_reported(tmp_path):
+    (tmp_path / "my notes.txt").write_text("one\ntwo\n")
+    (tmp_path.parent / "outside.txt").write_text("x")
+    try:
+        for typed in ('lines in @"my notes.txt"', "lines in @my\\ notes.txt", 'lines in @"my notes.txt".'):
+            goal, att, refused = goal_with_attachments(typed, tmp_path)
+            assert [a.path for a in att] == ["my notes.txt"] and "one\ntwo" in goal and not refused, typed
+        _, refused = mentions("see @nope.txt and @../outside.txt, mail bob@example.com", tmp_path)
+        assert [(r.path, r.why) for r in refused] == [("nope.txt", "no such file or folder in the workspace"),
+                                                      ("../outside.txt", "is outside the workspace")]
+        assert mentions("mail bob@example.com today", tmp_path) == ([], [])  # an e-mail: not a mention
+        assert attach_notice([], []) == ("", False)
+    finally:
+        (tmp_path.parent / "outside.txt").unlink()
+    assert quote_completion("lines in @my", "lines in @my notes.txt") == 'lines in @"my notes.txt"'
+    assert quote_completion("lines in @no", "lines in @notes.txt") == "lines in @notes.txt"
+    assert quote_completion("/rem", "/remember") == "/remember"
+
+
+async def test_tab_quotes_a_name_with_a_space_and_it_is_attached(fakellm, tmp_path):
+    script_happy(fakellm)
+    app = make_app(fakellm, tmp_path)
+    (tmp_path / "ws" / "my notes.txt").write_text("gamma\ndelta\n")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        ti = app.query_one(TaskInput)
+        ti.focus()
+        for ch in "lines in @my":
+            await pilot.press("space" if ch == " " else ch)
+        await wait_for(pilot, lambda: ti._suggestion == "lines in @my notes.txt")
+        await pilot.press("right")  # → takes the completion as Tab does
+        assert ti.value == 'lines in @"my notes.txt"'
+        ti.value = "lines in @my"
+        await wait_for(pilot, lambda: ti._suggestion == "lines in @my notes.txt")
+        await pilot.press("tab")
+        assert ti.value == 'lines in @"my notes.txt"'
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: fakellm.calls("perceiver"))
+        sent = fakellm.calls("perceiver")[0]["messages"][-1]["content"]
+        assert "Attached the file my notes.txt" in sent and "gamma\ndelta" in sent, sent
+        assert "attached my notes.txt (file)" in _notes(app)
+
+
+async def test_a_missing_mention_is_announced_not_dropped(fakellm, tmp_path):
+    script_happy(fakellm)
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await _type(pilot, "lines in @nope.txt, ask bob@example.com")
+        await wait_for(pilot, lambda: fakellm.calls("perceiver"))
+        notes = _notes(app)
+        assert "not attached: nope.txt no such file or folder in the workspace" in notes, notes
+        assert "example.com" not in notes
+
+
+async def test_an_at_mentioned_secret_never_reaches_the_model(fakellm, tmp_path):
+    script_happy(fakellm)
+    app = make_app(fakellm, tmp_path)
+    ws = tmp_path / "ws"
+    (ws / ".env").write_text("API_KEY=supersecret123\n")
+    (ws / "cfg").mkdir()
+    (ws / "cfg" / ".env.local").write_text("TOKEN=alsosecret456\n")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await _type(pilot, "how many lines in @.env and @cfg/.env.local and @cfg")
+        await wait_for(pilot, lambda: any(e.type == "FinalResult" for e in app.query_one(BusView).envs))
+        prompts = json.dumps(fakellm.calls())
+        assert fakellm.calls("perceiver") and "supersecret123" not in prompts and "alsosecret456" not in prompts
+        bus = json.dumps([str(e.payload) for e in app.query_one(BusView).envs])
+        assert "supersecret123" not in bus and "alsosecret456" not in bus
+        notes = _notes(app)
+        assert "not attached: .env is a secret file — ask the agent to read it and approve the read" in notes
+        assert "not attached: cfg/.env.local is a secret file" in notes
+        assert "cfg (folder, 1 secret file(s) left out)" in notes, notes
