@@ -274,6 +274,8 @@ class Actions:
     async def _restart_runtime(self) -> None:
         rt, self.runtime = self.runtime, None
         if rt is not None:
+            if rt.history:  # a setup that failed earlier may still hold the turns: keep those then
+                self._carried_turns = rt.history
             with contextlib.suppress(Exception):
                 await rt.stop()  # also closes the memory: setup reopens it
             self.memory = None

@@ -125,6 +125,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self._live_texts: dict[tuple[str, int], str] = {}  # (role, call) → its text so far, this task
         self.llm_waiting: str | None = None  # "waiting for the model (…, N s)" while a slow check runs
         self._queued_goal: str | None = None  # typed while the endpoint was checked: runs once it answers
+        # the session's turns of a runtime being replaced (Settings saved, the endpoint checked
+        # again): the next runtime takes them over, so a follow-up still sees the earlier answers
+        self._carried_turns: list[str] = []
         self._mcp_ready: asyncio.Future[None] | None = None  # the MCP servers starting in the background
         self._mcp_goal: str | None = None  # given while they start: runs once they have
         self._told: set[str] = set()  # startup problems already notified
@@ -301,6 +304,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                                ids=self.ids, pool=pool, memory=self.memory, clarify=self._clarify,
                                confirm=self._confirm, tools=tools)
         self.runtime.problems.extend(mcp_notices)
+        turns, self._carried_turns = self._carried_turns, []
+        if turns:
+            self.runtime.continue_session(turns)
         if config.mcp.servers:
             self._start_mcp(config, tools)
         await self.runtime.start()
