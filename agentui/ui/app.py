@@ -71,6 +71,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     BINDINGS = [
         # the footer shows these at 80 columns; the rest are in Help (F1) and the palette (Ctrl+P)
         Binding("escape", "abort", "Abort task", id="abort"),
+        # Esc with no task to abort: closes the bus filter or returns to the input, unlisted
+        Binding("escape", "escape_key", "Back to the input", show=False),
         Binding("f1", "help", "Help", priority=True, id="help"),
         Binding("ctrl+o", "memory", "Memory", priority=True, id="memory"),
         Binding("ctrl+r", "audit", "Audit", priority=True, id="audit"),
@@ -528,13 +530,12 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             return False  # over another screen: hidden and off, so each footer fits 80 columns
         if action == "abort" and isinstance(self.screen, ModalScreen):
             return False  # a dialog's Esc is its own (an approval's Esc denies): never "Abort task"
-        if action == "abort" and self.screen is self.screen_stack[0]:
-            # Esc shows in the footer only while a task runs (it still closes the bus filter)
-            try:
-                busy = bool(self.current) or self.query_one("#bus-filter", Input).has_focus
-            except Exception:  # noqa: BLE001 - during start-up
-                return True
-            return True if busy or not self.query_one(TaskInput).has_focus else False
+        if action == "escape_key":
+            return self.screen is self.screen_stack[0]
+        if action == "abort":
+            # "Abort task" is offered (footer, Esc) only while a task runs or a goal waits for the
+            # MCP servers; otherwise Esc falls through to `escape_key`
+            return bool(self.current) or getattr(self, "_mcp_goal", None) is not None
         return True
 
     # -- input and actions ----------------------------------------------------------------------
@@ -610,10 +611,12 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         ready = self._mcp_ready
         if ready is not None and not ready.done():  # the goal may need the servers' tools: it waits
             self._mcp_goal = text
+            self.refresh_bindings()
             self.stage("waiting for the MCP servers to start — the goal runs once they have (Esc drops it)",
                        busy=True)
             return
         self.current = await self.runtime.submit(text)
+        self.refresh_bindings()  # the footer offers "Abort task" now
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "bus-filter":
