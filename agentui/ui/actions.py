@@ -71,6 +71,10 @@ class Actions:
         elif not self.query_one(TaskInput).has_focus:
             self.query_one(TaskInput).focus()
 
+    async def action_escape_key(self) -> None:
+        """Esc when no task runs: the same, minus aborting (closes the filter, back to the input)."""
+        await self.action_abort()
+
     def _modal_pending(self) -> bool:
         """A question or confirmation is on screen: other screens must not stack over it."""
         if isinstance(self.screen, ModalScreen):
@@ -274,6 +278,8 @@ class Actions:
     async def _restart_runtime(self) -> None:
         rt, self.runtime = self.runtime, None
         if rt is not None:
+            if rt.history:  # a setup that failed earlier may still hold the turns: keep those then
+                self._carried_turns = rt.history
             with contextlib.suppress(Exception):
                 await rt.stop()  # also closes the memory: setup reopens it
             self.memory = None

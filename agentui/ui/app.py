@@ -71,6 +71,8 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     BINDINGS = [
         # the footer shows these at 80 columns; the rest are in Help (F1) and the palette (Ctrl+P)
         Binding("escape", "abort", "Abort task", id="abort"),
+        # Esc with no task to abort: closes the bus filter or returns to the input, unlisted
+        Binding("escape", "escape_key", "Back to the input", show=False),
         Binding("f1", "help", "Help", priority=True, id="help"),
         Binding("ctrl+o", "memory", "Memory", priority=True, id="memory"),
         Binding("ctrl+r", "audit", "Audit", priority=True, id="audit"),
@@ -125,6 +127,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         self._live_texts: dict[tuple[str, int], str] = {}  # (role, call) → its text so far, this task
         self.llm_waiting: str | None = None  # "waiting for the model (…, N s)" while a slow check runs
         self._queued_goal: str | None = None  # typed while the endpoint was checked: runs once it answers
+        # the session's turns of a runtime being replaced (Settings saved, the endpoint checked
+        # again): the next runtime takes them over, so a follow-up still sees the earlier answers
+        self._carried_turns: list[str] = []
         self._mcp_ready: asyncio.Future[None] | None = None  # the MCP servers starting in the background
         self._mcp_goal: str | None = None  # given while they start: runs once they have
         self._told: set[str] = set()  # startup problems already notified
@@ -301,6 +306,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
                                ids=self.ids, pool=pool, memory=self.memory, clarify=self._clarify,
                                confirm=self._confirm, tools=tools)
         self.runtime.problems.extend(mcp_notices)
+        turns, self._carried_turns = self._carried_turns, []
+        if turns:
+            self.runtime.continue_session(turns)
         if config.mcp.servers:
             self._start_mcp(config, tools)
         await self.runtime.start()
@@ -522,13 +530,12 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
             return False  # over another screen: hidden and off, so each footer fits 80 columns
         if action == "abort" and isinstance(self.screen, ModalScreen):
             return False  # a dialog's Esc is its own (an approval's Esc denies): never "Abort task"
-        if action == "abort" and self.screen is self.screen_stack[0]:
-            # Esc shows in the footer only while a task runs (it still closes the bus filter)
-            try:
-                busy = bool(self.current) or self.query_one("#bus-filter", Input).has_focus
-            except Exception:  # noqa: BLE001 - during start-up
-                return True
-            return True if busy or not self.query_one(TaskInput).has_focus else False
+        if action == "escape_key":
+            return self.screen is self.screen_stack[0]
+        if action == "abort":
+            # "Abort task" is offered (footer, Esc) only while a task runs or a goal waits for the
+            # MCP servers; otherwise Esc falls through to `escape_key`
+            return bool(self.current) or getattr(self, "_mcp_goal", None) is not None
         return True
 
     # -- input and actions ----------------------------------------------------------------------
@@ -606,10 +613,12 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         ready = self._mcp_ready
         if ready is not None and not ready.done():  # the goal may need the servers' tools: it waits
             self._mcp_goal = text
+            self.refresh_bindings()
             self.stage("waiting for the MCP servers to start — the goal runs once they have (Esc drops it)",
                        busy=True)
             return
         self.current = await self.runtime.submit(text)
+        self.refresh_bindings()  # the footer offers "Abort task" now
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "bus-filter":

@@ -247,6 +247,7 @@ class BusFeed:
     def _task_done(self) -> None:
         self.query_one(StageLine).end_task()
         self.current = None
+        self.refresh_bindings()  # no task: the footer stops offering "Abort task"
         deferred, self._deferred_config = getattr(self, "_deferred_config", None), None
         if deferred is not None:  # settings saved while the task ran
             self.apply_config(deferred)

@@ -77,7 +77,11 @@ class HelpScreen(Screen[None]):
     BINDINGS = [Binding("escape,q,f1", "app.pop_screen", "Back")]
 
     def compose(self) -> ComposeResult:
-        bindings = [b for b in self.app.BINDINGS if isinstance(b, Binding)]
+        # one line per key: a key's later bindings are its fallbacks (Esc with no task to abort)
+        bindings: list[Binding] = []
+        for b in self.app.BINDINGS:
+            if isinstance(b, Binding) and all(b.key != seen.key for seen in bindings):
+                bindings.append(b)
         with VerticalScroll():
             yield Static(help_text(bindings), id="help-text")
         yield Footer(compact=True)  # 80 columns: room for every key

@@ -108,6 +108,16 @@ class PipelineLine(Horizontal):
         })
 
 
+def with_elapsed(stage: str, elapsed: str) -> str:
+    """The stage with its elapsed time after its head ("running shell 2.4 s: sleep 8; wc -l
+    notes.txt"): the command or subtask after the head is what a narrow line cuts, never the time."""
+    cuts = [i for i in (stage.find(": "), stage.find(" — ")) if i > 0]
+    if not cuts:
+        return f"{stage} {elapsed}"
+    i = min(cuts)
+    return f"{stage[:i]} {elapsed}{stage[i:]}"
+
+
 class StageLine(Static):
     """Spinner + the current stage and its elapsed time; on the right the task's clock, LLM calls,
     tokens in/out and tool calls; while R2 replans, GGS's rationale on a second line."""
@@ -172,7 +182,7 @@ class StageLine(Static):
         spin = SPINNER[self._frame] if self.busy else "·"
         stage = f"{spin} {self.stage}"
         if self.busy and self.stage_t0 is not None:
-            stage += f" {human_seconds(max(0.0, self.now() - self.stage_t0))}"
+            stage = f"{spin} {with_elapsed(self.stage, human_seconds(max(0.0, self.now() - self.stage_t0)))}"
         meter = self.meter_text()
         key = (stage, meter, self.rationale if self.busy else "")
         if key == self._shown:  # an update re-lays out the screen: skip it when nothing changed

@@ -67,3 +67,32 @@ async def test_without_continuing_the_next_goal_is_a_new_session(fakellm, tmp_pa
         await type_task(pilot, "and the words?")
         await wait_for(pilot, lambda: app.current is None)
         assert "Earlier in this session" not in planner_prompt(fakellm)
+
+
+async def test_saving_settings_keeps_the_session_turns(fakellm, tmp_path):
+    # Settings applies by restarting the runtime; the user's conversation must survive it, even
+    # when nothing was changed (Ctrl+S twice on an unchanged endpoint)
+    from agentui.ui.settings import SettingsScreen
+
+    script_happy(fakellm)
+    app = make_app(fakellm, tmp_path, config_file=tmp_path / "config.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "count txt")
+        await wait_for(pilot, lambda: app.current is None)
+        before = app.runtime
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, SettingsScreen)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SettingsScreen), steps=300)
+        await wait_for(pilot, lambda: app.runtime is not None and app.runtime is not before
+                       and app.runtime.started, steps=300)
+        assert app.runtime.history == ["count txt → answer: 2"]
+        script_follow_up(fakellm)
+        await type_task(pilot, "and the words?")
+        await wait_for(pilot, lambda: app.current is None and len(fakellm.calls("planner")) == 2)
+        await wait_for(pilot, lambda: app.current is None)
+        perceived = "\n".join(m["content"] for m in fakellm.calls("perceiver")[-1]["messages"])
+        assert "Earlier in this session:\n- count txt → answer: 2" in perceived, perceived
+        prompt = planner_prompt(fakellm)
+        assert "Earlier in this session:\n- count txt → answer: 2" in prompt, prompt

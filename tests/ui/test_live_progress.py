@@ -94,3 +94,24 @@ async def test_the_result_pane_shows_the_executors_text_while_it_is_generated(fa
         assert app.query_one(ResultPanel).copy_text.endswith("w39") and "accept" in screen
         assert "is writing" not in screen and "live · " not in screen
         assert not any(e.type == "LLMDelta" for e in app.query_one(BusView).envs)
+
+
+async def test_at_80_columns_a_running_commands_elapsed_time_is_not_cut(fakellm, tmp_path):
+    # the command is what gets cut at 80 columns; the tool's elapsed time sits before it
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        line = app.query_one(StageLine)
+        t = [100.0]
+        line.now = lambda: t[0]
+        line.start_task()
+        line.set_stage("running shell: sleep 8; wc -l notes.txt && cat a-rather-long-file-name.txt | sort",
+                       busy=True)
+        t[0] += 2.4
+        line.paint()
+        await pilot.pause(0.05)
+        from textual.geometry import Region
+
+        row = "".join(strip.text for strip in line.render_lines(Region(0, 0, line.region.width, 1)))
+        assert "running shell 2.4 s: sleep 8" in row, row
+        assert row.rstrip().endswith("0 tools"), row  # the meter keeps its room

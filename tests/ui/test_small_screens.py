@@ -69,3 +69,34 @@ async def test_save_on_a_refusing_endpoint_says_so_on_screen_at_80x24(tmp_path):
         assert scr.query_one("#set-status").region.bottom <= 23  # on screen, not below the fold
         await pilot.press("ctrl+s")  # again: saved anyway
         await wait_for(pilot, lambda: (tmp_path / "c.toml").exists(), steps=200)
+
+
+async def test_at_60x18_the_footer_offers_abort_only_while_a_task_runs(fakellm, tmp_path):
+    from textual.widgets._footer import FooterKey
+
+    from tests.fakellm import Reply
+    from tests.ui.test_app import make_app, script_happy, type_task
+
+    script_happy(fakellm)
+    fakellm._scripts["executor"].clear()
+    fakellm.script("executor", [Reply.json({"tool": "shell", "args": {"command": "echo 2"}}, delay_s=1.5),
+                                Reply.json({"tool": "finish", "output": "2"})])
+    app = make_app(fakellm, tmp_path)
+
+    def keys() -> dict[str, str]:
+        return {k.description: k.key_display for k in app.screen.query(FooterKey)}
+
+    async with app.run_test(size=(60, 18)) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None and keys())
+        assert "Abort task" not in keys(), keys()
+        await type_task(pilot, "count txt")
+        await wait_for(pilot, lambda: keys().get("Abort task") == "esc")  # offered while it runs
+        await wait_for(pilot, lambda: app.current is None)
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: keys() and "Abort task" not in keys())
+        await pilot.pause(0.3)
+        assert "Abort task" not in keys(), keys()
+        app.query_one("#bus").focus()  # Esc with no task still brings the input back
+        await pilot.pause(0.05)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.focused is app.query_one("#task"))
