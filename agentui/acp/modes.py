@@ -53,6 +53,9 @@ COMMANDS = {
     "mcp": ("The MCP servers of this session and their tools (`/mcp resources`: what @server:uri attaches)",
             "resources"),
     "memory": ("What agentui remembers (most recent first)", "how many (default 10)"),
+    "remember": ("Remember a rule every plan reads (C level, space user), as the TUI's /remember does",
+                 "the rule, e.g. always run the tests first"),
+    "forget": ("Delete one Megram (asks first)", "its id or a prefix (/memory lists them)"),
     "usage": ("Tokens used in this session, by task", None),
 }
 
@@ -230,6 +233,20 @@ async def memory_text(memory: Any, arg: str) -> str:
     if not recent:
         return "Nothing remembered yet."
     return "\n".join(f"[{m.space}/{m.entity}] {m.content[:300]}" for m in recent)
+
+
+USER_SPACE = "user"  # the user-wide space every plan reads, as the TUI and `agentui memory remember` write
+
+
+def remember_text(memory: Any, text: str) -> str:
+    """`/remember TEXT`: a C-level rule in space `user`, stored at once (no model call)."""
+    if not text:
+        return "/remember TEXT — e.g. /remember run the tests before committing"
+    try:
+        m = memory.remember(text, level="C", space=USER_SPACE, entity="env:local")
+    except Exception as e:  # noqa: BLE001 - a command's failure is its answer, never a crash
+        return f"/remember: memory is not available: {e}"
+    return f"remembered: {m.content[:300]}  (id {m.id}; C level, space {m.space}: read for every plan)"
 
 
 def usage_text(tokens: dict[str, Any]) -> str:
