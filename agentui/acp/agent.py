@@ -52,6 +52,7 @@ from agentui.acp.modes import (
     MODE_IDS,
     TIERS,
     attach_resources,
+    audit_text,
     commands,
     config_options,
     help_text,
@@ -589,6 +590,8 @@ class AgentuiAcpAgent:
             return await memory_text(self._memory_store(), arg)
         if name == "usage":
             return usage_text(s.stream.mapper.tokens if s.stream else {})
+        if name == "audit":
+            return audit_text(s.runtime)
         if name == "remember":
             return remember_text(self._memory_store(), arg)
         if name == "forget":

@@ -56,6 +56,7 @@ COMMANDS = {
     "remember": ("Remember a rule every plan reads (C level, space user), as the TUI's /remember does",
                  "the rule, e.g. always run the tests first"),
     "forget": ("Delete one Megram (asks first)", "its id or a prefix (/memory lists them)"),
+    "audit": ("The Auditor's report of this session: messages, tasks and anomalies", None),
     "usage": ("Tokens used in this session, by task", None),
 }
 
@@ -247,6 +248,20 @@ def remember_text(memory: Any, text: str) -> str:
     except Exception as e:  # noqa: BLE001 - a command's failure is its answer, never a crash
         return f"/remember: memory is not available: {e}"
     return f"remembered: {m.content[:300]}  (id {m.id}; C level, space {m.space}: read for every plan)"
+
+
+def audit_text(runtime: Any) -> str:
+    """`/audit`: an on-demand report of the session's Auditor, and its latest anomalies."""
+    auditor = getattr(runtime, "auditor", None)
+    if auditor is None:
+        return "The Auditor is not running in this session."
+    try:
+        r = auditor.report("on_demand")
+    except Exception as e:  # noqa: BLE001 - a command's failure is its answer, never a crash
+        return f"/audit: no report: {e}"
+    lines = [f"report: {r.summary or f'{r.messages_seen} messages, {r.tasks_seen} tasks'}"]
+    lines += [f"{e.severity.value} {e.kind.value}: {e.message[:300]}" for e in r.events[-10:]]
+    return "\n".join(lines)
 
 
 def usage_text(tokens: dict[str, Any]) -> str:

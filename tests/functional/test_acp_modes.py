@@ -58,13 +58,15 @@ async def test_commands_are_announced_and_answered_without_a_task(fakellm, tmp_p
                 break
             await asyncio.sleep(0.05)
         [cmds] = client.of("available_commands_update")
-        assert {c.name for c in cmds.available_commands} == {"help", "mcp", "memory", "remember", "forget", "usage"}
-        for text in ("/help", "/mcp", "/usage", "/memory 3"):
+        assert {c.name for c in cmds.available_commands} == {"help", "mcp", "memory", "remember", "forget", "audit",
+                                                             "usage"}
+        for text in ("/help", "/mcp", "/usage", "/memory 3", "/audit"):
             resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block(text)]), 30)
             assert resp.stop_reason == "end_turn"
     said = client.texts("agent_message_chunk")
     assert said[0].startswith("agentui commands:") and "/memory" in said[0]
     assert "No MCP servers" in said[1] and "No LLM calls" in said[2] and "Nothing remembered" in said[3]
+    assert said[4].startswith("report: ") and "messages" in said[4], said[4]
     assert fakellm.calls() == []  # no task ran: no LLM call
 
 
