@@ -65,6 +65,7 @@ from agentui.acp.modes import (
     prompt_call,
     remember_text,
     resources_text,
+    tree_text,
     usage_text,
 )
 from agentui.acp.permission import ask_permission
@@ -592,6 +593,8 @@ class AgentuiAcpAgent:
             return usage_text(s.stream.mapper.tokens if s.stream else {})
         if name == "audit":
             return audit_text(s.runtime)
+        if name == "tree":
+            return tree_text(s.record.cwd)
         if name == "remember":
             return remember_text(self._memory_store(), arg)
         if name == "forget":

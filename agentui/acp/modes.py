@@ -57,6 +57,7 @@ COMMANDS = {
                  "the rule, e.g. always run the tests first"),
     "forget": ("Delete one Megram (asks first)", "its id or a prefix (/memory lists them)"),
     "audit": ("The Auditor's report of this session: messages, tasks and anomalies", None),
+    "tree": ("The goal tree of the session's folder: its outline and what runs next", None),
     "usage": ("Tokens used in this session, by task", None),
 }
 
@@ -262,6 +263,26 @@ def audit_text(runtime: Any) -> str:
     lines = [f"report: {r.summary or f'{r.messages_seen} messages, {r.tasks_seen} tasks'}"]
     lines += [f"{e.severity.value} {e.kind.value}: {e.message[:300]}" for e in r.events[-10:]]
     return "\n".join(lines)
+
+
+def tree_text(cwd: str) -> str:
+    """`/tree`: the goal tree in the session's folder, as `agentui tree status` outlines it."""
+    from pathlib import Path
+
+    from agentui.tree.layout import StateError, TreeLayout
+    from agentui.tree.model import TreeInvalid, load_tree, select
+    from agentui.tree.view import outline
+
+    lay = TreeLayout(Path(cwd or ".").expanduser())
+    if not lay.exists():
+        return (f"No goal tree in {cwd}; start one with: "
+                'agentui tree init "your goal" --guard "make test"')
+    try:
+        root = load_tree(lay.tree)
+        s = select(root)
+        return "\n".join([*outline(root, s), s.line()])
+    except (TreeInvalid, StateError, OSError) as e:
+        return f"/tree: the goal tree in {cwd} cannot be read: {e}"
 
 
 def usage_text(tokens: dict[str, Any]) -> str:
