@@ -27,6 +27,7 @@ from acp.schema import (
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
+    PermissionOption,
     PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
@@ -38,6 +39,7 @@ from acp.schema import (
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
+    ToolCallUpdate,
 )
 
 from agentui import __version__
@@ -50,6 +52,7 @@ from agentui.acp.modes import (
     MODE_IDS,
     TIERS,
     attach_resources,
+    audit_text,
     commands,
     config_options,
     help_text,
@@ -60,7 +63,9 @@ from agentui.acp.modes import (
     parse_command,
     preset_answer,
     prompt_call,
+    remember_text,
     resources_text,
+    tree_text,
     usage_text,
 )
 from agentui.acp.permission import ask_permission
@@ -74,6 +79,8 @@ from agentui.tools.answers import Answer
 from agentui.tools.safety import sanitize
 
 ANNOUNCE_DELAY_S = 0.1
+FORGET_OPTIONS = [PermissionOption(option_id="forget", name="Delete it", kind="allow_once"),
+                  PermissionOption(option_id="keep", name="Keep it", kind="reject_once")]
 
 
 class _SharedMemory:
@@ -584,7 +591,41 @@ class AgentuiAcpAgent:
             return await memory_text(self._memory_store(), arg)
         if name == "usage":
             return usage_text(s.stream.mapper.tokens if s.stream else {})
+        if name == "audit":
+            return audit_text(s.runtime)
+        if name == "tree":
+            return tree_text(s.record.cwd)
+        if name == "remember":
+            return remember_text(self._memory_store(), arg)
+        if name == "forget":
+            return await self._forget(s, arg)
         return help_text()
+
+    async def _forget(self, s: Session, prefix: str) -> str:
+        """`/forget ID`: the editor is asked first, as the TUI asks; no answer keeps the Megram."""
+        if not prefix:
+            return "/forget ID — the Megram's id or a prefix (/memory lists them)"
+        memory = self._memory_store()
+        try:
+            m = memory.get(prefix)
+        except Exception as e:  # noqa: BLE001 - not found, or a prefix of several: one line
+            return f"/forget {prefix}: {e}"
+        call = ToolCallUpdate(
+            tool_call_id=f"forget-{m.id}", title=f"forget Megram {m.id}"[:200], kind="delete", status="pending",
+            raw_input={"command": "forget", "id": m.id},
+            content=[h.tool_content(h.text_block(f"Delete Megram {m.id} ({m.content[:200]})? This cannot be undone."))])
+        try:
+            resp = await self.conn.request_permission(session_id=s.id, tool_call=call, options=FORGET_OPTIONS)
+        except Exception:  # noqa: BLE001 - no answer keeps the Megram
+            return f"kept {m.id}"
+        outcome = getattr(resp, "outcome", None)
+        if getattr(outcome, "outcome", "") != "selected" or getattr(outcome, "option_id", None) != "forget":
+            return f"kept {m.id}"
+        try:
+            gone = memory.forget(m.id)
+        except Exception as e:  # noqa: BLE001 - said, never a crash
+            return f"/forget {prefix}: {e}"
+        return f"forgot {gone.id}"
 
     async def _send(self, s: Session, update: Any) -> None:
         with contextlib.suppress(Exception):  # a client that went away must not stop the task

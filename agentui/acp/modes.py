@@ -53,6 +53,11 @@ COMMANDS = {
     "mcp": ("The MCP servers of this session and their tools (`/mcp resources`: what @server:uri attaches)",
             "resources"),
     "memory": ("What agentui remembers (most recent first)", "how many (default 10)"),
+    "remember": ("Remember a rule every plan reads (C level, space user), as the TUI's /remember does",
+                 "the rule, e.g. always run the tests first"),
+    "forget": ("Delete one Megram (asks first)", "its id or a prefix (/memory lists them)"),
+    "audit": ("The Auditor's report of this session: messages, tasks and anomalies", None),
+    "tree": ("The goal tree of the session's folder: its outline and what runs next", None),
     "usage": ("Tokens used in this session, by task", None),
 }
 
@@ -230,6 +235,54 @@ async def memory_text(memory: Any, arg: str) -> str:
     if not recent:
         return "Nothing remembered yet."
     return "\n".join(f"[{m.space}/{m.entity}] {m.content[:300]}" for m in recent)
+
+
+USER_SPACE = "user"  # the user-wide space every plan reads, as the TUI and `agentui memory remember` write
+
+
+def remember_text(memory: Any, text: str) -> str:
+    """`/remember TEXT`: a C-level rule in space `user`, stored at once (no model call)."""
+    if not text:
+        return "/remember TEXT — e.g. /remember run the tests before committing"
+    try:
+        m = memory.remember(text, level="C", space=USER_SPACE, entity="env:local")
+    except Exception as e:  # noqa: BLE001 - a command's failure is its answer, never a crash
+        return f"/remember: memory is not available: {e}"
+    return f"remembered: {m.content[:300]}  (id {m.id}; C level, space {m.space}: read for every plan)"
+
+
+def audit_text(runtime: Any) -> str:
+    """`/audit`: an on-demand report of the session's Auditor, and its latest anomalies."""
+    auditor = getattr(runtime, "auditor", None)
+    if auditor is None:
+        return "The Auditor is not running in this session."
+    try:
+        r = auditor.report("on_demand")
+    except Exception as e:  # noqa: BLE001 - a command's failure is its answer, never a crash
+        return f"/audit: no report: {e}"
+    lines = [f"report: {r.summary or f'{r.messages_seen} messages, {r.tasks_seen} tasks'}"]
+    lines += [f"{e.severity.value} {e.kind.value}: {e.message[:300]}" for e in r.events[-10:]]
+    return "\n".join(lines)
+
+
+def tree_text(cwd: str) -> str:
+    """`/tree`: the goal tree in the session's folder, as `agentui tree status` outlines it."""
+    from pathlib import Path
+
+    from agentui.tree.layout import StateError, TreeLayout
+    from agentui.tree.model import TreeInvalid, load_tree, select
+    from agentui.tree.view import outline
+
+    lay = TreeLayout(Path(cwd or ".").expanduser())
+    if not lay.exists():
+        return (f"No goal tree in {cwd}; start one with: "
+                'agentui tree init "your goal" --guard "make test"')
+    try:
+        root = load_tree(lay.tree)
+        s = select(root)
+        return "\n".join([*outline(root, s), s.line()])
+    except (TreeInvalid, StateError, OSError) as e:
+        return f"/tree: the goal tree in {cwd} cannot be read: {e}"
 
 
 def usage_text(tokens: dict[str, Any]) -> str:

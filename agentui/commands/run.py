@@ -276,6 +276,8 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
                         err.print(f"  [dim cyan]memory[/] {escape(used)}")
 
         printer = asyncio.create_task(show())
+        if isinstance(getattr(rt.tools, "watchers", None), list):
+            rt.tools.watchers.append(ToolProgress(err, live))  # each tool call's start and end
         if rt.auditor is not None:
             from agentui.contracts import AuditEvent
 
@@ -333,6 +335,27 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
     return EXIT_OK
 
 
+class ToolProgress:
+    """A tool call of the run on stderr: one line when it starts (the tool and its command, shown
+    on one line with control characters escaped) and one when it ends (ok or failed, seconds), so
+    a long command is never silent."""
+
+    def __init__(self, err: Any, live: LivePrinter) -> None:
+        self.err = err
+        self.live = live
+
+    def __call__(self, ev: Any) -> None:
+        from agentui.tools.safety import one_line
+
+        what = one_line(" ".join(str(ev.target or ev.args.get("command") or ev.args.get("path") or "").split()), 160)
+        if ev.record is None:
+            self.live.say(f"  tool {ev.tool} running: {what}")
+            return
+        r = ev.record
+        how = "ok" if r.ok else f"failed{f' (exit {r.exit_code})' if r.exit_code not in (None, 0) else ''}"
+        self.live.say(f"  tool {ev.tool} {how} in {r.duration_s:.1f} s: {what}")
+
+
 class LivePrinter:
     """A streamed role's text on stderr as it is generated: one line per call, begun with who is
     writing, continued piece by piece, ended when the call or another message comes."""
@@ -340,6 +363,7 @@ class LivePrinter:
     def __init__(self, err: Any) -> None:
         self.err = err
         self.open: tuple[str, int] | None = None  # (role, call) of the line being written
+        self.waiting: list[str] = []  # lines said while a streamed line was open
 
     def add(self, p: Any) -> None:
         from agentui.contracts import ROLE_LABELS
@@ -362,6 +386,17 @@ class LivePrinter:
         if self.open is not None:
             self.err.print("", markup=False)
             self.open = None
+        for text in self.waiting:
+            self.err.print(text, markup=False, style="dim")
+        self.waiting.clear()
+
+    def say(self, text: str) -> None:
+        """A line of its own (a tool's progress); while a streamed line is being written it waits
+        for that line's end, so the two never interleave."""
+        if self.open is not None:
+            self.waiting.append(text)
+        else:
+            self.err.print(text, markup=False, style="dim")
 
 
 def _render(out, end, stats, layout, tid) -> None:  # noqa: ANN001

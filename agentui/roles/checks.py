@@ -97,6 +97,31 @@ async def run(ctx: Any, task_id: str, criteria: Sequence[Criterion], *, subtask_
     return runs
 
 
+def logged(path: Any, limit: int = MAX_CHECKS) -> list[CheckRun]:
+    """The checks a task log records (`check_result` lines), the latest run of each command, in
+    the order they first ran; [] when the log cannot be read."""
+    import json
+
+    runs: dict[str, CheckRun] = {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for raw in fh:
+                if '"check_result"' not in raw:
+                    continue
+                try:
+                    d = json.loads(raw)
+                except ValueError:
+                    continue
+                if d.get("kind") != "check_result" or not d.get("command"):
+                    continue
+                cmd = str(d["command"])
+                runs[cmd] = CheckRun(str(d.get("criterion") or ""), cmd, bool(d.get("ran")), d.get("exit_code"),
+                                     str(d.get("output") or ""), str(d.get("error") or ""))
+    except OSError:
+        return []
+    return list(runs.values())[:limit]
+
+
 def prompt_section(runs: dict[int, CheckRun]) -> str:
     """What the checks printed, as a validator's prompt shows it ('' when none ran)."""
     if not runs:

@@ -153,7 +153,8 @@ class BusFeed:
         elif isinstance(p, FinalResult):
             self.query_one(PipelineLine).show(p)
             self.query_one(ResultPanel).show_final(p, self.task_stats(p.task_id),
-                                                   lessons=len(plan_memory(self.task_envs)))
+                                                   lessons=len(plan_memory(self.task_envs)),
+                                                   checks=self.task_checks(p.task_id))
             self.stage(f"{p.directive.value} — {after}", busy=False)
             self._task_done()
         elif isinstance(p, PerceiverReply):
@@ -184,6 +185,13 @@ class BusFeed:
         text = live[key] = (live.get(key, "") + p.text)[-4 * ResultPanel.LIVE_CHARS:]
         self.query_one(ResultPanel).show_live(ROLE_LABELS.get(p.role, p.role.value), text,
                                               chars=p.chars, done=p.done)
+
+    def task_checks(self, task_id: str) -> list[Any]:
+        """The checks the task's log records (the commands that confirmed the answer), or []."""
+        from agentui.roles.checks import logged
+
+        layout = getattr(self, "data_layout", None)
+        return logged(layout.task_log(task_id)) if layout is not None and task_id else []
 
     def task_stats(self, task_id: str) -> dict[str, Any]:
         """The per-role cost table: the runtime's live figures, or rebuilt from a recording."""

@@ -374,6 +374,18 @@ class ResultBox(VerticalScroll):
             title.update("[b]result[/b]" + (f" [dim]· {hint}[/]" if hint else ""))
 
 
+def _checked_by(run: Any) -> str:
+    """One check as the result's evidence: its command and what it printed (one line, cut)."""
+    from agentui.tools.safety import one_line
+
+    cmd = escape(one_line(run.command, 120))
+    if not run.ran:
+        return f"[dim]check[/dim] `{cmd}` [dim]could not run:[/dim] {escape(one_line(run.error, 120))}"
+    out = one_line(" ".join(run.output.split()) or "(no output)", 120)
+    return f"[dim]checked by[/dim] `{cmd}` → {escape(out)}" + (
+        f" [dim](exit {run.exit_code})[/dim]" if run.exit_code not in (0, None) else "")
+
+
 class ResultPanel(Static):
     copy_text = ""  # the final answer as plain text, for Ctrl+Y / copy
     LIVE_CHARS = 600  # of a reply being generated, the newest this many characters…
@@ -395,7 +407,10 @@ class ResultPanel(Static):
         if isinstance(box, ResultBox):  # the new text may (no longer) overflow the pane
             self.call_after_refresh(box.update_hint)
 
-    def show_final(self, f: FinalResult, stats: dict[str, Any], lessons: int = 0) -> None:
+    def show_final(self, f: FinalResult, stats: dict[str, Any], lessons: int = 0,
+                   checks: list[Any] | None = None) -> None:
+        """`checks`: the task's checks as they ran (roles.checks.CheckRun); each is named, with what
+        it printed, as the evidence under the answer."""
         c = colour(self.app.current_theme, "success" if f.directive.value in ("accept", "success") else "error")
         out = f.output if isinstance(f.output, str) else (str(f.output) if f.output is not None else "")
         answer = getattr(f, "answer", None)  # the single answer as a sentence, when the result has one
@@ -403,10 +418,12 @@ class ResultPanel(Static):
         parts = []
         if answer:  # the answer first; how it was checked follows as evidence
             parts.append(f"[b]{escape(answer)}[/b]")
-            parts.append(f"[dim]checked by[/dim] [b {c}]{f.directive.value}[/] after {f.replans} replan(s): "
-                         f"{escape(f.summary)}")
+            parts.extend(_checked_by(run) for run in checks or [])
+            parts.append(("" if checks else "[dim]checked by[/dim] ")
+                         + f"[b {c}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}")
         else:
             parts.append(f"[b {c}]{f.directive.value}[/] after {f.replans} replan(s): {escape(f.summary)}")
+            parts.extend(_checked_by(run) for run in checks or [])
         if out and out.strip() != (answer or "").strip():
             parts.append(escape(out[:2000]))
         if f.partial_result:

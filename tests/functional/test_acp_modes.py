@@ -58,14 +58,69 @@ async def test_commands_are_announced_and_answered_without_a_task(fakellm, tmp_p
                 break
             await asyncio.sleep(0.05)
         [cmds] = client.of("available_commands_update")
-        assert {c.name for c in cmds.available_commands} == {"help", "mcp", "memory", "usage"}
-        for text in ("/help", "/mcp", "/usage", "/memory 3"):
+        assert {c.name for c in cmds.available_commands} == {"help", "mcp", "memory", "remember", "forget", "audit",
+                                                             "tree", "usage"}
+        for text in ("/help", "/mcp", "/usage", "/memory 3", "/audit"):
             resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block(text)]), 30)
             assert resp.stop_reason == "end_turn"
     said = client.texts("agent_message_chunk")
     assert said[0].startswith("agentui commands:") and "/memory" in said[0]
     assert "No MCP servers" in said[1] and "No LLM calls" in said[2] and "Nothing remembered" in said[3]
+    assert said[4].startswith("report: ") and "messages" in said[4], said[4]
     assert fakellm.calls() == []  # no task ran: no LLM call
+
+
+async def test_remember_and_forget_over_acp_use_memory_with_no_llm_call(fakellm, tmp_path):
+    from agentui.clock import SystemClock
+    from agentui.ids import UuidIds
+    from agentui.memory import open_memory
+    from agentui.paths import DataLayout
+
+    client = Client(answers=["keep", "forget"])
+    async with agent(fakellm, tmp_path, client) as conn:
+        s = await conn.new_session(cwd=str(ws(tmp_path)), mcp_servers=[])
+        for text in ("/remember always use tabs", "/remember", "/remember run the tests first"):
+            resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block(text)]), 30)
+            assert resp.stop_reason == "end_turn"
+        said = client.texts("agent_message_chunk")
+        assert said[0].startswith("remembered: always use tabs  (id ") and "space user" in said[0]
+        assert said[1].startswith("/remember TEXT")
+        second = said[2].split("(id ", 1)[1].split(";", 1)[0]
+        for text in (f"/forget {second}", f"/forget {second}", "/forget nosuchid"):
+            resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block(text)]), 30)
+            assert resp.stop_reason == "end_turn"
+        said = client.texts("agent_message_chunk")
+    assert said[3] == f"kept {second}" and said[4] == f"forgot {second}" and said[5].startswith("/forget nosuchid")
+    assert len(client.permissions) == 2 and second in client.permissions[0][0].title
+    assert fakellm.calls() == []  # commands, not tasks: no LLM call
+    mem = open_memory(DataLayout(tmp_path / "data").memory_db, SystemClock(), UuidIds())
+    try:
+        kept = [m for m in await mem.query_recent(10)]
+    finally:
+        await mem.close()
+    assert [(m.content, m.level.value, m.space) for m in kept] == [("always use tabs", "C", "user")]
+
+
+async def test_tree_over_acp_outlines_the_session_folders_goal_tree_with_no_llm_call(fakellm, tmp_path):
+    import subprocess
+    import sys
+
+    plain = ws(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    r = subprocess.run([sys.executable, "-m", "agentui.cli", "tree", "--repo", str(repo), "init", "ship the",
+                        "frobnicator", "--guard", "true"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    client = Client()
+    async with agent(fakellm, tmp_path, client) as conn:
+        for cwd in (plain, repo):
+            s = await conn.new_session(cwd=str(cwd), mcp_servers=[])
+            resp = await asyncio.wait_for(conn.prompt(session_id=s.session_id, prompt=[text_block("/tree")]), 30)
+            assert resp.stop_reason == "end_turn"
+    said = client.texts("agent_message_chunk")
+    assert said[0].startswith(f"No goal tree in {plain}; start one with: agentui tree init"), said[0]
+    assert "ship the frobnicator" in said[1], said[1]
+    assert fakellm.calls() == []
 
 
 async def test_usage_updates_carry_the_models_context_window_and_the_session_gets_a_title(fakellm, tmp_path):

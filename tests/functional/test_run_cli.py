@@ -250,3 +250,43 @@ def test_run_shows_the_executors_text_on_stderr_as_it_is_generated(fakellm, tmp_
         # the step's text is printed before the pipeline line of its result
         assert lines.index(step) < next(i for i, x in enumerate(lines) if "ExecutionResult" in x)
         assert "R3 Executor" not in r.stdout and r.stdout.lstrip().startswith("answer: 2")
+
+
+def _script_slow_tool(fake):
+    fake.script("perceiver", [perceive("count the lines")])
+    fake.script("planner", [plan(["the count is given"], sub("count the lines of a.txt", "a number", tools=["shell"]),
+                                 checks=["wc -l a.txt"])])
+    fake.script("executor", [call("shell", command="sleep 2; wc -l a.txt"), finish("1")])
+    fake.script("agent_validator", [verdicts("pass", quote="1")])
+    fake.script("meta_validator", [merge("1", "pass", summary="a.txt has 1 line")])
+
+
+def test_run_says_on_stderr_when_a_tool_starts_and_ends(fakellm, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    _script_slow_tool(fakellm)
+    p = subprocess.Popen([sys.executable, "-m", "agentui.cli", "run", "--workspace", str(ws), "--data-dir",
+                          str(tmp_path / "d"), "how many lines in a.txt?"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=_env(fakellm, COLUMNS="200"))
+    seen: list[tuple[float, str]] = []
+    for text in p.stderr:
+        seen.append((time.monotonic(), text.rstrip("\n")))
+    out = p.stdout.read()
+    assert p.wait(timeout=60) == 0, "\n".join(s for _t, s in seen)
+    started = [(t, s) for t, s in seen if s.strip().startswith("tool shell running: sleep")]
+    ended = [(t, s) for t, s in seen if s.strip().startswith("tool shell ok in ") and "sleep" in s]
+    assert len(started) == 1 and len(ended) == 1, seen
+    assert "  tool shell running: wc -l a.txt" in [s for _t, s in seen]  # the plan's check is a tool call too
+    executor = [s for _t, s in seen if "R3 Executor ▸" in s]
+    assert executor and all(s.rstrip().endswith("}") for s in executor), executor  # never cut by a tool line
+    assert started[0][1].strip() == "tool shell running: sleep 2; wc -l a.txt"
+    assert ended[0][1].strip().endswith(" s: sleep 2; wc -l a.txt")
+    assert float(ended[0][1].split(" ok in ")[1].split(" s")[0]) >= 1.9
+    assert ended[0][0] - started[0][0] >= 1.5  # the start line came while the command ran, not after
+    assert "tool shell" not in out  # progress is never on stdout
+    _script_slow_tool(fakellm)
+    r = _run(["--json", "--workspace", str(ws), "--data-dir", str(tmp_path / "d"), "how many lines in a.txt?"],
+             _env(fakellm))
+    assert r.returncode == 0, r.stderr
+    assert "tool shell" not in r.stderr and "tool shell" not in r.stdout  # --json stays machine-readable

@@ -4,8 +4,11 @@ leads with the answer sentence when the result carries one."""
 
 from __future__ import annotations
 
+import io
 import json
 from types import SimpleNamespace
+
+from rich.console import Console
 
 from agentui.ui.widgets import BusView, ResultPanel, StageLine
 from tests.ui.test_app import SIZE, make_app, script_happy, type_task, wait_for
@@ -115,3 +118,17 @@ async def test_at_80_columns_a_running_commands_elapsed_time_is_not_cut(fakellm,
         row = "".join(strip.text for strip in line.render_lines(Region(0, 0, line.region.width, 1)))
         assert "running shell 2.4 s: sleep 8" in row, row
         assert row.rstrip().endswith("0 tools"), row  # the meter keeps its room
+
+
+async def test_the_result_names_the_check_that_ran_and_what_it_printed(fakellm, tmp_path):
+    script_happy(fakellm)  # the plan's check is `echo 2`, run by code before the verdict
+    app = make_app(fakellm, tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: app.runtime is not None)
+        await type_task(pilot, "count txt")
+        await wait_for(pilot, lambda: any(e.type == "FinalResult" for e in app.query_one(BusView).envs))
+        await pilot.pause(0.05)
+        console = Console(width=160, record=True, file=io.StringIO())
+        console.print(app.query_one(ResultPanel).render()._renderable)  # the head text and the cost table
+        text = console.export_text()
+    assert "2\nchecked by `echo 2` → 2\naccept after 0 replan(s): 2 txt files\n" in text, text
