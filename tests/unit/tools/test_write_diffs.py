@@ -11,7 +11,6 @@ import pytest
 from agentui.contracts import ConfirmationChoice
 from agentui.tools import (
     Approvals,
-    GateRequest,
     Scope,
     ToolContext,
     ToolRegistry,
@@ -19,18 +18,7 @@ from agentui.tools import (
     diffs,
 )
 from agentui.tools.safety import assess_write
-
-
-class Answer:
-    """Answers every request with `choice`, recording what it was shown."""
-
-    def __init__(self, choice: ConfirmationChoice) -> None:
-        self.choice = choice
-        self.requests: list[GateRequest] = []
-
-    async def __call__(self, req: GateRequest) -> ConfirmationChoice:
-        self.requests.append(req)
-        return self.choice
+from tests.unit.tools.test_gate import Answer  # records what each question showed
 
 
 @pytest.fixture
