@@ -41,6 +41,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                           "`npx -y` servers fetched on first use may need 60)")
     rm = sub.add_parser("remove", help="remove a server from the config file")
     rm.add_argument("name")
+    li = sub.add_parser("login", help="sign in to a --url server that asks for OAuth (opens a browser)")
+    li.add_argument("name")
+    li.add_argument("--no-browser", action="store_true", help="only print the address to open")
+    li.add_argument("--timeout", type=positive_float, metavar="S", default=300.0,
+                    help="seconds to wait for the browser's answer (default 300)")
+    lo = sub.add_parser("logout", help="forget a server's OAuth sign-in")
+    lo.add_argument("name")
     tr = sub.add_parser("trust", help="use the MCP servers of a project's .agentui/mcp.toml (as it is now)")
     tr.add_argument("--workspace", metavar="DIR", help="the project folder (default: the current one)")
 
@@ -58,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
         return _list(args, loaded)
     if action == "trust":
         return _trust(args, loaded)
-    print("agentui mcp: give an action: list, add, remove or trust (agentui mcp --help)", file=sys.stderr)
+    if action in ("login", "logout"):
+        return _sign_in(args, loaded)
+    print("agentui mcp: give an action: list, add, remove, login, logout or trust (agentui mcp --help)",
+          file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -188,6 +198,58 @@ def _trust(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
     where = trust(project, workspace, loaded.config.data_path())
     print(f"trusted {project.file} as it is now ({len(project.servers)} servers; recorded in {where}); "
           "a change to the file makes it untrusted again")
+    return EXIT_OK
+
+
+def _sign_in(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
+    """`mcp login NAME`: the OAuth sign-in in a browser, kept for later runs; `mcp logout NAME` forgets it."""
+    from agentui.mcp.oauth import CredentialStore
+
+    verb = args.mcp_command
+    cfg = loaded.config.mcp.servers.get(args.name)
+    if cfg is None:
+        known = ", ".join(sorted(loaded.config.mcp.servers)) or "none"
+        print(f"agentui mcp {verb}: no server {args.name!r} in {loaded.file} (configured: {known})", file=sys.stderr)
+        return EXIT_USAGE
+    if not cfg.url:
+        print(f"agentui mcp {verb}: {args.name} is a stdio server; OAuth applies to a --url server",
+              file=sys.stderr)
+        return EXIT_USAGE
+    store = CredentialStore(cfg.url)
+    if verb == "logout":
+        had = store.forget()
+        print(f"signed out of {args.name} ({cfg.url})" if had else f"{args.name} had no OAuth sign-in to forget")
+        return EXIT_OK
+    if any(k.lower() == "authorization" for k in cfg.headers):
+        print(f"agentui mcp login: {args.name} sends its own `Authorization` header; remove it from its "
+              "`headers` to sign in with OAuth instead", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(_login(args.name, cfg, store, args))
+
+
+async def _login(name: str, cfg, store, args: argparse.Namespace) -> int:  # noqa: ANN001
+    from agentui.mcp.client import McpConnection, McpUnavailable
+    from agentui.mcp.oauth import LoopbackLogin, provider
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    store.forget()  # a fresh registration: the redirect address changes with each sign-in
+    async with LoopbackLogin(say, open_browser=not args.no_browser, timeout_s=args.timeout) as login:
+        conn = McpConnection(name, cfg)
+        conn.auth = provider(name, cfg.url, login=login, store=store)
+        try:
+            await conn.start(timeout_s=args.timeout + cfg.startup_timeout_s)
+        except McpUnavailable as exc:
+            print(f"agentui mcp login: {name}: {exc}", file=sys.stderr)
+            return EXIT_FAIL
+        tools = len(conn.tools)
+        await conn.close()
+    if not store.signed_in():
+        print(f"{name} answered without asking for a sign-in ({tools} tools); nothing to keep")
+        return EXIT_OK
+    print(f"signed in to {name} ({cfg.url}): {tools} tools; the sign-in is kept in {store.path} "
+          f"(forget it with `agentui mcp logout {name}`)")
     return EXIT_OK
 
 

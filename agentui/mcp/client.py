@@ -198,6 +198,8 @@ class McpConnection:
         self._dead = False
         self.http_status = ""  # the last HTTP error status of a `url` server
         self.auth_metadata = ""  # a 401's `WWW-Authenticate: Bearer resource_metadata="…"` URL
+        self.auth: Any = None  # an OAuth provider with a person to sign in (`mcp login`); else one without
+        self.sign_in = ""  # why an OAuth sign-in is needed, when the server asked for one
         self.skipped: list[str] = []  # listed tools left out (bad or repeated names, over MAX_TOOLS)
         self.invalid: list[tuple[str, str]] = []  # (tool, why): left out, the SDK would reject them
         self._log_seq = 0  # SDK log lines after this one, logged under `_log_key`, are this connection's
@@ -225,10 +227,17 @@ class McpConnection:
     def _why(self, base: str) -> str:
         if self.http_status:  # the SDK's message does not say which HTTP error it was
             hint = " (check its `headers`)" if self.http_status.startswith(("HTTP 401", "HTTP 403")) else ""
-            if self.auth_metadata:  # an OAuth server: reported, not followed
-                hint = (f"; it asks for OAuth (resource metadata: {self.auth_metadata}), which agentui does not "
-                        "do: put a token in the server's `headers`")
+            if self.sign_in:  # an OAuth server: signed in to by a person (`mcp login`), never mid-task
+                hint = f"; {self.sign_in}"
+            elif self.auth_metadata and any(k.lower() == "authorization" for k in self.config.headers):
+                hint = (f"; it refused the `Authorization` header and offers an OAuth sign-in (resource metadata: "
+                        f"{self.auth_metadata}): check the header, or remove it and run "
+                        f"`agentui mcp login {self.name}`")
+            elif self.auth_metadata:
+                hint = f"; it asks for an OAuth sign-in: run `agentui mcp login {self.name}`"
             return f"{base}; the server answered {self.http_status}{hint}"
+        if self.sign_in:
+            return f"{base}; {self.sign_in}"
         said = SDK_LOG.since(self._log_seq, self._log_key)
         if said:  # e.g. "Failed to parse JSONRPC message from server" (its stdout is not JSON-RPC)
             base = f"{base} ({said})"
@@ -264,11 +273,12 @@ class McpConnection:
                 http.event_hooks["response"].append(status)
                 return http
 
+            auth = self._oauth(headers)
             if cfg.transport == "sse":  # the legacy HTTP+SSE transport (protocol 2024-11-05)
                 from mcp.client.sse import sse_client
 
-                return sse_client(cfg.url, headers=headers, httpx_client_factory=client)
-            http = await stack.enter_async_context(client(headers=headers))
+                return sse_client(cfg.url, headers=headers, httpx_client_factory=client, auth=auth)
+            http = await stack.enter_async_context(client(headers=headers, auth=auth))
             return streamable_http_client(cfg.url, http_client=http)
         # the child's stderr goes to a pipe of which only the last few KB are kept (a server that
         # floods stderr cannot fill a disk or our memory)
@@ -280,6 +290,33 @@ class McpConnection:
         params = StdioServerParameters(command=cfg.command or "", args=list(cfg.args),
                                        env=self._values(cfg.env, expand_env) or None, cwd=cfg.cwd or self.cwd)
         return stdio_client(params, errlog=self._errlog)
+
+    def _oauth(self, headers: dict[str, str] | None) -> Any:
+        """OAuth for a `url` server with no `Authorization` header of its own: the stored sign-in (and
+        its refresh) when there is one; a server that asks for a new sign-in fails naming `mcp login`."""
+        if any(k.lower() == "authorization" for k in headers or {}):
+            return None
+        from agentui.mcp.oauth import SignInNeeded, provider
+
+        auth = self.auth or provider(self.name, self.config.url or "")
+        conn = self
+
+        def noted(handler: Any) -> Any:  # the reason is kept here: the SDK's transport may swallow it
+            if getattr(handler, "noted", False):
+                return handler
+
+            async def run(*args: Any) -> Any:
+                try:
+                    return await handler(*args)
+                except SignInNeeded as exc:
+                    conn.sign_in = str(exc)
+                    raise
+            run.noted = True  # type: ignore[attr-defined]
+            return run
+
+        auth.context.redirect_handler = noted(auth.context.redirect_handler)
+        auth.context.callback_handler = noted(auth.context.callback_handler)
+        return auth
 
     async def start(self, timeout_s: float | None = None) -> None:
         """Connect and list the tools; raises McpUnavailable with the reason."""
@@ -340,7 +377,7 @@ class McpConnection:
         except BaseException as exc:  # noqa: BLE001 - anyio raises groups; the reason is what matters
             if self._tail is not None:
                 await asyncio.sleep(0.1)  # the last of its stderr may still be in the pipe
-            self.error = self._why(f"failed to start: {_reason(exc)}")
+            self.error = self._why("failed to start" if self.sign_in else f"failed to start: {_reason(exc)}")
             if not self._ready.done():
                 self._ready.set_exception(McpUnavailable(self.error))
         finally:

@@ -174,7 +174,7 @@ def _http_server(tmp_path: Path, *extra: str):  # noqa: ANN202
     return running()
 
 
-async def test_a_401_naming_its_oauth_metadata_is_reported_not_followed(tmp_path) -> None:
+async def test_a_401_to_a_configured_header_names_the_header_and_the_sign_in(tmp_path) -> None:
     with _http_server(tmp_path) as base:
         hub = McpHub({"web": McpServerConfig(url=base + "/mcp", headers={"Authorization": "Bearer wrong"},
                                              startup_timeout_s=20)})
@@ -182,7 +182,7 @@ async def test_a_401_naming_its_oauth_metadata_is_reported_not_followed(tmp_path
         await hub.aclose()
     [p] = problems
     assert "HTTP 401" in p and f"resource metadata: {base}/.well-known/oauth-protected-resource" in p
-    assert "put a token in the server's `headers`" in p
+    assert "refused the `Authorization` header" in p and "`agentui mcp login web`" in p
 
 
 async def test_the_legacy_sse_transport_with_an_auth_header(tmp_path) -> None:
