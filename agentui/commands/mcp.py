@@ -228,27 +228,24 @@ def _sign_in(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
 
 
 async def _login(name: str, cfg, store, args: argparse.Namespace) -> int:  # noqa: ANN001
-    from agentui.mcp.client import McpConnection, McpUnavailable
-    from agentui.mcp.oauth import LoopbackLogin, provider
+    from agentui.mcp.client import McpUnavailable
+    from agentui.mcp.hub import McpHub
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    store.forget()  # a fresh registration: the redirect address changes with each sign-in
-    async with LoopbackLogin(say, open_browser=not args.no_browser, timeout_s=args.timeout) as login:
-        conn = McpConnection(name, cfg)
-        conn.auth = provider(name, cfg.url, login=login, store=store)
-        try:
-            await conn.start(timeout_s=args.timeout + cfg.startup_timeout_s)
-        except McpUnavailable as exc:
-            print(f"agentui mcp login: {name}: {exc}", file=sys.stderr)
-            return EXIT_FAIL
-        tools = len(conn.tools)
-        await conn.close()
+    hub = McpHub({name: cfg})
+    try:
+        report = await hub.sign_in(name, say, open_browser=not args.no_browser, timeout_s=args.timeout)
+    except McpUnavailable as exc:
+        print(f"agentui mcp login: {name}: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    finally:
+        await hub.aclose()
     if not store.signed_in():
-        print(f"{name} answered without asking for a sign-in ({tools} tools); nothing to keep")
+        print(f"{name} answered without asking for a sign-in ({len(report.tools)} tools); nothing to keep")
         return EXIT_OK
-    print(f"signed in to {name} ({cfg.url}): {tools} tools; the sign-in is kept in {store.path} "
+    print(f"signed in to {name} ({cfg.url}): {len(report.tools)} tools; the sign-in is kept in {store.path} "
           f"(forget it with `agentui mcp logout {name}`)")
     return EXIT_OK
 

@@ -226,7 +226,9 @@ class McpConnection:
 
     def _why(self, base: str) -> str:
         if self.http_status:  # the SDK's message does not say which HTTP error it was
-            hint = " (check its `headers`)" if self.http_status.startswith(("HTTP 401", "HTTP 403")) else ""
+            hint = " (check its `headers`)" if self.http_status.startswith("HTTP 403") else ""
+            if self.http_status.startswith("HTTP 401"):
+                hint = f" (check its `headers`; a server that uses OAuth: `agentui mcp login {self.name}`)"
             if self.sign_in:  # an OAuth server: signed in to by a person (`mcp login`), never mid-task
                 hint = f"; {self.sign_in}"
             elif self.auth_metadata and any(k.lower() == "authorization" for k in self.config.headers):
@@ -296,8 +298,10 @@ class McpConnection:
         its refresh) when there is one; a server that asks for a new sign-in fails naming `mcp login`."""
         if any(k.lower() == "authorization" for k in headers or {}):
             return None
-        from agentui.mcp.oauth import SignInNeeded, provider
+        from agentui.mcp.oauth import CredentialStore, SignInNeeded, provider
 
+        if self.auth is None and not CredentialStore(self.config.url or "").signed_in():
+            return None  # never signed in: a 401 names `mcp login` (and registers no client meanwhile)
         auth = self.auth or provider(self.name, self.config.url or "")
         conn = self
 

@@ -190,6 +190,38 @@ class McpHub:
         self.reports.sort(key=lambda r: order.index(r.name))
         return self.reports
 
+    async def sign_in(self, name: str, say: Any, *, registry: Any = None, open_browser: bool = True,
+                      timeout_s: float = 300.0) -> ServerReport:
+        """An OAuth sign-in to `name` with a person at the browser (`say` gets the lines for them), kept
+        for later runs; the server then runs here, its tools added to `registry` when given. Raises
+        McpUnavailable with the reason."""
+        from agentui.mcp.client import McpConnection
+        from agentui.mcp.oauth import CredentialStore, LoopbackLogin, provider, unattended
+
+        cfg = self.servers[name]
+        store = CredentialStore(cfg.url or "")
+        store.forget()  # a fresh registration: the redirect address changes with each sign-in
+        started = time.monotonic()
+        async with LoopbackLogin(say, open_browser=open_browser, timeout_s=timeout_s) as login:
+            conn = McpConnection(name, cfg, cwd=self.cwd)
+            conn.answer_elicitation = self.answer_elicitation
+            conn.auth = provider(name, cfg.url or "", login=login, store=store)
+            await conn.start(timeout_s=timeout_s + cfg.startup_timeout_s)
+        unattended(conn.auth, name)  # a later re-sign-in is asked for by name, never mid-task
+        old = self.connections.pop(name, None)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.close()
+        self.connections[name] = conn
+        report = ServerReport(name, True, [t.name for t in conn.tools], time.monotonic() - started,
+                              f"{len(conn.tools)} tools, protocol {conn.protocol_version or '?'}", [],
+                              {t.name: t.hints for t in conn.tools})
+        self.reports = [r for r in self.reports if r.name != name] + [report]
+        if registry is not None:
+            conn.on_change = lambda: self._register_one(registry, name)
+            self._register_one(registry, name)
+        return report
+
     def register(self, registry: Any) -> list[str]:
         """Add every started server's tools to `registry`; returns the names added. A server that
         later says its tool list changed has its new tools added the same way."""

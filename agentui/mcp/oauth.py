@@ -244,12 +244,6 @@ def provider(name: str, url: str, *, login: LoopbackLogin | None = None, store: 
 
     store = store or CredentialStore(url)
 
-    async def no_person(_url: str) -> None:
-        raise SignInNeeded(f"it asks for an OAuth sign-in: run `agentui mcp login {name}`")
-
-    async def no_callback() -> Any:
-        raise SignInNeeded(f"it asks for an OAuth sign-in: run `agentui mcp login {name}`")
-
     redirect_uri = login.redirect_uri if login is not None else "http://127.0.0.1/callback"
     metadata = OAuthClientMetadata(
         client_name="agentui", software_id="agentui", software_version=__version__,
@@ -257,10 +251,21 @@ def provider(name: str, url: str, *, login: LoopbackLogin | None = None, store: 
         grant_types=["authorization_code", "refresh_token"], response_types=["code"],
         token_endpoint_auth_method="none",
     )
-    auth = OAuthClientProvider(url, metadata, store,
-                               redirect_handler=login.redirect if login else no_person,
-                               callback_handler=login.callback if login else no_callback)
+    auth = OAuthClientProvider(url, metadata, store)
+    if login is not None:
+        auth.context.redirect_handler, auth.context.callback_handler = login.redirect, login.callback
+    else:
+        unattended(auth, name)
     # the SDK keeps a loaded token's expiry only in memory: give it the stored one, so an expired
     # token is refreshed before use instead of being refused first
     auth.context.token_expiry_time = store.expires_at()
     return auth
+
+
+def unattended(auth: Any, name: str) -> None:
+    """From now on a server that asks `auth` for a new sign-in fails naming `agentui mcp login NAME`."""
+
+    async def no_person(*_args: Any) -> Any:
+        raise SignInNeeded(f"it asks for an OAuth sign-in: run `agentui mcp login {name}`")
+
+    auth.context.redirect_handler = auth.context.callback_handler = no_person

@@ -318,6 +318,40 @@ class Actions:
             self.action_settings()
         elif name == "/clear":
             self.clear_view()
+        elif name == "/login":
+            self._login_from_input(arg)
+
+    def _login_from_input(self, name: str) -> None:
+        """`/login NAME`: the OAuth sign-in of a remote MCP server, in the browser; the server's tools
+        join this session once it is done."""
+        hub = getattr(self.runtime, "mcp", None)
+        servers = getattr(hub, "servers", {})
+        remote = sorted(n for n, c in servers.items() if c.url)
+        if not name or name not in servers or not servers[name].url:
+            waiting = sorted(r.name for r in getattr(hub, "reports", []) if not r.ok and "mcp login" in r.detail)
+            why = ("no remote MCP server is configured" if not remote
+                   else f"waiting for a sign-in: {', '.join(waiting)}" if waiting
+                   else f"remote servers: {', '.join(remote)}")
+            head = f"/login NAME — no remote MCP server {name!r}; " if name else "/login NAME — "
+            self.notify(head + why, severity="warning", timeout=10)
+            return
+        self.run_worker(self._sign_in(hub, name), group="mcp-login", exclusive=True)
+
+    async def _sign_in(self, hub: Any, name: str) -> None:
+        from agentui.mcp.client import McpUnavailable
+
+        def say(line: str) -> None:
+            self.notify(line, title=f"MCP sign-in: {name}", timeout=60)
+
+        try:
+            report = await hub.sign_in(name, say, registry=getattr(self.runtime, "tools", None))
+        except McpUnavailable as exc:
+            self.notify(f"{name}: {exc}", title="MCP sign-in failed", severity="error", timeout=20)
+            return
+        if self.runtime is not None:  # its start-up problem is solved
+            self.runtime.problems[:] = [p for p in self.runtime.problems if f"'{name}'" not in p]
+        self._show_mcp(hub)
+        self.notify(f"signed in to {name}: {len(report.tools)} tools ready", title="MCP", timeout=8)
 
     def _remember_from_input(self, text: str) -> None:
         from agentui.ui.screens import remember_rule

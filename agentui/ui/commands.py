@@ -1,7 +1,7 @@
 """The task input's own verbs and mentions.
 
-`/remember TEXT`, `/forget ID`, `/memory [FILTER]`, `/audit`, `/tree`, `/settings`, `/clear`,
-`/help` run agentui's commands from the input box instead of becoming a goal. `@path` names a
+`/remember TEXT`, `/forget ID`, `/memory [FILTER]`, `/audit`, `/tree`, `/settings`, `/login NAME`,
+`/clear`, `/help` run agentui's commands from the input box instead of becoming a goal. `@path` names a
 file or folder of the workspace (`@"a name with spaces"` or `@a\\ name` when it has spaces); on
 submit each one that exists is attached to the goal: a file's text (bounded) or a folder's listing
 (bounded) follows the goal in the text the runtime receives. A path the safety gate treats as a
@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "/audit": "the Auditor's reports",
     "/tree": "the goal tree",
     "/settings": "endpoint, models, theme, workspace",
+    "/login": "NAME — sign in to a remote MCP server that asks for OAuth (opens the browser)",
     "/clear": "clear the bus and the result pane",
     "/help": "these commands",
 }

@@ -24,7 +24,8 @@ EXTRA_KEYS = [
     ("Ctrl+P", "the command palette: every action by name"),
     ("Tab", "in the input: take the grey completion (a / command, an @path); else to the result pane, "
             "where ↑ ↓ PgUp PgDn scroll (its title says what is out of sight)"),
-    ("/", "in the input: /remember TEXT, /forget ID, /memory [FILTER], /audit, /tree, /settings, /clear, /help"),
+    ("/", "in the input: /remember TEXT, /forget ID, /memory [FILTER], /audit, /tree, /settings, /login NAME, "
+          "/clear, /help"),
     ("@", "in the input: @path attaches a workspace file (its text, bounded) or folder (its listing) to the goal"),
     ("g", "in Memory (Ctrl+O) and History (Ctrl+G): refresh the list"),
     ("o", "in History (Ctrl+G): continue the selected task's session — the next goal follows up on it"),
