@@ -8,7 +8,11 @@ form (elicitation: a name, a number of guests, a yes/no and a choice). `--crash-
 handshake; `--marker FILE` appends each call's name to FILE. `--http PORT_FILE` serves Streamable
 HTTP instead (the port written to PORT_FILE), behind `--require-header "Name: value"` if given (a
 401 names its resource metadata in WWW-Authenticate, as an OAuth-protected server does); with
-`--sse` the legacy HTTP+SSE transport at /sse.
+`--sse` the legacy HTTP+SSE transport at /sse. With `--oauth` (and `--http`) the server is its own OAuth
+authorization server (tests/mcpserver/oauth.py, #40): dynamic registration, an /authorize that approves at
+once (`--deny`: refuses), access tokens that expire after `--token-ttl` seconds; the marker file gets a
+line per OAuth event (`oauth:register`, `oauth:authorize`, `oauth:deny`, `oauth:token`, `oauth:refresh`,
+`oauth:reject`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import argparse
 import asyncio
 import os
 import sys
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
@@ -35,13 +40,28 @@ def booking() -> Elicit[Booking]:
     return Elicit("Book a table: who, how many, and where?", Booking)
 
 
-def build(marker: str | None = None) -> MCPServer:
-    server = MCPServer("agentui-test", log_level="WARNING")
+def marker_writer(marker: str | None) -> Callable[[str], None]:
+    """Appends one line to the marker file (nothing without one)."""
 
     def mark(name: str) -> None:
         if marker:
             with open(marker, "a", encoding="utf-8") as fh:
                 fh.write(name + "\n")
+
+    return mark
+
+
+def build(marker: str | None = None, *, oauth: dict[str, Any] | None = None) -> MCPServer:
+    """The server; with `oauth` (the keyword arguments of `oauth.TestOAuthProvider`, `base_url` among
+    them) it is also its own OAuth authorization server and requires a bearer token from it."""
+    mark = marker_writer(marker)
+    auth: dict[str, Any] = {}
+    if oauth is not None:
+        from tests.mcpserver import oauth as oauth_mod
+
+        auth = {"auth_server_provider": oauth_mod.TestOAuthProvider(mark=mark, **oauth),
+                "auth": oauth_mod.settings(oauth["base_url"])}
+    server = MCPServer("agentui-test", log_level="WARNING", **auth)
 
     @server.tool(description="Return the text unchanged.")
     def echo(text: str) -> str:
@@ -128,15 +148,19 @@ def guarded(app, header: str):  # noqa: ANN001, ANN201
     return asgi
 
 
-def serve_http(server: MCPServer, port_file: str, header: str | None, sse: bool = False) -> None:
+def serve_http(server: MCPServer | Callable[[str], MCPServer], port_file: str, header: str | None,
+               sse: bool = False) -> None:
     """Streamable HTTP (or with `sse`, the legacy HTTP+SSE transport at /sse) on 127.0.0.1 at a
-    free port, written to `port_file` once listening."""
+    free port, written to `port_file` once listening. `server` may be a function of the base URL
+    (`http://127.0.0.1:PORT`), for a server that must know its own address (OAuth metadata)."""
     import socket
 
     import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    if not isinstance(server, MCPServer):
+        server = server(f"http://127.0.0.1:{sock.getsockname()[1]}")
     app = server.sse_app() if sse else server.streamable_http_app()
     config = uvicorn.Config(guarded(app, header) if header else app, log_level="warning", lifespan="on")
     userver = uvicorn.Server(config)
@@ -160,8 +184,19 @@ def main() -> None:
     p.add_argument("--http", metavar="PORT_FILE", help="serve Streamable HTTP; the port is written here")
     p.add_argument("--require-header", metavar="NAME: VALUE")
     p.add_argument("--sse", action="store_true", help="with --http: the legacy HTTP+SSE transport at /sse")
+    p.add_argument("--oauth", action="store_true",
+                   help="with --http: require OAuth bearer tokens, issued by this server itself")
+    p.add_argument("--token-ttl", type=int, default=3600, metavar="SECONDS",
+                   help="with --oauth: access tokens expire after this long (then a client must refresh)")
+    p.add_argument("--deny", action="store_true", help="with --oauth: the user refuses every authorization")
     p.add_argument("--flood-stderr", type=int, metavar="MB", help="write MB megabytes to stderr, then exit 4")
     args = p.parse_args()
+    if args.oauth and not args.http:
+        p.error("--oauth needs --http")
+    if args.deny and not args.oauth:
+        p.error("--deny needs --oauth")
+    if args.token_ttl < 1:
+        p.error("--token-ttl must be at least 1")
     if args.flood_stderr:
         line = b"x" * 1023 + b"\n"
         for _ in range(args.flood_stderr * 1024):
@@ -172,6 +207,12 @@ def main() -> None:
     if args.crash_on_start:
         print("test server: configured to crash on start", file=sys.stderr)
         sys.exit(4)
+    if args.http and args.oauth:
+        def oauth_server(base_url: str) -> MCPServer:
+            return build(args.marker, oauth={"base_url": base_url, "ttl": args.token_ttl, "deny": args.deny})
+
+        serve_http(oauth_server, args.http, args.require_header, args.sse)
+        return
     if args.http:
         serve_http(build(args.marker), args.http, args.require_header, args.sse)
         return
