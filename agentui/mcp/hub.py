@@ -206,7 +206,11 @@ class McpHub:
             conn = McpConnection(name, cfg, cwd=self.cwd)
             conn.answer_elicitation = self.answer_elicitation
             conn.auth = provider(name, cfg.url or "", login=login, store=store)
-            await conn.start(timeout_s=timeout_s + cfg.startup_timeout_s)
+            try:
+                await conn.start(timeout_s=timeout_s + cfg.startup_timeout_s)
+            except BaseException:
+                store.forget()  # a half-done sign-in (a registration, no token) is not kept
+                raise
         unattended(conn.auth, name)  # a later re-sign-in is asked for by name, never mid-task
         old = self.connections.pop(name, None)
         if old is not None:

@@ -229,7 +229,8 @@ class LoopbackLogin:
         except TimeoutError:
             raise SignInNeeded(f"OAuth sign-in: no answer from the browser within {self.timeout_s:g} s") from None
         if "error" in query:
-            why = query.get("error_description") or query["error"]
+            said = query.get("error_description", "")[:200]
+            why = query["error"][:100] + (f" ({said})" if said else "")
             raise SignInNeeded(f"OAuth sign-in refused by the authorization server: {why}")
         return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
 

@@ -1,0 +1,124 @@
+"""Signing in to a remote MCP server that asks for OAuth (#40), end to end: real `agentui mcp`
+processes against the test server in its OAuth mode (tests/mcpserver/oauth.py: its own
+authorization server, dynamic registration, an /authorize that approves at once), with a stand-in
+browser as BROWSER that follows the redirect to agentui's loopback callback."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.mcpserver.process import ROOT, http_server
+
+BROWSER = f"{sys.executable} {ROOT / 'tests' / 'mcpserver' / 'browser.py'} %s"
+
+
+def _agentui(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agentui.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "BROWSER": BROWSER, **(env or {})})
+
+
+def _marks(marker: Path) -> list[str]:
+    return marker.read_text().split() if marker.exists() else []
+
+
+def _add(url: str) -> None:
+    added = _agentui("mcp", "add", "--url", url, "docs")
+    assert added.returncode == 0, added.stderr
+
+
+def _credentials() -> Path:
+    return Path(os.environ["XDG_CONFIG_HOME"]) / "agentui" / "mcp-oauth" / "credentials.json"
+
+
+def test_sign_in_once_then_every_start_uses_and_refreshes_it(tmp_path: Path) -> None:
+    marker = tmp_path / "marks"
+    with http_server(tmp_path, "--oauth", "--token-ttl", "3", "--marker", str(marker)) as base:
+        _add(base + "/mcp")
+        before = _agentui("mcp", "list")
+        assert before.returncode == 1
+        assert "HTTP 401" in before.stdout and "run `agentui mcp login docs`" in before.stdout
+        assert _marks(marker) == []  # a failed start registers no client and asks nobody
+
+        login = _agentui("mcp", "login", "docs")
+        assert login.returncode == 0, login.stderr
+        assert "signed in to docs" in login.stdout and "9 tools" in login.stdout
+        assert f"{base}/authorize?" in login.stderr  # the address is always shown, browser or not
+        assert _marks(marker) == ["oauth:register", "oauth:authorize", "oauth:token"]
+        creds = _credentials()
+        assert stat.S_IMODE(creds.stat().st_mode) == 0o600
+        entry = json.loads(creds.read_text())[base + "/mcp"]
+        assert entry["tokens"]["refresh_token"] and entry["client"]["client_id"]
+
+        listed = _agentui("mcp", "list", "--json")
+        assert listed.returncode == 0, listed.stdout
+        [row] = json.loads(listed.stdout)["servers"]
+        assert row["ok"] and "echo" in row["tools"]
+        assert "oauth:refresh" not in _marks(marker)  # still fresh: used as it is
+
+        time.sleep(3.5)  # the access token expires; a new process knows it from the stored expiry
+        again = _agentui("mcp", "list", "--json")
+        assert again.returncode == 0, again.stdout
+        assert _marks(marker).count("oauth:refresh") == 1
+        assert "oauth:reject" not in _marks(marker)  # refreshed before use, never sent expired
+
+        out = _agentui("mcp", "logout", "docs")
+        assert out.returncode == 0 and "signed out of docs" in out.stdout
+        assert base + "/mcp" not in json.loads(creds.read_text())
+        after = _agentui("mcp", "list")
+        assert after.returncode == 1 and "run `agentui mcp login docs`" in after.stdout
+
+
+def test_a_refused_token_or_refresh_asks_for_a_new_sign_in_by_name(tmp_path: Path) -> None:
+    marker = tmp_path / "marks"
+    with http_server(tmp_path, "--oauth", "--marker", str(marker)) as base:
+        _add(base + "/mcp")
+        assert _agentui("mcp", "login", "docs").returncode == 0
+        creds = _credentials()
+        data = json.loads(creds.read_text())
+        data[base + "/mcp"]["tokens"] = {"access_token": "revoked", "token_type": "Bearer"}  # no refresh token
+        creds.write_text(json.dumps(data))
+        listed = _agentui("mcp", "list")
+        assert listed.returncode == 1
+        assert "it asks for an OAuth sign-in: run `agentui mcp login docs`" in listed.stdout
+        assert "oauth:reject" in _marks(marker)
+
+        data[base + "/mcp"]["tokens"] = {"access_token": "old", "token_type": "Bearer", "refresh_token": "revoked"}
+        data[base + "/mcp"]["expires_at"] = 1.0  # expired: the refresh is tried first, and refused
+        creds.write_text(json.dumps(data))
+        listed = _agentui("mcp", "list")
+        assert listed.returncode == 1
+        assert "it asks for an OAuth sign-in: run `agentui mcp login docs`" in listed.stdout
+        assert _marks(marker).count("oauth:register") == 1  # only the sign-in registered a client
+
+
+def test_a_refused_sign_in_and_a_browser_that_never_answers(tmp_path: Path) -> None:
+    with http_server(tmp_path, "--oauth", "--deny") as base:
+        _add(base + "/mcp")
+        refused = _agentui("mcp", "login", "docs")
+        assert refused.returncode == 1
+        assert "refused by the authorization server: access_denied" in refused.stderr
+        assert "Traceback" not in refused.stderr
+        nobody = _agentui("mcp", "login", "--no-browser", "--timeout", "1", "docs")
+        assert nobody.returncode == 1
+        assert f"{base}/authorize?" in nobody.stderr  # what to open, by hand
+        assert "no answer from the browser within 1 s" in nobody.stderr
+    assert not _credentials().exists() or base + "/mcp" not in json.loads(_credentials().read_text())
+
+
+def test_login_refuses_what_it_cannot_sign_in_to(tmp_path: Path) -> None:
+    none = _agentui("mcp", "login", "nope")
+    assert none.returncode == 2 and "no server 'nope'" in none.stderr
+    assert _agentui("mcp", "add", "local", sys.executable, "-m", "tests.mcpserver").returncode == 0
+    stdio = _agentui("mcp", "login", "local")
+    assert stdio.returncode == 2 and "stdio server" in stdio.stderr
+    header = _agentui("mcp", "add", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization: Bearer x", "h")
+    assert header.returncode == 0, header.stderr
+    own = _agentui("mcp", "login", "h")
+    assert own.returncode == 2 and "its own `Authorization` header" in own.stderr
+    assert _agentui("mcp", "logout", "local").returncode == 2
