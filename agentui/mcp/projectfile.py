@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,7 +92,7 @@ def merged(user: dict[str, McpServerConfig], workspace: Path | str, data_root: P
         if project.servers:
             notices.append(f"the project file {project.file} defines MCP servers "
                            f"({', '.join(sorted(project.servers))}) that are not used until you trust it: "
-                           f"agentui mcp trust --workspace {workspace}")
+                           f"agentui mcp trust --workspace {shlex.quote(str(workspace))}")
         return user
     extra = {n: c for n, c in project.servers.items() if n not in user}
     clash = sorted(set(project.servers) - set(extra))
