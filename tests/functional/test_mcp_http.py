@@ -62,7 +62,7 @@ async def test_auth_headers_from_config_reach_the_http_server(http_server, tmp_p
 
 async def test_a_missing_or_wrong_header_is_one_clear_problem(http_server, monkeypatch) -> None:
     monkeypatch.delenv("AGENTUI_TEST_MCP_UNSET", raising=False)
-    monkeypatch.setenv("AGENTUI_TEST_MCP_TOKEN", "wrong")
+    monkeypatch.setenv("AGENTUI_TEST_MCP_TOKEN", "not-the-token-7q2")
     hub = McpHub({
         "none": McpServerConfig(url=http_server, startup_timeout_s=20),
         "wrong": McpServerConfig(url=http_server, headers={"Authorization": "Bearer ${AGENTUI_TEST_MCP_TOKEN}"},
@@ -77,7 +77,7 @@ async def test_a_missing_or_wrong_header_is_one_clear_problem(http_server, monke
     assert "401" in by["none"] or "nauthorized" in by["none"], by["none"]
     assert "401" in by["wrong"] or "nauthorized" in by["wrong"], by["wrong"]
     assert "${AGENTUI_TEST_MCP_UNSET}, which is not set" in by["unset"]
-    assert "wrong" not in by["wrong"].split("'wrong'", 1)[1]  # the header's value is never echoed
+    assert "not-the-token-7q2" not in " ".join(problems)  # the header's value is never echoed
 
 
 def test_headers_are_checked_when_the_config_loads(tmp_path) -> None:
