@@ -165,7 +165,8 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
                      "ok": None if r is None else r.ok, "tools": [] if r is None else r.tools,
                      "latency_s": None if r is None else round(r.latency_s, 3),
                      "detail": "" if r is None else r.detail, "warnings": [] if r is None else r.warnings,
-                     "trust_read_only": cfg.trust_read_only, "labels": _labels(name, cfg, r)})
+                     "trust_read_only": cfg.trust_read_only, "labels": _labels(name, cfg, r),
+                     "oauth": _oauth_state(cfg)})
     if args.json:
         print(json.dumps({"file": str(loaded.file), "servers": rows}, ensure_ascii=False))
     else:
@@ -175,6 +176,8 @@ def _list(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
             print(f"{row['name']}: {row['server']} ({state})")
             if row["ok"] is False:
                 print(f"  {row['detail']}")
+            if row["oauth"]:
+                print(f"  OAuth: {row['oauth']}")
             for w in row["warnings"]:  # tools left out
                 print(f"  warning: {w}")
             for t in row["tools"]:
@@ -199,6 +202,25 @@ def _trust(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
     print(f"trusted {project.file} as it is now ({len(project.servers)} servers; recorded in {where}); "
           "a change to the file makes it untrusted again")
     return EXIT_OK
+
+
+def _oauth_state(cfg) -> str:  # noqa: ANN001
+    """'signed in' (and until when the access token runs) for a `url` server with a kept sign-in."""
+    import time
+
+    from agentui.mcp.oauth import CredentialStore
+
+    if not cfg.url:
+        return ""
+    store = CredentialStore(cfg.url)
+    if not store.signed_in():
+        return ""
+    until = store.expires_at()
+    if until is None:
+        return "signed in"
+    left = until - time.time()
+    return f"signed in (access token valid {left / 60:.0f} min more)" if left > 0 \
+        else "signed in (access token expired: refreshed at the next start)"
 
 
 def _sign_in(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001

@@ -59,6 +59,8 @@ def test_sign_in_once_then_every_start_uses_and_refreshes_it(tmp_path: Path) -> 
         assert listed.returncode == 0, listed.stdout
         [row] = json.loads(listed.stdout)["servers"]
         assert row["ok"] and "echo" in row["tools"]
+        assert row["oauth"].startswith("signed in (access token valid")
+        assert entry["tokens"]["access_token"] not in listed.stdout  # never shown
         assert "oauth:refresh" not in _marks(marker)  # still fresh: used as it is
 
         time.sleep(3.5)  # the access token expires; a new process knows it from the stored expiry
