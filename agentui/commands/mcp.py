@@ -226,11 +226,15 @@ def _oauth_state(cfg) -> str:  # noqa: ANN001
 def _sign_in(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
     """`mcp login NAME`: the OAuth sign-in in a browser, kept for later runs; `mcp logout NAME` forgets it."""
     from agentui.mcp.oauth import CredentialStore
+    from agentui.mcp.projectfile import with_project_servers
 
     verb = args.mcp_command
-    cfg = loaded.config.mcp.servers.get(args.name)
+    # the current folder's trusted project servers can be signed in to as well
+    servers = with_project_servers(loaded.config, Path(loaded.config.tools.workspace or Path.cwd()),
+                                   loaded.config.data_path(), []).mcp.servers
+    cfg = servers.get(args.name)
     if cfg is None:
-        known = ", ".join(sorted(loaded.config.mcp.servers)) or "none"
+        known = ", ".join(sorted(servers)) or "none"
         print(f"agentui mcp {verb}: no server {args.name!r} in {loaded.file} (configured: {known})", file=sys.stderr)
         return EXIT_USAGE
     if not cfg.url:
@@ -256,7 +260,7 @@ async def _login(name: str, cfg, store, args: argparse.Namespace) -> int:  # noq
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    hub = McpHub({name: cfg})
+    hub = McpHub({name: cfg.model_copy(update={"enabled": True})})  # a disabled server may be signed in to
     try:
         report = await hub.sign_in(name, say, open_browser=not args.no_browser, timeout_s=args.timeout)
     except McpUnavailable as exc:

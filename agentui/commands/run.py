@@ -235,14 +235,12 @@ async def _main(args: argparse.Namespace, config, text: str, workspace: Path, ca
         err.print(f"[bold yellow]question[/] {escape(req.question)}")
         return await asyncio.to_thread(input, "  answer (empty = proceed): ")
 
-    from agentui.mcp.projectfile import merged
+    from agentui.mcp.projectfile import with_project_servers
 
     # the project's trusted `.agentui/mcp.toml` joins the configured servers, as in the terminal UI
     # and an editor's session; an untrusted one is never started, and the notice says how to trust it
     notices: list[str] = []
-    servers = merged(config.mcp.servers, workspace, layout.root, notices)
-    if servers is not config.mcp.servers:
-        config = config.model_copy(update={"mcp": config.mcp.model_copy(update={"servers": servers})})
+    config = with_project_servers(config, workspace, layout.root, notices)
     for note in notices:
         err.print(f"[yellow]warning:[/] {escape(note)}")
     from agentui.tools import default_registry

@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentui.config import McpServerConfig
+from agentui.config import Config, McpServerConfig
 
 PROJECT_FILE = Path(".agentui") / "mcp.toml"
 MAX_BYTES = 256 * 1024
@@ -100,3 +100,12 @@ def merged(user: dict[str, McpServerConfig], workspace: Path | str, data_root: P
         notices.append(f"the project's MCP servers {', '.join(clash)} are left out: your config has "
                        "servers of those names")
     return {**user, **extra}
+
+
+def with_project_servers(config: Config, workspace: Path | str, data_root: Path | str,
+                         notices: list[str]) -> Config:
+    """`config` with the project's trusted servers joined (`merged`); the same object when none join."""
+    servers = merged(config.mcp.servers, workspace, data_root, notices)
+    if servers is config.mcp.servers:
+        return config
+    return config.model_copy(update={"mcp": config.mcp.model_copy(update={"servers": servers})})

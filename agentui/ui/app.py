@@ -332,13 +332,10 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
     def _mcp_config(self) -> tuple[Config, list[str]]:
         """The config with the project's trusted MCP servers (`.agentui/mcp.toml`) added, as an
         editor's session gets them; notices say what was left out and why."""
-        from agentui.mcp.projectfile import merged
+        from agentui.mcp.projectfile import with_project_servers
 
         notices: list[str] = []
-        servers = merged(self.config.mcp.servers, self.workspace, self.data_layout.root, notices)
-        if servers is self.config.mcp.servers:
-            return self.config, notices
-        return self.config.model_copy(update={"mcp": self.config.mcp.model_copy(update={"servers": servers})}), notices
+        return with_project_servers(self.config, self.workspace, self.data_layout.root, notices), notices
 
     def _start_mcp(self, config: Config, tools: Any) -> None:
         """The MCP servers start in the background: the UI is usable at once, the status line counts

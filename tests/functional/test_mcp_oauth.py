@@ -124,3 +124,18 @@ def test_login_refuses_what_it_cannot_sign_in_to(tmp_path: Path) -> None:
     own = _agentui("mcp", "login", "h")
     assert own.returncode == 2 and "its own `Authorization` header" in own.stderr
     assert _agentui("mcp", "logout", "local").returncode == 2
+
+
+def test_a_trusted_project_server_can_be_signed_in_to(tmp_path: Path) -> None:
+    ws = tmp_path / "proj"
+    (ws / ".agentui").mkdir(parents=True)
+    with http_server(tmp_path, "--oauth") as base:
+        (ws / ".agentui" / "mcp.toml").write_text(f'[mcp.servers.team]\nurl = "{base}/mcp"\n', encoding="utf-8")
+        untrusted = subprocess.run([sys.executable, "-m", "agentui.cli", "mcp", "login", "team"], cwd=ws,
+                                   capture_output=True, text=True, timeout=60, env={**os.environ, "BROWSER": BROWSER})
+        assert untrusted.returncode == 2 and "no server 'team'" in untrusted.stderr
+        assert _agentui("mcp", "trust", "--workspace", str(ws)).returncode == 0
+        login = subprocess.run([sys.executable, "-m", "agentui.cli", "mcp", "login", "team"], cwd=ws,
+                               capture_output=True, text=True, timeout=120, env={**os.environ, "BROWSER": BROWSER})
+        assert login.returncode == 0, login.stderr
+        assert "signed in to team" in login.stdout
