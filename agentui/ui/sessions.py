@@ -172,8 +172,10 @@ class ReplayScreen(Screen[None]):
         stats = {"by_role": r.by_role, "tool_calls": r.tool_calls, "wall_s": r.wall_s}
         end = next((e.payload for e in reversed(self.envs)
                     if isinstance(e.payload, FinalResult | PerceiverReply | TaskCancelled)), None)
-        if isinstance(end, FinalResult):
-            res.show_final(end, stats)
+        if isinstance(end, FinalResult):  # with the checks its log records, as the live task showed them
+            from agentui.roles.checks import logged
+
+            res.show_final(end, stats, checks=logged(r.log) if r.log is not None else [])
         elif isinstance(end, PerceiverReply):
             res.show_text(end.text, stats)
         elif isinstance(end, TaskCancelled):

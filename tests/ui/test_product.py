@@ -317,6 +317,8 @@ async def test_history_lists_replays_and_reruns_a_past_task(fakellm, tmp_path):
         assert isinstance(app.screen, ReplayScreen)
         assert app.screen.query_one(ResultPanel).copy_text == "2"
         assert app.screen.query_one(ResultPanel).stats["by_role"]["executor"]["calls"] == 2
+        # the check that confirmed the answer is named as the live task named it
+        assert "checked by `echo 2` → 2" in str(app.screen.query_one(ResultPanel).render()._renderable.renderables[0])
         await pilot.press("escape")
         await pilot.press("r")  # the goal runs again: a second UserInput with the same text
         await wait_for(pilot, lambda: app.screen is app.screen_stack[0]
