@@ -50,7 +50,7 @@ IterationScreen #iter-body { padding: 0 1; }
 """
 
 STATE_STYLE = {"passed": "green", "open": "", "stuck": "bold red"}
-EDIT_KEYS = "a add · e edit · d remove · ⇧↑↓ move"
+EDIT_KEYS = "a add · e edit · d remove\nm move under… · ⇧↑↓ reorder"
 
 
 def read_iterations(lay: TreeLayout, run_id: str | None) -> list[dict[str, Any]]:
@@ -138,6 +138,40 @@ class NodeModal(ModalScreen[bool]):
         self.dismiss(False)
 
 
+class MoveModal(ModalScreen[str | None]):
+    """Where to move a node: the open nodes outside its own subtree, picked with ↑↓ and Enter."""
+
+    DEFAULT_CSS = """
+    MoveModal { align: center middle; }
+    MoveModal #move-dialog { width: 90%; max-width: 100; height: auto; max-height: 80%; padding: 0 1;
+                             border: thick $primary; background: $surface; }
+    MoveModal OptionList { height: auto; max-height: 16; margin-top: 1; }
+    MoveModal #move-keys { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, node: Node, choices: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.node, self.choices = node, choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="move-dialog"):
+            yield Static(f"[b]Move {escape(self.node.id)} (and its subtree) under…[/b]")
+            yield OptionList(*[Option(f"{nid} — {title[:70]}", id=nid) for nid, title in self.choices],
+                             id="move-choices", compact=True)
+            yield Static("↑↓ choose · Enter move · Esc cancel", id="move-keys")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class TreeScreen(Screen[None]):
     DEFAULT_CSS = CSS
     BINDINGS = [
@@ -152,6 +186,7 @@ class TreeScreen(Screen[None]):
         Binding("d,delete", "remove", "Remove", show=False),
         Binding("shift+up", "reorder(-1)", "Move up", key_display="⇧↑", show=False),
         Binding("shift+down", "reorder(1)", "Move down", key_display="⇧↓", show=False),
+        Binding("m", "move", "Move under…", show=False),
     ]
 
     def __init__(self, repo: Path, agent_config: Any) -> None:
@@ -371,6 +406,33 @@ class TreeScreen(Screen[None]):
                           lambda: node.id)
         if why:
             self.notify(why, severity="warning", timeout=6)
+
+    def action_move(self) -> None:
+        from agentui.tree import edit as E
+
+        node = self._target()
+        if node is None or self.root is None:
+            return
+        if self.root.parent_of(node.id) is None:
+            self.notify("the root cannot be moved", severity="warning", timeout=6)
+            return
+        inside = {n.id for _, n in node.walk()}
+        parent = self.root.parent_of(node.id)
+        choices = [(n.id, n.title) for _, n in self.root.walk()
+                   if n.id not in inside and not n.passes and (parent is None or n.id != parent.id)]
+        if not choices:
+            self.notify(f"no other open node can take {node.id}", severity="warning", timeout=6)
+            return
+
+        def done(target: str | None) -> None:
+            if not target:
+                return
+            why = self._apply(lambda tree: (E.move(tree, node.id, target), f"move {node.id} under {target}"),
+                              lambda: node.id)
+            if why:
+                self.notify(why, severity="error", timeout=8)
+
+        self.app.push_screen(MoveModal(node, choices), done)
 
     # -- driving the runner ------------------------------------------------------------------
     def action_step(self) -> None:

@@ -310,3 +310,41 @@ def test_tree_editing_snapshot(snap_compare, tmp_path, size):
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=size, run_before=go)
+
+
+async def test_move_a_node_under_another_from_the_keyboard(tmp_path):
+    from agentui.ui.tree import MoveModal
+
+    repo = make_repo(tmp_path / "repo")
+    lay = init_layout(repo, "x", node_id="root", guard="true")
+    write_tree(lay.tree, Node(id="root", title="root", children=[
+        Node(id="done", order=0, title="passed", passes=True),
+        Node(id="a", order=1, title="group a", children=[Node(id="a1", order=0, title="leaf a1")]),
+        Node(id="b", order=2, title="leaf b")]))
+    TreeRunner(lay, None).start("r1")
+    start = len(subjects(repo))
+    app = Host(repo, Config())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        screen = app.screen
+        await pilot.press("home", "m")  # the root stays where it is
+        await pilot.pause(0.1)
+        assert app.screen is screen and "the root cannot be moved" in _notes(app)
+        while screen.highlighted() != "a":
+            await pilot.press("down")
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        modal = app.screen
+        assert isinstance(modal, MoveModal)
+        # not itself, its subtree, its own parent or a passed node: only b can take it
+        assert [c[0] for c in modal.choices] == ["b"]
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert app.screen is screen and load_tree(lay.tree).find("b").children == []
+        await pilot.press("m", "enter")
+        await pilot.pause(0.3)
+        assert app.screen is screen and screen.highlighted() == "a"
+    t = load_tree(lay.tree)
+    assert [c.id for c in t.find("b").children] == ["a"] and [c.id for c in t.find("a").children] == ["a1"]
+    assert subjects(repo)[start:] == ["chore(tree): move a under b"]
+    assert git(repo, "status", "--porcelain") == ""
