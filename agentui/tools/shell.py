@@ -196,6 +196,29 @@ async def _read_capped(stream: asyncio.StreamReader | None) -> str:
     return text + b"".join(tail).decode("utf-8", errors="replace")
 
 
+def _preview(command: str, ctx: ToolContext, assessment: safety.Assessment) -> Any:
+    """The diff the question shows for a command whose line alone fixes what it writes to one
+    workspace file (`cat > f <<'EOF'`, `echo … >> f`); None for any other command."""
+    from agentui.tools import diffs, fsaccess
+    from agentui.tools.literal_writes import literal_write
+
+    lw = literal_write(command)
+    if lw is None:
+        return None
+    ws = Path(os.path.realpath(ctx.workspace))
+    rel = fsaccess.relative_in(ws, Path(os.path.normpath(ws / lw.path)))
+    if rel is None or rel == ".":
+        return None
+
+    # a secret's text never goes into the question (it travels the bus into the task log)
+    secret = assessment.human_only or safety.assess_read(ws / rel, ws).human_only
+
+    async def preview() -> Any:
+        return await asyncio.to_thread(diffs.propose, ws, rel, lw.content, append=lw.append, secret=secret)
+
+    return preview
+
+
 class ShellTool(BaseTool):
     name = "shell"
     description = (
@@ -219,7 +242,7 @@ class ShellTool(BaseTool):
         if not ctx.workspace.is_dir():
             return self.fail(args, f"workspace is not a directory: {ctx.workspace}")
         assessment = safety.assess(command, ctx.workspace)
-        denial = await gate(ctx, self.name, command, assessment)
+        denial = await gate(ctx, self.name, command, assessment, preview=_preview(command, ctx, assessment))
         if denial:
             return self.fail(args, denial)
         argv = ["/bin/bash", "-c", command]
