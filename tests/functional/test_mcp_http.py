@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from agentui.config import ConfigError, McpServerConfig, load_config
 from agentui.mcp import McpHub
 from agentui.tools import ToolContext, default_registry
+from tests.mcpserver.process import http_server as running
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-token-for-tests"
@@ -24,24 +24,8 @@ SECRET = "s3cr3t-token-for-tests"
 
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
-    port_file = tmp_path / "port"
-    proc = subprocess.Popen([sys.executable, "-m", "tests.mcpserver", "--http", str(port_file),
-                             "--require-header", f"Authorization: Bearer {SECRET}"],
-                            cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "exited"
-            assert time.monotonic() < deadline, "the HTTP MCP server did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port_file.read_text()}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with running(tmp_path, "--require-header", f"Authorization: Bearer {SECRET}") as base:
+        yield base + "/mcp"
 
 
 async def test_auth_headers_from_config_reach_the_http_server(http_server, tmp_path, monkeypatch) -> None:

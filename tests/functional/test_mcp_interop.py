@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from pathlib import Path
 
 from agentui import __version__
@@ -151,27 +150,9 @@ async def test_a_tools_list_changed_notification_adds_the_new_tools(tmp_path) ->
 
 def _http_server(tmp_path: Path, *extra: str):  # noqa: ANN202
     """A tests.mcpserver HTTP process behind an auth header; yields its base URL."""
-    import contextlib
-    import subprocess
+    from tests.mcpserver.process import http_server
 
-    @contextlib.contextmanager
-    def running():  # noqa: ANN202
-        port_file = tmp_path / f"port{len(extra)}"
-        proc = subprocess.Popen([sys.executable, "-m", "tests.mcpserver", "--http", str(port_file),
-                                 "--require-header", "Authorization: Bearer tok", *extra],
-                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(600):
-                if port_file.exists() or proc.poll() is not None:
-                    break
-                time.sleep(0.05)
-            assert port_file.exists(), "the HTTP MCP server did not start"
-            yield f"http://127.0.0.1:{port_file.read_text()}"
-        finally:
-            proc.terminate()
-            proc.wait(10)
-
-    return running()
+    return http_server(tmp_path, "--require-header", "Authorization: Bearer tok", *extra)
 
 
 async def test_a_401_to_a_configured_header_names_the_header_and_the_sign_in(tmp_path) -> None:
