@@ -13,6 +13,7 @@ from textual.widgets import Input, Static
 from agentui.ui.help import HelpScreen
 from agentui.ui.modals import PayloadModal, YesNoModal
 from agentui.ui.screens import AuditScreen, MemoryScreen, TaskDetailScreen
+from agentui.ui.status import StatusBar
 from agentui.ui.widgets import BusView, ResultPanel, TaskInput
 
 #: after a signal, how long restoring the terminal may take before the process leaves without it
@@ -350,6 +351,7 @@ class Actions:
             return
         if self.runtime is not None:  # its start-up problem is solved
             self.runtime.problems[:] = [p for p in self.runtime.problems if f"'{name}'" not in p]
+            self.query_one(StatusBar).set(problems=list(self.runtime.problems))
         self._show_mcp(hub)
         self.notify(f"signed in to {name}: {len(report.tools)} tools ready", title="MCP", timeout=8)
 

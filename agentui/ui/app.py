@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -372,7 +373,9 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         for problem in self.runtime.problems:
             if problem not in self._told:
                 self._told.add(problem)
-                self.notify(problem, title="agentui started with a problem", severity="warning", timeout=20)
+                shown = re.sub(r"run `agentui mcp login ([\w-]+)`", r"type /login \1 (or run `agentui mcp login \1`)",
+                               problem)  # here it is one command away
+                self.notify(shown, title="agentui started with a problem", severity="warning", timeout=20)
 
     def _show_mcp(self, hub: Any) -> None:
         """`MCP: 2/3 ready` in the status line while they start, then the failed ones named."""

@@ -25,6 +25,8 @@ async def test_login_from_the_input_signs_in_and_adds_the_tools(fakellm, tmp_pat
             bar = app.query_one(StatusBar)
             await wait_for(pilot, lambda: "failed: docs" in bar.fields["mcp"], steps=600)
             assert any("agentui mcp login docs" in p for p in app.runtime.problems)
+            await wait_for(pilot, lambda: any("type /login docs" in str(n.message) for n in app._notifications))
+            assert bar.fields["problems"] == "⚠ 1 problem"
             assert "docs.echo" not in app.runtime.tools
 
             await type_task(pilot, "/login nope")
@@ -34,7 +36,7 @@ async def test_login_from_the_input_signs_in_and_adds_the_tools(fakellm, tmp_pat
             await type_task(pilot, "/login docs")
             await wait_for(pilot, lambda: bar.fields["mcp"] == "MCP: 1/1 ready", steps=600)
             assert "docs.echo" in app.runtime.tools
-            assert not any("'docs'" in p for p in app.runtime.problems)
+            assert not any("'docs'" in p for p in app.runtime.problems) and bar.fields["problems"] == ""
             notes = [str(n.message) for n in app._notifications]
             assert any(f"{base}/authorize?" in n for n in notes)  # the address, in case no browser opens
             assert any("signed in to docs: 9 tools ready" in n for n in notes)
