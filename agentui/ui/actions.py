@@ -302,9 +302,9 @@ class Actions:
         name, _, arg = text.strip().partition(" ")
         arg = arg.strip()
         if name not in COMMANDS:
-            self.notify(f"no command {name}; {help_text()}", severity="warning", timeout=10)
+            self.notify(f"no command {name}; {help_text()}", severity="warning", timeout=10, markup=False)
         elif name == "/help":
-            self.notify(help_text(), timeout=12)
+            self.notify(help_text(), timeout=12, markup=False)
         elif name == "/remember":
             self._remember_from_input(arg)
         elif name == "/forget":

@@ -16,7 +16,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -40,6 +39,7 @@ from agentui.ui.actions import Actions
 from agentui.ui.commands import InputSuggester
 from agentui.ui.feed import BusFeed
 from agentui.ui.glossary import FIRST_RUN_HINT
+from agentui.ui.markup import escape
 from agentui.ui.modals import ClarifyModal, ConfirmModal, steady_cursors
 from agentui.ui.replay import Replayer
 from agentui.ui.status import StatusBar

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -14,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch
 
 from agentui.mcp.elicit import Answer, Elicitation, Field, content_of
+from agentui.ui.markup import escape
 from agentui.ui.modals import steady_cursors
 
 

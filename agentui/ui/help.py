@@ -3,7 +3,6 @@ the keys that live on widgets (Enter, ↑/↓, Ctrl+P), and the glossary of the 
 
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -11,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from agentui.ui.glossary import GLOSSARY
+from agentui.ui.markup import escape
 
 _NAMES = {"question_mark": "?", "escape": "Esc", "enter": "Enter", "up": "↑", "down": "↓", "slash": "/",
           "space": "Space", "tab": "Tab", "pageup": "PgUp", "pagedown": "PgDn", "home": "Home", "end": "End"}

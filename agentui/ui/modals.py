@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from rich.markup import escape
 from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -20,6 +19,7 @@ from agentui.contracts import (
     ConfirmationRequest,
     Envelope,
 )
+from agentui.ui.markup import escape
 
 
 def steady_cursors(screen: Screen[object] | App[object]) -> None:
@@ -84,14 +84,17 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
         req = self.req
         where = "inside the OS sandbox" if req.sandboxed else "without an OS sandbox"
         title = "Run OUTSIDE the sandbox?" if req.escalation else "Confirm"
-        with Vertical(id="dialog", classes="modal confirm" + (" with-diff" if req.change is not None else "")):
+        # a diff, or a command of several lines, gets the whole screen's height, spent by `_fit`
+        tall = req.change is not None or "\n" in req.command.strip()
+        with Vertical(id="dialog", classes="modal confirm" + (" with-diff" if tall else "")):
             yield Label(f"[b]{title}[/b] {escape(sanitize(req.tool))} in {escape(sanitize(req.cwd or '.'))} "
                         f"({where})")
             command = escape(sanitize(req.command))
             if req.change is not None:
                 command += f"  [dim]+{req.change.added} −{req.change.removed}" + (
                     " (a new file)" if req.change.new_file else "") + "[/dim]"
-            yield Static(command, id="command")
+            with VerticalScroll(id="command-box"):  # a long command scrolls; the choices stay on screen
+                yield Static(command, id="command")
             lines = [f"• {escape(sanitize(r))}" for r in req.reasons]
             if req.writes:
                 lines.append(f"writes: {escape(sanitize(', '.join(req.writes)))}")
@@ -133,31 +136,40 @@ class ConfirmModal(ModalScreen[ConfirmationChoice]):
 
     def on_mount(self) -> None:
         self.query_one("#deny", Button).focus()  # the safe default
-        self._fit_diff()
+        self._fit()
 
     def on_resize(self) -> None:
-        self._fit_diff()
+        self._fit()
 
-    def _fit_diff(self) -> None:
-        """The diff takes the rows the rest leaves: every choice stays on screen, at 80×24 too."""
-        if self.req.change is None:
+    def _fit(self) -> None:
+        """The command and the diff take the rows the rest leaves (the diff most of them): every
+        choice stays on screen, at 80×24 too, and what does not fit scrolls."""
+        req = self.req
+        reasons = len(req.reasons) + bool(req.writes) + bool(req.network)
+        # title, reasons, the diff's and the choices' top margins, the choices, the border, the footer
+        fixed = 1 + reasons + (1 if req.change is not None else 0) + 1 + len(req.scopes or ["once"]) + 1 + 2 + 1
+        height, width = self.app.size.height, self.app.size.width
+        room = max(2, height - fixed - 1)
+        text_width = max(20, min(110, width * 8 // 10) - 6)
+        wanted = sum(max(1, -(-len(line) // text_width)) for line in req.command.split("\n"))
+        box = self.query_one("#command-box", VerticalScroll)
+        if req.change is None:
+            box.styles.max_height = room if "\n" in req.command.strip() else None
             return
-        reasons = len(self.req.reasons) + bool(self.req.writes) + bool(self.req.network)
-        # title, command, reasons, the diff's and the choices' top margins, the choices, the border, the footer
-        fixed = 2 + reasons + 2 + len(self.req.scopes or ["once"]) + 1 + 2 + 1
-        height = self.app.size.height
-        self.query_one("#diff").styles.max_height = max(2, min(height * 6 // 10, height - fixed - 1))
+        command_rows = min(wanted + 1, max(2, room // 4))  # +1: the change's size follows the command
+        box.styles.max_height = command_rows
+        self.query_one("#diff").styles.max_height = max(2, min(height * 6 // 10, room - command_rows))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys for answers not offered, and the diff's keys without a diff, are off and unlisted."""
-        if action == "scroll_diff":
-            return self.req.change is not None
+        if action == "scroll_diff":  # the diff, or else a command too long for its box
+            return self.req.change is not None or "\n" in self.req.command.strip()
         if action == "choose" and parameters and parameters[0] in self._SCOPE_OF_ACTION:
             return self._SCOPE_OF_ACTION[str(parameters[0])] in (self.req.scopes or ["once"])
         return True
 
     def action_scroll_diff(self, direction: int) -> None:
-        box = self.query_one("#diff", VerticalScroll)
+        box = self.query_one("#diff" if self.req.change is not None else "#command-box", VerticalScroll)
         page = max(1, box.size.height - 1)
         box.scroll_relative(y=direction * page, animate=False)
 

@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-from rich.markup import escape
+from rich.markup import escape as rich_escape
 from rich.text import Text
 from rich.tree import Tree
 from textual import work
@@ -30,6 +30,7 @@ from agentui.contracts import (
     SubTask,
     SubTaskOutcome,
 )
+from agentui.ui.markup import escape
 from agentui.ui.modals import PromptModal, YesNoModal, steady_cursors
 
 COLUMNS = ("id", "level", "content", "space", "entity", "state", "f", "σ", "k", "age", "M_att", "M_dec", "action")
@@ -428,12 +429,12 @@ class AuditScreen(Screen[None]):
     def on_mount(self) -> None:
         log = self.query_one(RichLog)
         for r in self.stored[-20:]:
-            log.write(f"[b]{r.ts}[/b] {r.trigger}: {escape(r.summary)}")
+            log.write(f"[b]{r.ts}[/b] {r.trigger}: {rich_escape(r.summary)}")
         for item in self.history:
             if isinstance(item, AuditEvent):
-                log.write(f"{item.ts} [yellow]{item.kind.value}[/yellow] {escape(item.message)}")
+                log.write(f"{item.ts} [yellow]{item.kind.value}[/yellow] {rich_escape(item.message)}")
             else:
-                log.write(f"[b]{item.ts}[/b] report: {escape(item.summary)}")
+                log.write(f"[b]{item.ts}[/b] report: {rich_escape(item.summary)}")
         if not self.stored and not self.history:
             log.write("[green]no anomalies and no reports yet[/green]")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -19,6 +18,7 @@ from agentui.contracts import FinalResult, PerceiverReply, TaskCancelled
 from agentui.history import TaskRecord, list_tasks, load_envelopes
 from agentui.paths import DataLayout
 from agentui.ui.lines import human_seconds, human_tokens
+from agentui.ui.markup import escape
 from agentui.ui.status import short_path
 from agentui.ui.widgets import BusView, ResultPanel
 

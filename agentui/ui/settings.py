@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
 from agentui.config import ENV_VARS, Config
+from agentui.ui.markup import escape
 
 
 def candidate_config(base: Config, values: dict[str, str]) -> Config:

@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
 from textual.widgets import Static
 
 from agentui.ui.glossary import tooltip
+from agentui.ui.markup import escape
 
 
 def short_path(p: str | Path) -> str:

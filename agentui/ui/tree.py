@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -34,6 +33,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from agentui.tree.layout import StateError, TreeLayout
 from agentui.tree.model import Node, TreeInvalid, load_tree, select
 from agentui.tree.view import MARK, node_state, rows
+from agentui.ui.markup import escape
 
 CSS = """
 TreeScreen #tree-main { height: 1fr; }
