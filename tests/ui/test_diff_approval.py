@@ -124,3 +124,26 @@ async def test_for_this_session_is_not_asked_again_for_that_file_and_is_for_anot
         asked = [e.payload for e in app.query_one(BusView).envs if e.type == "ConfirmationRequest"]
     assert [r.command.rsplit("/", 1)[-1] for r in asked] == ["notes.txt", "other.txt"]
     assert (ws / "other.txt").read_text() == "x\n"
+
+
+def _long_command_request(change: FileDiff | None = None) -> ConfirmationRequest:
+    script = "python3 - <<'PY'\n" + "".join(f"print({i})\n" for i in range(40)) + "PY"
+    return ConfirmationRequest(
+        request_id="r2", task_id="t1", tool="shell", command=script, reasons=["python3 runs code"],
+        cwd="/work/proj", patterns=["python3"], scopes=["once", "task"], change=change)
+
+
+async def test_a_long_command_scrolls_in_its_box_and_the_choices_stay_on_screen():
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settle(pilot)
+        app.push_screen(ConfirmModal(_long_command_request()))
+        await _footer_ready(pilot)
+        scr = app.screen
+        for b in scr.query(Button):
+            assert 0 <= b.region.y and b.region.bottom <= 23, (b.id, b.region)
+        box = scr.query_one("#command-box", VerticalScroll)
+        assert box.max_scroll_y > 0  # the rest of the command is there, one key away
+        await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        assert box.scroll_y > 0
