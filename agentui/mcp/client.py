@@ -381,7 +381,9 @@ class McpConnection:
         except BaseException as exc:  # noqa: BLE001 - anyio raises groups; the reason is what matters
             if self._tail is not None:
                 await asyncio.sleep(0.1)  # the last of its stderr may still be in the pipe
-            self.error = self._why("failed to start" if self.sign_in else f"failed to start: {_reason(exc)}")
+            # an HTTP refusal is named by its status (the SDK's own words about it add only noise)
+            plain = self.sign_in or self.http_status
+            self.error = self._why("failed to start" if plain else f"failed to start: {_reason(exc)}")
             if not self._ready.done():
                 self._ready.set_exception(McpUnavailable(self.error))
         finally:
