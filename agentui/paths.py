@@ -25,6 +25,25 @@ def default_config_file() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
 
 
+def mcp_credentials_file() -> Path:
+    """Remote MCP servers' OAuth sign-ins: `AGENTUI_MCP_CREDENTIALS`, else `mcp-oauth/credentials.json`
+    in the platformdirs config dir (not beside an `AGENTUI_CONFIG` file, which may sit in a repository)."""
+    env = os.environ.get("AGENTUI_MCP_CREDENTIALS")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "mcp-oauth" / "credentials.json"
+
+
+def mcp_credentials_places() -> tuple[Path, ...]:
+    """What no tool may read and the OS sandbox hides: the credentials file with its lock and temporary
+    siblings, and the default file's own folder (symlinks followed)."""
+    f = mcp_credentials_file()
+    places = [f, f.with_name(f.name + ".lock"), f.with_name(f.name + ".tmp")]
+    if not os.environ.get("AGENTUI_MCP_CREDENTIALS"):
+        places.append(f.parent)
+    return tuple(dict.fromkeys(Path(os.path.realpath(x)) for x in places))
+
+
 def default_data_dir() -> Path:
     env = os.environ.get("AGENTUI_DATA_DIR")
     if env:

@@ -225,9 +225,16 @@ class McpConnection:
         return " | ".join(lines[-3:])[-n:]
 
     def _why(self, base: str) -> str:
+        """One line: what failed and what to do, with anything a server sent made visible, never obeyed."""
+        from agentui.tools.safety import one_line
+
+        return one_line(self._reason_line(base), 1200)
+
+    def _reason_line(self, base: str) -> str:
         if self.http_status:  # the SDK's message does not say which HTTP error it was
             hint = " (check its `headers`)" if self.http_status.startswith("HTTP 403") else ""
-            if self.http_status.startswith("HTTP 401"):
+            unattended = self.auth is None  # inside `mcp login` the advice to run it is no help
+            if self.http_status.startswith("HTTP 401") and unattended:
                 hint = f" (check its `headers`; a server that uses OAuth: `agentui mcp login {self.name}`)"
             if self.sign_in:  # an OAuth server: signed in to by a person (`mcp login`), never mid-task
                 hint = f"; {self.sign_in}"
@@ -235,7 +242,7 @@ class McpConnection:
                 hint = (f"; it refused the `Authorization` header and offers an OAuth sign-in (resource metadata: "
                         f"{self.auth_metadata}): check the header, or remove it and run "
                         f"`agentui mcp login {self.name}`")
-            elif self.auth_metadata:
+            elif self.auth_metadata and unattended:
                 hint = f"; it asks for an OAuth sign-in: run `agentui mcp login {self.name}`"
             return f"{base}; the server answered {self.http_status}{hint}"
         if self.sign_in:
@@ -325,6 +332,18 @@ class McpConnection:
     async def start(self, timeout_s: float | None = None) -> None:
         """Connect and list the tools; raises McpUnavailable with the reason."""
         timeout_s = timeout_s or self.config.startup_timeout_s
+        cfg = self.config
+        if cfg.url and self.auth is None and self.inproc is None \
+                and not any(k.lower() == "authorization" for k in cfg.headers):
+            from agentui.mcp.oauth import CredentialStore, RefreshTurn
+
+            # an expired sign-in is refreshed by one process at a time; the others then use its tokens
+            async with RefreshTurn(CredentialStore(cfg.url), timeout_s):
+                await self._start(timeout_s)
+            return
+        await self._start(timeout_s)
+
+    async def _start(self, timeout_s: float) -> None:
         self._log_seq = SDK_LOG.seq
         self._ready = asyncio.get_running_loop().create_future()
         self._owner = asyncio.create_task(self._own(), name=f"mcp:{self.name}",
@@ -381,8 +400,9 @@ class McpConnection:
         except BaseException as exc:  # noqa: BLE001 - anyio raises groups; the reason is what matters
             if self._tail is not None:
                 await asyncio.sleep(0.1)  # the last of its stderr may still be in the pipe
-            # an HTTP refusal is named by its status (the SDK's own words about it add only noise)
-            plain = self.sign_in or self.http_status
+            # an HTTP refusal is named by its status (the SDK's own words about it add only noise),
+            # except inside `mcp login`, where the OAuth flow's own reason (a state mismatch) counts
+            plain = self.sign_in or (self.http_status and self.auth is None)
             self.error = self._why("failed to start" if plain else f"failed to start: {_reason(exc)}")
             if not self._ready.done():
                 self._ready.set_exception(McpUnavailable(self.error))

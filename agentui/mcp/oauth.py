@@ -22,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import html
 import json
 import os
+import secrets
 import time
 import webbrowser
 from collections.abc import Callable, Iterator
@@ -31,18 +33,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-import platformdirs
+from agentui.tools.safety import one_line
 
 CALLBACK_PATH = "/callback"
 LOGIN_TIMEOUT_S = 300.0
+EARLY_S = 30.0  # an access token this close to its expiry is refreshed first
 
 
 def credentials_path() -> Path:
     """`AGENTUI_MCP_CREDENTIALS`, else `mcp-oauth/credentials.json` in the user config dir."""
-    env = os.environ.get("AGENTUI_MCP_CREDENTIALS")
-    if env:
-        return Path(env).expanduser()
-    return Path(platformdirs.user_config_dir("agentui", appauthor=False)) / "mcp-oauth" / "credentials.json"
+    from agentui.paths import mcp_credentials_file
+
+    return mcp_credentials_file()
 
 
 class SignInNeeded(Exception):
@@ -114,6 +116,17 @@ class CredentialStore:
     def signed_in(self) -> bool:
         return bool(self.entry().get("tokens"))
 
+    def refresh_at(self) -> float | None:
+        """When to refresh: a little before the access token expires (a tenth of its life, at most
+        EARLY_S), so it is not refused in flight."""
+        until = self.expires_at()
+        if until is None:
+            return None
+        tokens = self.entry().get("tokens")
+        life = tokens.get("expires_in") if isinstance(tokens, dict) else None
+        early = min(EARLY_S, 0.1 * life) if isinstance(life, (int, float)) and life > 0 else 0.0
+        return until - early
+
     # -- the SDK's TokenStorage protocol --
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
@@ -140,10 +153,12 @@ class CredentialStore:
 
 
 class _Callback(asyncio.Protocol):
-    """One HTTP request on the loopback listener: GET /callback?code=…&state=…"""
+    """One HTTP request on the loopback listener: GET /callback?code=…&state=…. Only an answer that
+    carries this sign-in's `state` counts; anything else is refused and the sign-in keeps waiting
+    (a stranger who finds the port can neither end it nor pass a code of its own)."""
 
-    def __init__(self, got: asyncio.Future[dict[str, str]]) -> None:
-        self.got = got
+    def __init__(self, login: LoopbackLogin) -> None:
+        self.login = login
         self.buf = b""
         self.transport: Any = None
 
@@ -163,18 +178,22 @@ class _Callback(asyncio.Protocol):
             self._reply(404, "Not the sign-in callback.")
             return
         query = {k: v[0] for k, v in parse_qs(target.query).items()}
+        got = self.login.answer
+        expected = self.login.state
+        if got is None or got.done() or not expected or not secrets.compare_digest(query.get("state", ""), expected):
+            self._reply(400, "Not the answer agentui is waiting for (no sign-in of this address is waiting).")
+            return
         if "error" in query:
-            self._reply(200, f"Sign-in refused: {query['error']}. You can close this tab.")
+            self._reply(200, "The sign-in was refused. You can close this tab.")
         elif "code" in query:
             self._reply(200, "Signed in to the MCP server. You can close this tab and go back to agentui.")
         else:
-            self._reply(400, "The redirect carried neither a code nor an error.")
+            self._reply(400, "The answer carried neither a code nor an error.")
             return
-        if not self.got.done():
-            self.got.set_result(query)
+        got.set_result(query)
 
     def _reply(self, status: int, text: str) -> None:
-        body = (f"<!doctype html><meta charset=utf-8><title>agentui</title><p>{text}</p>").encode()
+        body = f"<!doctype html><meta charset=utf-8><title>agentui</title><p>{html.escape(text)}</p>".encode()
         head = (f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: text/html; "
                 f"charset=utf-8\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
         self.transport.write(head + body)
@@ -192,18 +211,17 @@ class LoopbackLogin:
         self.open_browser = open_browser
         self.timeout_s = timeout_s
         self.port = 0
+        self.state = ""  # the `state` of the authorization request being answered
+        self.answer: asyncio.Future[dict[str, str]] | None = None
+        self.rounds = 0
         self._server: asyncio.AbstractServer | None = None
-        self._got: asyncio.Future[dict[str, str]] | None = None
 
     @property
     def redirect_uri(self) -> str:
         return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
 
     async def __aenter__(self) -> LoopbackLogin:
-        loop = asyncio.get_running_loop()
-        self._got = loop.create_future()
-        got = self._got
-        self._server = await loop.create_server(lambda: _Callback(got), "127.0.0.1", 0)
+        self._server = await asyncio.get_running_loop().create_server(lambda: _Callback(self), "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -212,7 +230,13 @@ class LoopbackLogin:
             self._server.close()
 
     async def redirect(self, url: str) -> None:
-        self.say(f"Open this address to sign in (waiting up to {self.timeout_s:g} s):\n  {url}")
+        self.rounds += 1
+        if self.rounds > 1:  # the server refused the token its own authorization server just issued
+            raise SignInNeeded("OAuth sign-in: the server refused the token it had just issued; "
+                               "nothing is kept (ask its operator, or try again later)")
+        self.state = parse_qs(urlparse(url).query).get("state", [""])[0]
+        self.answer = asyncio.get_running_loop().create_future()
+        self.say(f"Open this address to sign in (waiting up to {self.timeout_s:g} s):\n  {one_line(url, 4000)}")
         if self.open_browser:
             opened = False
             with contextlib.suppress(Exception):
@@ -223,15 +247,15 @@ class LoopbackLogin:
     async def callback(self) -> Any:
         from mcp.shared.auth import AuthorizationCodeResult
 
-        assert self._got is not None
+        assert self.answer is not None
         try:
-            query = await asyncio.wait_for(asyncio.shield(self._got), self.timeout_s)
+            query = await asyncio.wait_for(asyncio.shield(self.answer), self.timeout_s)
         except TimeoutError:
             raise SignInNeeded(f"OAuth sign-in: no answer from the browser within {self.timeout_s:g} s") from None
         if "error" in query:
             said = query.get("error_description", "")[:200]
             why = query["error"][:100] + (f" ({said})" if said else "")
-            raise SignInNeeded(f"OAuth sign-in refused by the authorization server: {why}")
+            raise SignInNeeded(f"OAuth sign-in refused by the authorization server: {one_line(why, 320)}")
         return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
 
 
@@ -257,10 +281,48 @@ def provider(name: str, url: str, *, login: LoopbackLogin | None = None, store: 
         auth.context.redirect_handler, auth.context.callback_handler = login.redirect, login.callback
     else:
         unattended(auth, name)
-    # the SDK keeps a loaded token's expiry only in memory: give it the stored one, so an expired
-    # token is refreshed before use instead of being refused first
-    auth.context.token_expiry_time = store.expires_at()
+    # the SDK keeps a loaded token's expiry only in memory: give it the stored one (a little early),
+    # so an expired token is refreshed before use instead of being refused first
+    auth.context.token_expiry_time = store.refresh_at()
     return auth
+
+
+class RefreshTurn:
+    """One process at a time refreshes an expired sign-in: with a rotating refresh token, two
+    processes refreshing at once would leave one holding a spent token. The others wait for their
+    turn, then read the tokens it stored (no second refresh)."""
+
+    def __init__(self, store: CredentialStore, timeout_s: float) -> None:
+        self.store, self.timeout_s = store, timeout_s
+        self._fd: int | None = None
+
+    def due(self) -> bool:
+        tokens = self.store.entry().get("tokens")
+        when = self.store.refresh_at()
+        return isinstance(tokens, dict) and bool(tokens.get("refresh_token")) and when is not None \
+            and when <= self.store.clock()
+
+    async def __aenter__(self) -> RefreshTurn:
+        if not self.due():
+            return self
+        self.store.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(str(self.store.path) + ".refresh", os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._fd = fd
+                return self
+            except BlockingIOError:
+                if time.monotonic() > deadline:  # go on without the turn: at worst a sign-in is asked for
+                    os.close(fd)
+                    return self
+                await asyncio.sleep(0.05)
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing releases the lock
+            self._fd = None
 
 
 def unattended(auth: Any, name: str) -> None:

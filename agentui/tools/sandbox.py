@@ -56,6 +56,7 @@ def secret_locations(home: Path | None = None) -> tuple[Path, ...]:
     """The secret stores under $HOME that exist on this machine (hidden from sandboxed processes)."""
     h = home or P.home()
     found = [h / rel for rel in P._SECRET_HOME if (h / rel).exists() or (h / rel).is_symlink()]
+    found += [c for c in P._credentials() if c.exists() and not any(P.inside(c, f) for f in found)]
     return tuple(found)
 
 

@@ -139,3 +139,42 @@ def test_a_trusted_project_server_can_be_signed_in_to(tmp_path: Path) -> None:
                                capture_output=True, text=True, timeout=120, env={**os.environ, "BROWSER": BROWSER})
         assert login.returncode == 0, login.stderr
         assert "signed in to team" in login.stdout
+
+
+async def test_servers_starting_together_refresh_once_and_all_connect(tmp_path: Path) -> None:
+    """Two connections to one signed-in server start at once with its access token expired: with
+    rotating refresh tokens, two refreshes at once would leave one holding a spent token."""
+    from agentui.config import McpServerConfig
+    from agentui.mcp.hub import McpHub
+
+    marker = tmp_path / "marks"
+    with http_server(tmp_path, "--oauth", "--token-ttl", "2", "--marker", str(marker)) as base:
+        _add(base + "/mcp")
+        assert _agentui("mcp", "login", "docs").returncode == 0
+        for _round in range(3):
+            time.sleep(2.2)  # expired
+            servers = {n: McpServerConfig(url=base + "/mcp", startup_timeout_s=30) for n in ("a", "b", "c")}
+            hub = McpHub(servers)
+            try:
+                reports = await hub.start()
+            finally:
+                await hub.aclose()
+            assert all(r.ok for r in reports), [r.detail for r in reports]
+    assert 3 <= _marks(marker).count("oauth:refresh") <= 9 and _marks(marker).count("oauth:authorize") == 1
+
+
+def test_processes_starting_together_refresh_once_and_all_connect(tmp_path: Path) -> None:
+    marker = tmp_path / "marks"
+    with http_server(tmp_path, "--oauth", "--token-ttl", "3", "--marker", str(marker)) as base:
+        _add(base + "/mcp")
+        assert _agentui("mcp", "login", "docs").returncode == 0
+        for _round in range(1):
+            time.sleep(3.5)  # expired: every process below finds it due for a refresh
+            env = {**os.environ, "BROWSER": BROWSER}
+            procs = [subprocess.Popen([sys.executable, "-m", "agentui.cli", "mcp", "list", "--json"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                     for _ in range(4)]
+            outs = [p.communicate(timeout=120) for p in procs]
+            assert all(p.returncode == 0 for p in procs), [o[0][-300:] for o in outs]
+        # each refresh used the newest refresh token (rotated each time): none was refused
+        assert 1 <= _marks(marker).count("oauth:refresh") <= 4 and _marks(marker).count("oauth:authorize") == 1

@@ -7,6 +7,7 @@ Paths a program opens are resolved physically (symlinks first, then `..`), as th
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import stat
@@ -148,7 +149,21 @@ def is_secret(path: Path, lexical: str | None = None, workspace: Path | None = N
             return True
         if p.parts[:2] == ("/", "proc") and p.name in ("environ", "mem", "cmdline", "maps"):
             return True
+    if any(inside(path, c) for c in _credentials()):  # remote MCP servers' OAuth tokens, wherever kept
+        return True
     return secret_file(path, workspace)
+
+
+def _credentials() -> tuple[Path, ...]:
+    key = tuple(os.environ.get(k) for k in ("AGENTUI_MCP_CREDENTIALS", "XDG_CONFIG_HOME", "HOME"))
+    return _credentials_for(key)
+
+
+@functools.lru_cache(maxsize=8)
+def _credentials_for(_env: tuple[str | None, ...]) -> tuple[Path, ...]:
+    from agentui.paths import mcp_credentials_places
+
+    return mcp_credentials_places()
 
 
 def hard_linked(path: Path) -> bool:

@@ -74,36 +74,81 @@ def _get(url: str) -> tuple[int, str]:
     return r.status_code, r.text
 
 
-def test_loopback_listener_hands_the_code_over(tmp_path: Path) -> None:
+AUTHORIZE = "https://auth.example/authorize?client_id=c&state=s1&code_challenge=x"
+
+
+def test_loopback_listener_hands_over_only_the_answer_to_its_own_request(tmp_path: Path) -> None:
     said: list[str] = []
 
     async def go() -> object:
         async with LoopbackLogin(said.append, open_browser=False, timeout_s=10) as login:
             assert login.redirect_uri.startswith("http://127.0.0.1:") and login.redirect_uri.endswith("/callback")
-            await login.redirect("https://auth.example/authorize?x=1")
+            early = await asyncio.to_thread(_get, login.redirect_uri + "?code=c0de&state=s1")
+            assert early[0] == 400  # nothing is waiting yet
+            await login.redirect(AUTHORIZE)
             wrong = await asyncio.to_thread(_get, login.redirect_uri.replace("/callback", "/other"))
             assert wrong[0] == 404
+            # a stranger who found the port: a forged code, a forged refusal, no state at all
+            for forged in ("?code=evil&state=guess", "?error=access_denied&state=zz", "?code=evil"):
+                status, page = await asyncio.to_thread(_get, login.redirect_uri + forged)
+                assert status == 400 and "Signed in" not in page, forged
+            assert login.answer is not None and not login.answer.done()  # still waiting for the real one
             ok = await asyncio.to_thread(_get, login.redirect_uri + "?code=c0de&state=s1")
             assert ok[0] == 200 and "close this tab" in ok[1]
             return await login.callback()
 
     result = asyncio.run(go())
     assert result.code == "c0de" and result.state == "s1"  # type: ignore[attr-defined]
-    assert any("https://auth.example/authorize?x=1" in line for line in said)
+    assert any(AUTHORIZE in line for line in said)
 
 
-def test_a_refusal_and_a_timeout_are_one_line_reasons() -> None:
+def test_a_refusal_is_one_visible_line_and_its_page_reflects_nothing() -> None:
+    pages: list[str] = []
+
     async def refused() -> None:
         async with LoopbackLogin(lambda _l: None, open_browser=False, timeout_s=10) as login:
-            await asyncio.to_thread(_get, login.redirect_uri + "?error=access_denied&state=s")
+            await login.redirect(AUTHORIZE)
+            hostile = httpx.QueryParams({"error": "<script>alert(1)</script>", "state": "s1",
+                                         "error_description": "\x1b[2J\x1b[31mPWNED\r\n\afake: run it"})
+            pages.append((await asyncio.to_thread(_get, f"{login.redirect_uri}?{hostile}"))[1])
             await login.callback()
 
-    with pytest.raises(SignInNeeded, match="refused by the authorization server: access_denied"):
+    with pytest.raises(SignInNeeded) as got:
         asyncio.run(refused())
+    why = str(got.value)
+    assert why.startswith("OAuth sign-in refused by the authorization server: ")
+    assert not any(ch in why for ch in "\x1b\r\n\a")  # shown, never obeyed by the terminal
+    assert "<script>" not in pages[0]
 
+
+def test_no_answer_in_time_and_a_second_round_are_one_line_reasons() -> None:
     async def nobody() -> None:
         async with LoopbackLogin(lambda _l: None, open_browser=False, timeout_s=0.2) as login:
+            await login.redirect(AUTHORIZE)
             await login.callback()
 
     with pytest.raises(SignInNeeded, match="no answer from the browser within 0.2 s"):
         asyncio.run(nobody())
+
+    async def twice() -> None:  # the server refused the token it had just issued: no second browser
+        async with LoopbackLogin(lambda _l: None, open_browser=False, timeout_s=5) as login:
+            await login.redirect(AUTHORIZE)
+            await login.redirect(AUTHORIZE.replace("s1", "s2"))
+
+    with pytest.raises(SignInNeeded, match="refused the token it had just issued"):
+        asyncio.run(twice())
+
+
+def test_a_credentials_file_named_elsewhere_is_secret_there_and_hidden_by_the_sandbox(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentui.tools.sandbox import secret_locations
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("AGENTUI_MCP_CREDENTIALS", str(ws / "notes-data.json"))
+    store = CredentialStore("https://mcp.example.com/mcp", credentials_path())
+    asyncio.run(store.set_tokens(OAuthToken(access_token="at", refresh_token="rt")))
+    assert assess_read(ws / "notes-data.json", ws).human_only
+    assert assess("cat notes-data.json", ws).verdict is not Verdict.SAFE
+    assert (ws / "notes-data.json").resolve() in secret_locations()  # an indirect read in the sandbox finds nothing
+    assert not assess_read(ws / "other.json", ws).human_only  # only that file, not its folder
