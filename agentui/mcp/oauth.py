@@ -180,8 +180,16 @@ class _Callback(asyncio.Protocol):
         query = {k: v[0] for k, v in parse_qs(target.query).items()}
         got = self.login.answer
         expected = self.login.state
-        if got is None or got.done() or not expected or not secrets.compare_digest(query.get("state", ""), expected):
-            self._reply(400, "Not the answer agentui is waiting for (no sign-in of this address is waiting).")
+        if got is None or got.done() or not expected:
+            self._reply(400, "No sign-in is waiting for this answer.")
+            return
+        if not secrets.compare_digest(query.get("state", ""), expected):
+            self._reply(400, "This answer does not belong to the sign-in agentui started (its state differs); "
+                             "agentui keeps waiting for the right one.")
+            self.login.refused += 1
+            if self.login.refused <= 3:  # said, but a flood of them is not
+                self.login.say("An answer that does not belong to this sign-in (its state differs) was refused; "
+                               "still waiting.")
             return
         if "error" in query:
             self._reply(200, "The sign-in was refused. You can close this tab.")
@@ -214,6 +222,7 @@ class LoopbackLogin:
         self.state = ""  # the `state` of the authorization request being answered
         self.answer: asyncio.Future[dict[str, str]] | None = None
         self.rounds = 0
+        self.refused = 0  # answers that carried another state
         self._server: asyncio.AbstractServer | None = None
 
     @property

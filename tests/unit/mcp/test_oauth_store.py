@@ -93,6 +93,7 @@ def test_loopback_listener_hands_over_only_the_answer_to_its_own_request(tmp_pat
                 status, page = await asyncio.to_thread(_get, login.redirect_uri + forged)
                 assert status == 400 and "Signed in" not in page, forged
             assert login.answer is not None and not login.answer.done()  # still waiting for the real one
+            assert sum("does not belong to this sign-in" in line for line in said) == 3  # the person is told
             ok = await asyncio.to_thread(_get, login.redirect_uri + "?code=c0de&state=s1")
             assert ok[0] == 200 and "close this tab" in ok[1]
             return await login.callback()
