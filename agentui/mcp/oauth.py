@@ -127,14 +127,18 @@ class CredentialStore:
         early = min(EARLY_S, 0.1 * life) if isinstance(life, (int, float)) and life > 0 else 0.0
         return until - early
 
+    def _load(self, key: str, model: Any) -> Any:
+        """The stored `key` as the SDK's pydantic `model`, or None (absent or damaged)."""
+        raw = self.entry().get(key)
+        with contextlib.suppress(ValueError, TypeError):
+            return model.model_validate(raw) if raw else None
+        return None
+
     # -- the SDK's TokenStorage protocol --
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
 
-        raw = self.entry().get("tokens")
-        with contextlib.suppress(ValueError, TypeError):
-            return OAuthToken.model_validate(raw) if raw else None
-        return None
+        return self._load("tokens", OAuthToken)
 
     async def set_tokens(self, tokens: Any) -> None:
         expires = self.clock() + tokens.expires_in if tokens.expires_in else None
@@ -143,10 +147,7 @@ class CredentialStore:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        raw = self.entry().get("client")
-        with contextlib.suppress(ValueError, TypeError):
-            return OAuthClientInformationFull.model_validate(raw) if raw else None
-        return None
+        return self._load("client", OAuthClientInformationFull)
 
     async def set_client_info(self, client_info: Any) -> None:
         self._update(client=client_info.model_dump(mode="json", exclude_none=True))
