@@ -212,6 +212,11 @@ class McpServerConfig(_Section):
     enabled: bool = True
     _literal: bool = PrivateAttr(default=False)  # given by an ACP client: its values are not ${VAR}-expanded
 
+    @property
+    def own_authorization(self) -> bool:
+        """Its `headers` carry an `Authorization` value (then no stored OAuth sign-in is used)."""
+        return any(k.lower() == "authorization" for k in self.headers)
+
     @model_validator(mode="after")
     def _command_xor_url(self) -> McpServerConfig:
         if bool(self.command) == bool(self.url):

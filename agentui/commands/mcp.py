@@ -246,7 +246,7 @@ def _sign_in(args: argparse.Namespace, loaded) -> int:  # noqa: ANN001
         had = store.forget()
         print(f"signed out of {args.name} ({cfg.url})" if had else f"{args.name} had no OAuth sign-in to forget")
         return EXIT_OK
-    if any(k.lower() == "authorization" for k in cfg.headers):
+    if cfg.own_authorization:
         print(f"agentui mcp login: {args.name} sends its own `Authorization` header; remove it from its "
               "`headers` to sign in with OAuth instead", file=sys.stderr)
         return EXIT_USAGE

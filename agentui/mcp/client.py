@@ -238,7 +238,7 @@ class McpConnection:
                 hint = f" (check its `headers`; a server that uses OAuth: `agentui mcp login {self.name}`)"
             if self.sign_in:  # an OAuth server: signed in to by a person (`mcp login`), never mid-task
                 hint = f"; {self.sign_in}"
-            elif self.auth_metadata and any(k.lower() == "authorization" for k in self.config.headers):
+            elif self.auth_metadata and self.config.own_authorization:
                 hint = (f"; it refused the `Authorization` header and offers an OAuth sign-in (resource metadata: "
                         f"{self.auth_metadata}): check the header, or remove it and run "
                         f"`agentui mcp login {self.name}`")
@@ -282,7 +282,7 @@ class McpConnection:
                 http.event_hooks["response"].append(status)
                 return http
 
-            auth = self._oauth(headers)
+            auth = self._oauth()
             if cfg.transport == "sse":  # the legacy HTTP+SSE transport (protocol 2024-11-05)
                 from mcp.client.sse import sse_client
 
@@ -300,16 +300,29 @@ class McpConnection:
                                        env=self._values(cfg.env, expand_env) or None, cwd=cfg.cwd or self.cwd)
         return stdio_client(params, errlog=self._errlog)
 
-    def _oauth(self, headers: dict[str, str] | None) -> Any:
+    @property
+    def needs_sign_in(self) -> bool:
+        """It failed asking for an OAuth sign-in that only a person can give (`mcp login`, `/login`)."""
+        return self.auth is None and bool(self.sign_in or (self.auth_metadata and not self.config.own_authorization))
+
+    def _oauth_store(self) -> Any:
+        """The stored OAuth sign-in of a `url` server with no `Authorization` header of its own, else None."""
+        cfg = self.config
+        if not cfg.url or self.inproc is not None or cfg.own_authorization:
+            return None
+        from agentui.mcp.oauth import CredentialStore
+
+        return CredentialStore(cfg.url)
+
+    def _oauth(self) -> Any:
         """OAuth for a `url` server with no `Authorization` header of its own: the stored sign-in (and
         its refresh) when there is one; a server that asks for a new sign-in fails naming `mcp login`."""
-        if any(k.lower() == "authorization" for k in headers or {}):
-            return None
-        from agentui.mcp.oauth import CredentialStore, SignInNeeded, provider
+        from agentui.mcp.oauth import SignInNeeded, provider
 
-        if self.auth is None and not CredentialStore(self.config.url or "").signed_in():
+        store = self._oauth_store()
+        if store is None or (self.auth is None and not store.signed_in()):
             return None  # never signed in: a 401 names `mcp login` (and registers no client meanwhile)
-        auth = self.auth or provider(self.name, self.config.url or "")
+        auth = self.auth or provider(self.name, store.url, store=store)
         conn = self
 
         def noted(handler: Any) -> Any:  # the reason is kept here: the SDK's transport may swallow it
@@ -332,13 +345,12 @@ class McpConnection:
     async def start(self, timeout_s: float | None = None) -> None:
         """Connect and list the tools; raises McpUnavailable with the reason."""
         timeout_s = timeout_s or self.config.startup_timeout_s
-        cfg = self.config
-        if cfg.url and self.auth is None and self.inproc is None \
-                and not any(k.lower() == "authorization" for k in cfg.headers):
-            from agentui.mcp.oauth import CredentialStore, RefreshTurn
+        store = self._oauth_store() if self.auth is None else None
+        if store is not None:
+            from agentui.mcp.oauth import RefreshTurn
 
             # an expired sign-in is refreshed by one process at a time; the others then use its tokens
-            async with RefreshTurn(CredentialStore(cfg.url), timeout_s):
+            async with RefreshTurn(store, timeout_s):
                 await self._start(timeout_s)
             return
         await self._start(timeout_s)

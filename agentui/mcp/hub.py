@@ -32,6 +32,7 @@ class ServerReport:
     detail: str
     warnings: list[str] = field(default_factory=list)  # one line per tool left out for its definition
     hints: dict[str, Hints] = field(default_factory=dict)  # tool → the server's annotations
+    needs_sign_in: bool = False  # failed asking for an OAuth sign-in only a person can give
 
 
 def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -162,7 +163,8 @@ class McpHub:
             try:
                 await conn.start()
             except McpUnavailable as exc:
-                return ServerReport(name, False, [], time.monotonic() - started, str(exc))
+                return ServerReport(name, False, [], time.monotonic() - started, str(exc),
+                                    needs_sign_in=conn.needs_sign_in)
             finally:
                 self.starting.pop(name, None)
             self.connections[name] = conn

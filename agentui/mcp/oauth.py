@@ -33,18 +33,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from agentui.paths import mcp_credentials_file as credentials_path
 from agentui.tools.safety import one_line
 
 CALLBACK_PATH = "/callback"
 LOGIN_TIMEOUT_S = 300.0
 EARLY_S = 30.0  # an access token this close to its expiry is refreshed first
-
-
-def credentials_path() -> Path:
-    """`AGENTUI_MCP_CREDENTIALS`, else `mcp-oauth/credentials.json` in the user config dir."""
-    from agentui.paths import mcp_credentials_file
-
-    return mcp_credentials_file()
 
 
 class SignInNeeded(Exception):

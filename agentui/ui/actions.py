@@ -329,7 +329,7 @@ class Actions:
         servers = getattr(hub, "servers", {})
         remote = sorted(n for n, c in servers.items() if c.url)
         if not name or name not in servers or not servers[name].url:
-            waiting = sorted(r.name for r in getattr(hub, "reports", []) if not r.ok and "mcp login" in r.detail)
+            waiting = sorted(r.name for r in getattr(hub, "reports", []) if r.needs_sign_in)
             why = ("no remote MCP server is configured" if not remote
                    else f"waiting for a sign-in: {', '.join(waiting)}" if waiting
                    else f"remote servers: {', '.join(remote)}")

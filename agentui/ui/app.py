@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -373,9 +372,13 @@ class AgentApp(Actions, BusFeed, Replayer, App[int]):
         for problem in self.runtime.problems:
             if problem not in self._told:
                 self._told.add(problem)
-                shown = re.sub(r"run `agentui mcp login ([\w-]+)`", r"type /login \1 (or run `agentui mcp login \1`)",
-                               problem)  # here it is one command away
-                self.notify(shown, title="agentui started with a problem", severity="warning", timeout=20)
+                self.notify(problem, title="agentui started with a problem", severity="warning", timeout=20)
+        hub = getattr(self.runtime, "mcp", None)
+        for r in getattr(hub, "reports", []):  # here a sign-in is one command away
+            if r.needs_sign_in and f"\0login:{r.name}" not in self._told:
+                self._told.add(f"\0login:{r.name}")
+                self.notify(f"{r.name} asks for an OAuth sign-in: type /login {r.name}", title="MCP",
+                            severity="warning", timeout=20)
 
     def _show_mcp(self, hub: Any) -> None:
         """`MCP: 2/3 ready` in the status line while they start, then the failed ones named."""
